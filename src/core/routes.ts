@@ -1,0 +1,91 @@
+import { Router, HttpError, readJson, badRequest, type RequestContext } from '../http/index.js';
+import type { DaemonControl } from './daemon-control.js';
+import { sendSync } from './envelope.js';
+
+/** Default limits on mutating Core API routes (per client IP; the socket is one bucket `0.0.0.0`). */
+export const CORE_MUTATION_LIMIT = { limit: 120, interval: 60 };
+
+/** `?restart=` as a boolean: absent/empty/0/false → false, 1/true → true, anything else → 400. */
+export function parseRestart(ctx: RequestContext): boolean {
+  const v = ctx.query.get('restart');
+  if (v === null || v === '' || /^(0|false)$/i.test(v)) return false;
+  if (/^(1|true)$/i.test(v)) return true;
+  throw badRequest(`Invalid value for restart: ${JSON.stringify(v)} (want true or false)`);
+}
+
+async function readObject(ctx: RequestContext): Promise<Record<string, unknown>> {
+  let body: unknown;
+  try {
+    // Like microcluster, the body is JSON whatever the Content-Type says (so `curl -d` works).
+    body = await readJson(ctx, { limit: 64 * 1024, checkType: false });
+  } catch (e) {
+    if (e instanceof HttpError && e.status !== 413) throw badRequest(e.message);
+    throw e;
+  }
+  if (body === undefined) throw badRequest('Request body is empty');
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('Request body must be a JSON object');
+  return body as Record<string, unknown>;
+}
+
+export function coreRoutes(daemon: () => DaemonControl, extensions: string[]): Router {
+  const r = new Router();
+  const { limit, interval } = CORE_MUTATION_LIMIT;
+  // Whoever can open the socket is trusted; over TCP (the pre-init listener) the Core API is read-only.
+  r.use(async (ctx, route, next) => {
+    if (route.method !== 'GET' && !ctx.viaSocket) throw new HttpError(403, 'Core API changes are only accepted on the control socket');
+    await next();
+  });
+
+  r.get('/', (ctx) => sendSync(ctx.res, ['/1.0']));
+  r.get('/core/1.0', (ctx) => sendSync(ctx.res, { ...daemon().info(), extensions }));
+  r.get('/core/1.0/ready', (ctx) => {
+    const state = daemon().ready();
+    if (!state.ready) throw new HttpError(503, state.reason ?? 'Daemon is not ready yet');
+    sendSync(ctx.res);
+  });
+
+  r.get('/core/1.0/daemon/config', (ctx) => sendSync(ctx.res, daemon().getConfig()));
+  r.put('/core/1.0/daemon/config', async (ctx) => {
+    const restart = parseRestart(ctx);
+    const body = await readObject(ctx);
+    await daemon().putConfig(body, { restart });
+    sendSync(ctx.res);
+  }).rateLimit(limit, interval);
+  r.patch('/core/1.0/daemon/config', async (ctx) => {
+    const restart = parseRestart(ctx);
+    const body = await readObject(ctx);
+    await daemon().patchConfig(body, { restart });
+    sendSync(ctx.res);
+  }).rateLimit(limit, interval);
+
+  r.get('/core/1.0/daemon/servers', (ctx) => sendSync(ctx.res, daemon().getConfig().servers));
+  r.put('/core/1.0/daemon/servers', async (ctx) => {
+    const body = await readObject(ctx);
+    await daemon().putServers(body);
+    sendSync(ctx.res);
+  }).rateLimit(limit, interval);
+
+  r.get('/core/1.0/ratelimit', (ctx) => {
+    const rl = daemon().ratelimit;
+    if (!rl) throw new HttpError(404, 'rate limiter not enabled');
+    sendSync(ctx.res, rl.status());
+  });
+  r.post('/core/1.0/ratelimit/reset', async (ctx) => {
+    const rl = daemon().ratelimit;
+    if (!rl) throw new HttpError(404, 'rate limiter not enabled');
+    const body = ctx.req.headers['content-length'] === '0' ? {} : await readObject(ctx).catch((e) => {
+      if (e instanceof HttpError && e.message === 'Request body is empty') return {};
+      throw e;
+    });
+    const filter: { route?: string; ip?: string; server?: string } = {};
+    for (const key of ['route', 'ip', 'server'] as const) {
+      const v = body[key];
+      if (v === undefined || v === null) continue;
+      if (typeof v !== 'string') throw badRequest(`${key} must be a string`);
+      filter[key] = v;
+    }
+    sendSync(ctx.res, { cleared: await rl.reset(filter) });
+  }).rateLimit(limit, interval);
+
+  return r;
+}

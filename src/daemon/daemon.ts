@@ -1,0 +1,427 @@
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { existsSync, mkdirSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import pino, { type Logger } from 'pino';
+import {
+  ClientIpResolver,
+  createDispatcher,
+  createUpgradeDispatcher,
+  HttpError,
+  systemClock,
+  type Clock,
+  type ComponentContext,
+  type ComponentDefinition,
+  type ComponentInstance,
+  type RouteGuard,
+} from '../http/index.js';
+import { Store, type Migration } from '../store/index.js';
+import { Egress } from '../egress/index.js';
+import type { DaemonConfig, DaemonControl, DaemonInfo, ServerAddress, ServerStatus, RateLimitAdmin } from '../core/daemon-control.js';
+import { applyPatch, applyPut, loadDaemonYaml, parseListenAddress, saveDaemonYaml, parseServers, checkAddressConflicts } from './daemon-config.js';
+import { ensureStateDir, type StatePaths } from './state-dir.js';
+import { loadStartupConfig, serverSettings, type StartupConfig } from './startup-config.js';
+import { Listener, type ListenerHandlers } from './listener.js';
+
+import { ctlVersion } from './version.js';
+import { COMPONENTS } from './components.js';
+
+/** What the daemon needs from the rate limiter (src/ratelimit implements it). */
+export interface DaemonRateLimiter extends RateLimitAdmin {
+  guardFor(server: string): RouteGuard;
+  register(server: string, routes: readonly import('../http/index.js').Route[]): void;
+  reload(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DaemonOptions {
+  stateDir: string;
+  /** --config FILE; default DIR/ctl.yaml when present. */
+  configPath?: string;
+  logLevel?: string;
+  /** --init-failure-domain (overrides ctl.yaml). */
+  initFailureDomain?: number;
+  preInitListenAddress?: string;
+  components?: ComponentDefinition[];
+  clock?: Clock;
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+  createRateLimiter?: (opts: { stateDir: string; log: Logger; clock: Clock }) => Promise<DaemonRateLimiter>;
+}
+
+interface ServerSlot {
+  /** Address from daemon.yaml ('' = none). */
+  address: string;
+  listener?: Listener;
+  error?: string;
+}
+
+/** A serialising lock: config changes run one at a time so one PATCH wins whole. */
+class Mutex {
+  private tail: Promise<unknown> = Promise.resolve();
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.tail.then(fn, fn);
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+}
+
+export class Daemon implements DaemonControl {
+  readonly paths: StatePaths;
+  readonly log: Logger;
+  readonly version = ctlVersion();
+  private startup!: StartupConfig;
+  private config!: DaemonConfig;
+  private readonly clock: Clock;
+  private readonly defs: ComponentDefinition[];
+  private readonly instances = new Map<string, ComponentInstance>();
+  private readonly handles = new Map<string, unknown>();
+  private readonly stores: Store[] = [];
+  private readonly slots = new Map<string, ServerSlot>();
+  private socket?: Listener;
+  private preInit?: Listener;
+  private egress!: Egress;
+  private ips = new ClientIpResolver();
+  private limiter?: DaemonRateLimiter;
+  private readonly mutex = new Mutex();
+  private startedAt = 0;
+  private state: 'starting' | 'ready' | 'stopping' | 'stopped' = 'starting';
+  ratelimit?: RateLimitAdmin;
+
+  constructor(private readonly opts: DaemonOptions) {
+    this.paths = ensureStateDir(opts.stateDir);
+    this.clock = opts.clock ?? systemClock;
+    this.defs = opts.components ?? COMPONENTS;
+    this.log = opts.logger ?? pino({ level: opts.logLevel ?? 'info', base: { pid: process.pid } });
+  }
+
+  /** Names of the servers (components with a TCP listener). */
+  private serverNames(): Set<string> {
+    return new Set(this.defs.filter((d) => d.defaultAddress !== null).map((d) => d.name));
+  }
+
+  async start(): Promise<void> {
+    this.startedAt = this.clock.now();
+    const t0 = performance.now();
+    this.startup = loadStartupConfig(this.opts.configPath ?? this.paths.ctlYaml, this.opts.configPath !== undefined);
+    if (this.startup.logLevel && !this.opts.logLevel && !this.opts.logger) this.log.level = this.startup.logLevel;
+    this.config = this.loadOrInitConfig();
+    this.egress = new Egress({ addressMap: this.startup.egress.addressMap, loopbackOnly: this.startup.egress.loopbackOnly });
+    this.handles.set('daemon', this);
+
+    for (const def of this.defs) {
+      const instance = await def.create(this.contextFor(def));
+      if (def.name !== 'core') {
+        const reserved = instance.router.routes().find((r) => r.pattern === '/core' || r.pattern.startsWith('/core/'));
+        if (reserved) throw new Error(`component ${def.name} mounts ${reserved.pattern}: the /core prefix is reserved for the Core API`);
+      }
+      this.instances.set(def.name, instance);
+      if (instance.handle !== undefined) this.handles.set(def.name, instance.handle);
+    }
+
+    if (this.opts.createRateLimiter) {
+      this.limiter = await this.opts.createRateLimiter({ stateDir: this.paths.dir, log: this.log.child({ component: 'ratelimit' }), clock: this.clock });
+      for (const [name, inst] of this.instances) this.limiter.register(name, inst.router.routes());
+      this.ratelimit = this.limiter;
+    }
+
+    this.socket = await Listener.unix('unix', this.paths.socket, this.handlersFor('unix', true, (req) => this.routeByHost(req)));
+    for (const [name, s] of Object.entries(this.config.servers)) {
+      if (!this.instances.has(name)) {
+        this.log.warn({ server: name }, `daemon.yaml names server "${name}" that this ctl does not have; ignored`);
+        continue;
+      }
+      const slot: ServerSlot = { address: s.address };
+      this.slots.set(name, slot);
+      if (!s.address) continue;
+      try {
+        slot.listener = await this.bind(name, s.address);
+      } catch (e) {
+        slot.error = (e as Error).message;
+        this.log.error({ server: name, address: s.address, err: slot.error }, `server ${name} could not listen on ${s.address}: ${slot.error}`);
+      }
+    }
+    if (this.startup.preInitListenAddress ?? this.opts.preInitListenAddress) await this.startPreInit();
+    for (const inst of this.instances.values()) await inst.start?.();
+    this.state = 'ready';
+    this.log.info({ socket: this.paths.socket, ms: Math.round(performance.now() - t0), servers: this.serverStatuses() }, 'ctl daemon ready');
+  }
+
+  private loadOrInitConfig(): DaemonConfig {
+    const existing = loadDaemonYaml(this.paths.daemonYaml);
+    if (existing) {
+      // A daemon.yaml written by a previous run or by an operator is the truth; fill only a missing name.
+      if (!existing.name) existing.name = hostname();
+      return existing;
+    }
+    const servers: Record<string, ServerAddress> = {};
+    for (const def of this.defs) {
+      if (def.defaultAddress === null) continue;
+      servers[def.name] = { address: this.startup.servers[def.name]?.address ?? def.defaultAddress };
+    }
+    const cfg: DaemonConfig = {
+      name: hostname(),
+      address: '',
+      servers: parseServers(servers, null),
+      'failure-domain': this.opts.initFailureDomain ?? this.startup.initFailureDomain ?? 0,
+    };
+    saveDaemonYaml(this.paths.daemonYaml, cfg);
+    return cfg;
+  }
+
+  private contextFor(def: ComponentDefinition): ComponentContext {
+    const uploads = join(this.paths.uploads, def.name);
+    return {
+      name: def.name,
+      stateDir: this.paths.dir,
+      log: this.log.child({ component: def.name }),
+      clock: this.clock,
+      openStore: (migrations: Migration[]) => {
+        const store = new Store(join(this.paths.database, `${def.name}.db`), migrations);
+        this.stores.push(store);
+        return store;
+      },
+      egress: this.egress,
+      config: this.startup.sections[def.name] ?? {},
+      env: this.opts.env ?? process.env,
+      get uploadsDir() {
+        mkdirSync(uploads, { recursive: true, mode: 0o700 });
+        return uploads;
+      },
+      handleOf: <T>(name: string) => this.handles.get(name) as T | undefined,
+      version: this.version,
+    };
+  }
+
+  /** Control socket: Host picks the component; `core` and unknown hosts reach the Core API. */
+  private routeByHost(req: IncomingMessage): ComponentInstance {
+    const host = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
+    if (host && host !== 'core') {
+      const inst = this.instances.get(host);
+      if (inst && serverSettings(this.startup, host).serveUnix) return inst;
+    }
+    return this.instances.get('core')!;
+  }
+
+  private handlersFor(listener: string, viaSocket: boolean, target: (req: IncomingMessage) => ComponentInstance): ListenerHandlers {
+    const server = viaSocket ? () => 'core' : () => listener;
+    const opts = {
+      target,
+      listener,
+      viaSocket,
+      ips: () => this.ips,
+      guard: () => {
+        if (!this.limiter) return undefined;
+        return viaSocket ? this.limiter.guardFor('unix') : this.limiter.guardFor(server());
+      },
+      log: this.log,
+    };
+    return { request: createDispatcher(opts), upgrade: createUpgradeDispatcher(opts) };
+  }
+
+  private async bind(name: string, address: string): Promise<Listener> {
+    const { host, port } = parseListenAddress(address);
+    const settings = serverSettings(this.startup, name);
+    const tls = await this.certificateFor(name, settings.dedicatedCertificate);
+    const inst = this.instances.get(name)!;
+    return Listener.tcp(name, host, port, address, this.handlersFor(name, false, () => inst), tls);
+  }
+
+  /** TLS key pair for a listener, or null for plain HTTP; x509 code loads only when TLS is in play. */
+  private async certificateFor(name: string, dedicated: boolean) {
+    if (!dedicated && !existsSync(join(this.paths.certificates, `${name}.crt`))) return null;
+    const { listenerCertificate } = await import('./certificates.js');
+    return listenerCertificate(this.paths.certificates, name, dedicated);
+  }
+
+  private async startPreInit(): Promise<void> {
+    const address = (this.startup.preInitListenAddress ?? this.opts.preInitListenAddress)!;
+    const { host, port } = parseListenAddress(address);
+    const tls = await this.certificateFor('server', true);
+    try {
+      this.preInit = await Listener.tcp('pre-init', host, port, address, this.handlersFor('pre-init', false, (req) => this.routeByHost(req)), tls);
+      this.log.info({ address: this.preInit.boundAddress }, 'pre-init listener up (Core API reads only; changes need the control socket)');
+    } catch (e) {
+      this.log.error({ address, err: (e as Error).message }, `pre-init listener could not listen on ${address}`);
+    }
+  }
+
+  // ---- DaemonControl -------------------------------------------------------------------------
+
+  info(): DaemonInfo {
+    return {
+      name: this.config.name,
+      address: this.config.address,
+      version: this.version,
+      ready: this.state === 'ready',
+      extensions: [],
+      started_at: new Date(this.startedAt).toISOString(),
+      uptime_seconds: Math.max(0, Math.round((this.clock.now() - this.startedAt) / 1000)),
+      state_dir: this.paths.dir,
+      pid: process.pid,
+      servers: this.serverStatuses(),
+    };
+  }
+
+  private serverStatuses(): Record<string, ServerStatus> {
+    const out: Record<string, ServerStatus> = {};
+    for (const name of this.serverNames()) {
+      const slot = this.slots.get(name);
+      const l = slot?.listener;
+      out[name] = {
+        name,
+        address: slot?.address ?? '',
+        bound_address: l?.boundAddress ?? '',
+        state: l ? 'listening' : slot?.error ? 'failed' : slot?.address ? 'stopped' : 'socket-only',
+        tls: l?.tls ?? false,
+        ...(slot?.error ? { error: slot.error } : {}),
+      };
+    }
+    return out;
+  }
+
+  ready(): { ready: boolean; reason?: string } {
+    if (this.state === 'ready') return { ready: true };
+    if (this.state === 'starting') return { ready: false, reason: 'Daemon is not ready yet' };
+    return { ready: false, reason: 'Daemon is shutting down' };
+  }
+
+  getConfig(): DaemonConfig {
+    return structuredClone(this.config);
+  }
+
+  putConfig(body: unknown, opts: { restart: boolean }): Promise<DaemonConfig> {
+    return this.mutex.run(() => this.change(applyPut(this.config, body as Record<string, unknown>, this.serverNames()), opts.restart));
+  }
+
+  patchConfig(body: unknown, opts: { restart: boolean }): Promise<DaemonConfig> {
+    return this.mutex.run(() => this.change(applyPatch(this.config, body as Record<string, unknown>, this.serverNames()), opts.restart));
+  }
+
+  putServers(body: unknown): Promise<Record<string, ServerAddress>> {
+    return this.mutex.run(async () => {
+      const next = { ...this.config, servers: parseServers(body, this.serverNames()) };
+      checkAddressConflicts(next);
+      return (await this.change(next, false)).servers;
+    });
+  }
+
+  /**
+   * Apply a validated config: bind new and moved listeners first (a failure undoes them and nothing
+   * changes), then persist daemon.yaml, then stop removed and replaced listeners (they drain).
+   */
+  private async change(next: DaemonConfig, restart: boolean): Promise<DaemonConfig> {
+    if (this.state !== 'ready') throw new HttpError(503, 'Daemon is shutting down');
+    const names = new Set([...this.slots.keys(), ...Object.keys(next.servers)]);
+    const bound = new Map<string, Listener>();
+    const retire: Listener[] = [];
+    const newSlots = new Map<string, ServerSlot>();
+    try {
+      for (const name of names) {
+        const slot = this.slots.get(name);
+        const want = next.servers[name]?.address ?? '';
+        if (slot && slot.address === want && (slot.listener || !want)) {
+          newSlots.set(name, slot);
+          continue;
+        }
+        if (!want) {
+          if (slot?.listener) retire.push(slot.listener);
+          if (next.servers[name]) newSlots.set(name, { address: '' });
+          continue;
+        }
+        let listener: Listener;
+        try {
+          listener = await this.bind(name, want);
+        } catch (e) {
+          const err = e as NodeJS.ErrnoException;
+          // Moving within one port (e.g. 127.0.0.1:9093 → 0.0.0.0:9093): free the old socket first.
+          if (err.code === 'EADDRINUSE' && slot?.listener && samePort(slot.listener.boundAddress, want)) {
+            await slot.listener.close(serverSettings(this.startup, name).drainTimeoutMs);
+            slot.listener = undefined;
+            listener = await this.bind(name, want);
+          } else if (err.code === 'EADDRINUSE') {
+            throw new HttpError(400, `Address ${JSON.stringify(want)} is already in use`);
+          } else if (err instanceof HttpError) {
+            throw err;
+          } else {
+            throw new HttpError(400, `Cannot listen on ${JSON.stringify(want)}: ${err.message}`);
+          }
+        }
+        bound.set(name, listener);
+        if (slot?.listener) retire.push(slot.listener);
+        newSlots.set(name, { address: want, listener });
+      }
+    } catch (e) {
+      await Promise.all([...bound.values()].map((l) => l.close(0)));
+      throw e;
+    }
+    try {
+      saveDaemonYaml(this.paths.daemonYaml, next);
+    } catch (e) {
+      await Promise.all([...bound.values()].map((l) => l.close(0)));
+      throw new HttpError(500, `Failed to write daemon.yaml: ${(e as Error).message}`);
+    }
+    this.config = next;
+    this.slots.clear();
+    for (const [k, v] of newSlots) this.slots.set(k, v);
+    for (const l of retire) {
+      void l.close(serverSettings(this.startup, l.name).drainTimeoutMs);
+    }
+    this.log.info({ servers: this.serverStatuses(), 'failure-domain': next['failure-domain'] }, 'daemon config changed');
+    if (restart) await this.restartDatabases();
+    return this.getConfig();
+  }
+
+  /** `restart=true`: close and reopen every component database. */
+  private async restartDatabases(): Promise<void> {
+    for (const s of this.stores) s.reopen();
+    this.log.info({ databases: this.stores.length }, 'databases restarted');
+  }
+
+  // ---- signals ------------------------------------------------------------------------------------
+
+  /** SIGHUP: reload file-based configuration; a bad file keeps the old one and is logged. */
+  async reload(): Promise<void> {
+    for (const [name, inst] of this.instances) {
+      try {
+        await inst.reload?.();
+      } catch (e) {
+        this.log.error({ component: name, err: (e as Error).message }, `reload of ${name} failed; keeping the previous configuration`);
+      }
+    }
+    try {
+      await this.limiter?.reload();
+    } catch (e) {
+      this.log.error({ err: (e as Error).message }, 'rate_limit.yaml reload failed; keeping the previous configuration');
+    }
+    this.log.info('configuration reloaded');
+  }
+
+  async stop(): Promise<void> {
+    if (this.state === 'stopping' || this.state === 'stopped') return;
+    this.state = 'stopping';
+    this.log.info('shutting down');
+    const closing: Promise<void>[] = [];
+    for (const [name, slot] of this.slots) if (slot.listener) closing.push(slot.listener.close(serverSettings(this.startup, name).drainTimeoutMs));
+    if (this.preInit) closing.push(this.preInit.close(1000));
+    await Promise.all(closing);
+    for (const [name, inst] of [...this.instances].reverse()) {
+      try {
+        await inst.stop?.();
+      } catch (e) {
+        this.log.error({ component: name, err: (e as Error).message }, 'component stop failed');
+      }
+    }
+    await this.socket?.close(2000);
+    await this.limiter?.close().catch(() => undefined);
+    for (const s of this.stores) s.close();
+    await this.egress?.close().catch(() => undefined);
+    this.state = 'stopped';
+    this.log.info('stopped');
+  }
+}
+
+function samePort(bound: string, want: string): boolean {
+  const m = /:(\d+)$/.exec(bound);
+  return m !== null && Number(m[1]) === parseListenAddress(want).port;
+}

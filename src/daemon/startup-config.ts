@@ -1,0 +1,101 @@
+import { existsSync, readFileSync } from 'node:fs';
+import YAML from 'yaml';
+
+/** Per-server start-up settings (ctl.yaml `servers.<name>`), as microcluster's server definition. */
+export interface ServerSettings {
+  /** Address used when daemon.yaml has none for this server (first start). */
+  address?: string;
+  dedicatedCertificate: boolean;
+  /** Also reachable on the control socket by Host (default true). */
+  serveUnix: boolean;
+  /** How long a stopped listener waits for in-flight requests, ms. */
+  drainTimeoutMs: number;
+}
+
+export interface StartupConfig {
+  preInitListenAddress?: string;
+  initFailureDomain?: number;
+  servers: Record<string, ServerSettings>;
+  egress: { addressMap: Record<string, string>; loopbackOnly?: boolean };
+  /** Sections for components (`alertmanager:`, `gateway:`, `pipeline:`, `nodes:`). */
+  sections: Record<string, Record<string, unknown>>;
+  logLevel?: string;
+}
+
+export const DEFAULT_DRAIN_MS = 10_000;
+
+/** Go-style duration (`500ms`, `10s`, `1m30s`) or a number of seconds → ms. */
+export function parseDuration(value: unknown, what: string): number {
+  if (typeof value === 'number' && value >= 0) return value * 1000;
+  if (typeof value !== 'string') throw new Error(`${what}: want a duration like 10s`);
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
+  let total = 0;
+  let m: RegExpExecArray | null;
+  let consumed = 0;
+  while ((m = re.exec(value))) {
+    total += Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
+    consumed = re.lastIndex;
+  }
+  if (value === '0') return 0;
+  if (consumed === 0 || consumed !== value.length) throw new Error(`${what}: ${JSON.stringify(value)} is not a duration (e.g. 10s, 500ms)`);
+  return total;
+}
+
+const KNOWN_TOP = new Set(['pre-init-listen-address', 'init-failure-domain', 'servers', 'egress', 'log-level']);
+
+export function loadStartupConfig(path: string | undefined, required: boolean): StartupConfig {
+  const cfg: StartupConfig = { servers: {}, egress: { addressMap: {} }, sections: {} };
+  if (!path || !existsSync(path)) {
+    if (required && path) throw new Error(`config file ${path} does not exist`);
+    return cfg;
+  }
+  let doc: unknown;
+  try {
+    doc = YAML.parse(readFileSync(path, 'utf8')) ?? {};
+  } catch (e) {
+    throw new Error(`${path}: not valid YAML: ${(e as Error).message}`);
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new Error(`${path}: must be a mapping`);
+  const o = doc as Record<string, unknown>;
+  const where = (k: string) => `${path}: ${k}`;
+  if (o['pre-init-listen-address'] !== undefined) {
+    if (typeof o['pre-init-listen-address'] !== 'string') throw new Error(where('pre-init-listen-address must be host:port'));
+    cfg.preInitListenAddress = o['pre-init-listen-address'];
+  }
+  if (o['init-failure-domain'] !== undefined) {
+    const v = o['init-failure-domain'];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new Error(where('init-failure-domain must be a non-negative integer'));
+    cfg.initFailureDomain = v;
+  }
+  if (o['log-level'] !== undefined) cfg.logLevel = String(o['log-level']);
+  const servers = o.servers ?? {};
+  if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) throw new Error(where('servers must be a mapping'));
+  for (const [name, raw] of Object.entries(servers as Record<string, unknown>)) {
+    const s = (raw ?? {}) as Record<string, unknown>;
+    if (typeof s !== 'object' || Array.isArray(s)) throw new Error(where(`servers.${name} must be a mapping`));
+    const settings: ServerSettings = {
+      dedicatedCertificate: s['dedicated-certificate'] === true,
+      serveUnix: s['serve-unix'] !== false,
+      drainTimeoutMs: s['drain-connections-timeout'] === undefined ? DEFAULT_DRAIN_MS : parseDuration(s['drain-connections-timeout'], where(`servers.${name}.drain-connections-timeout`)),
+    };
+    if (s.address !== undefined) {
+      if (typeof s.address !== 'string') throw new Error(where(`servers.${name}.address must be host:port`));
+      settings.address = s.address;
+    }
+    cfg.servers[name] = settings;
+  }
+  const egress = (o.egress ?? {}) as Record<string, unknown>;
+  const map = egress['address-map'] ?? {};
+  if (typeof map !== 'object' || map === null || Array.isArray(map)) throw new Error(where('egress.address-map must be a mapping'));
+  for (const [k, v] of Object.entries(map)) cfg.egress.addressMap[k] = String(v);
+  if (egress['loopback-only'] !== undefined) cfg.egress.loopbackOnly = egress['loopback-only'] === true;
+  for (const [k, v] of Object.entries(o)) {
+    if (KNOWN_TOP.has(k)) continue;
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) cfg.sections[k] = v as Record<string, unknown>;
+  }
+  return cfg;
+}
+
+export function serverSettings(cfg: StartupConfig, name: string): ServerSettings {
+  return cfg.servers[name] ?? { dedicatedCertificate: false, serveUnix: true, drainTimeoutMs: DEFAULT_DRAIN_MS };
+}

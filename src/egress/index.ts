@@ -1,0 +1,151 @@
+import { lookup } from 'node:dns/promises';
+import { isIP, connect as netConnect, type Socket } from 'node:net';
+import { Agent, buildConnector, fetch as undiciFetch, type Dispatcher, type RequestInit, type Response } from 'undici';
+
+/**
+ * The only way ctl opens outbound connections.
+ *  - `addressMap` redirects a destination (`host:port` or `host`) to another `host:port`; the URL and
+ *    the Host header stay as the caller wrote them, only the TCP connection goes elsewhere. Tests map
+ *    public-looking addresses (203.0.113.7:30003) to loopback fakes this way.
+ *  - `loopbackOnly` refuses, with an error, any connection whose final address is not loopback.
+ *    It is on under test (NODE_ENV=test) so a missed redirect fails the test instead of leaving the machine.
+ */
+export interface EgressOptions {
+  addressMap?: Record<string, string>;
+  loopbackOnly?: boolean;
+  /** Connect timeout in ms (default 10 s). */
+  connectTimeout?: number;
+}
+
+export class EgressRefusedError extends Error {
+  readonly code = 'EGRESS_REFUSED';
+  constructor(message: string) {
+    super(message);
+    this.name = 'EgressRefusedError';
+  }
+}
+
+export interface Target {
+  host: string;
+  port: number;
+}
+
+export function isLoopback(ip: string): boolean {
+  if (isIP(ip) === 4) return ip.startsWith('127.');
+  if (isIP(ip) === 6) {
+    const lower = ip.toLowerCase();
+    return lower === '::1' || lower === '0:0:0:0:0:0:0:1' || (lower.startsWith('::ffff:') && lower.slice(7).startsWith('127.'));
+  }
+  return false;
+}
+
+/** True when the environment asks for loopback-only egress (under test). */
+export function loopbackOnlyFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env.CTL_EGRESS_LOOPBACK_ONLY !== undefined) return /^(1|true|yes|on)$/i.test(env.CTL_EGRESS_LOOPBACK_ONLY);
+  return env.NODE_ENV === 'test';
+}
+
+/** Parse an address map value or key: `host:port`, `[v6]:port` or `host`. */
+export function parseHostPort(text: string, defaultPort?: number): Target {
+  const t = text.trim();
+  const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(t);
+  if (v6) return { host: v6[1]!, port: v6[2] ? Number(v6[2]) : (defaultPort ?? NaN) };
+  const i = t.lastIndexOf(':');
+  if (i > 0 && t.indexOf(':') === i) return { host: t.slice(0, i), port: Number(t.slice(i + 1)) };
+  return { host: t, port: defaultPort ?? NaN };
+}
+
+export class Egress {
+  readonly loopbackOnly: boolean;
+  private readonly map = new Map<string, Target>();
+  private readonly connectTimeout: number;
+  /** undici dispatcher for SDKs and fetch calls: every connection passes the policy. */
+  readonly dispatcher: Dispatcher;
+
+  constructor(opts: EgressOptions = {}) {
+    this.loopbackOnly = opts.loopbackOnly ?? loopbackOnlyFromEnv();
+    this.connectTimeout = opts.connectTimeout ?? 10_000;
+    for (const [from, to] of Object.entries(opts.addressMap ?? {})) this.addMapping(from, to);
+    const tls = buildConnector({ timeout: this.connectTimeout });
+    this.dispatcher = new Agent({
+      connect: (options, callback) => {
+        const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
+        this.resolve(options.hostname, port).then(
+          (target) =>
+            tls(
+              // Connect to the checked address; keep the original name for TLS SNI and certificate checks.
+              { ...options, hostname: target.host, port: String(target.port), servername: options.servername ?? sniName(options.hostname) },
+              callback,
+            ),
+          (err: Error) => callback(err, null),
+        );
+      },
+    });
+  }
+
+  /** Add or replace one redirect (`203.0.113.7:30003` → `127.0.0.1:41000`). */
+  addMapping(from: string, to: string): void {
+    const target = parseHostPort(to);
+    if (!target.host || !Number.isInteger(target.port)) throw new Error(`egress address map: bad target ${to} for ${from}`);
+    this.map.set(from.trim().toLowerCase().replace(/^\[(.*)\]/, '$1'), target);
+  }
+
+  removeMapping(from: string): void {
+    this.map.delete(from.trim().toLowerCase());
+  }
+
+  /** Apply the address map only. */
+  mapped(host: string, port: number): Target {
+    const h = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+    return this.map.get(`${h}:${port}`) ?? this.map.get(h) ?? { host: h, port };
+  }
+
+  /**
+   * Map, resolve and check a destination; the returned host is an IP literal to connect to
+   * (pinned: the checked address is the one used).
+   */
+  async resolve(host: string, port: number): Promise<Target> {
+    const t = this.mapped(host, port);
+    let ip = t.host;
+    if (isIP(ip) === 0) {
+      const addrs = await lookup(ip, { all: true });
+      if (addrs.length === 0) throw new Error(`cannot resolve ${ip}`);
+      if (this.loopbackOnly) {
+        const bad = addrs.find((a) => !isLoopback(a.address));
+        if (bad) throw new EgressRefusedError(`egress refused: ${host}:${port} resolves to non-loopback ${bad.address} (loopback-only mode)`);
+      }
+      ip = addrs[0]!.address;
+    }
+    if (this.loopbackOnly && !isLoopback(ip)) {
+      throw new EgressRefusedError(`egress refused: ${host}:${port} is not loopback (loopback-only mode; add an address map entry)`);
+    }
+    return { host: ip, port: t.port };
+  }
+
+  /** fetch through the policy. */
+  fetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
+    return undiciFetch(url, { ...init, dispatcher: this.dispatcher });
+  }
+
+  /** A raw TCP connection through the policy (for protocols other than HTTP). */
+  async connect(host: string, port: number): Promise<Socket> {
+    const t = await this.resolve(host, port);
+    return await new Promise<Socket>((resolve, reject) => {
+      const s = netConnect({ host: t.host, port: t.port, timeout: this.connectTimeout });
+      s.once('connect', () => {
+        s.setTimeout(0);
+        resolve(s);
+      });
+      s.once('timeout', () => s.destroy(new Error(`connect timeout to ${host}:${port}`)));
+      s.once('error', reject);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close();
+  }
+}
+
+function sniName(host: string): string | undefined {
+  return isIP(host) === 0 ? host : undefined;
+}

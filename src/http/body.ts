@@ -1,0 +1,82 @@
+import type { RequestContext } from './context.js';
+import { HttpError, badRequest, payloadTooLarge, unsupportedMediaType } from './errors.js';
+
+/** Default request body limit: generous for JSON APIs, small enough to bound memory. */
+export const DEFAULT_BODY_LIMIT = 1 << 20; // 1 MiB
+
+/**
+ * Read the whole body into memory, refusing more than `limit` bytes with 413 as soon as the
+ * limit is crossed (the rest of the upload is not buffered).
+ */
+export async function readBody(ctx: RequestContext, limit = DEFAULT_BODY_LIMIT): Promise<Buffer> {
+  if (ctx.rawBody) return ctx.rawBody;
+  const { req } = ctx;
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume();
+    throw payloadTooLarge(`request body larger than ${limit} bytes`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off('data', onData);
+        req.resume();
+        reject(payloadTooLarge(`request body larger than ${limit} bytes`));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve());
+    req.once('error', (e) => reject(new HttpError(400, `reading request body: ${e.message}`)));
+    req.once('aborted', () => reject(new HttpError(400, 'request aborted')));
+  });
+  ctx.rawBody = Buffer.concat(chunks, size);
+  return ctx.rawBody;
+}
+
+/** The media type of the request without parameters, lower-cased; '' when absent. */
+export function mediaType(ctx: RequestContext): string {
+  const ct = ctx.req.headers['content-type'];
+  if (!ct) return '';
+  return ct.split(';')[0]!.trim().toLowerCase();
+}
+
+export interface ReadJsonOptions {
+  limit?: number;
+  /** Accept a missing Content-Type (default true; curl -d sends form type, so many APIs also allow it). */
+  allowMissingType?: boolean;
+  /** Media types accepted besides application/json (e.g. application/x-www-form-urlencoded for lenient APIs). */
+  alsoAccept?: string[];
+  /** When false the content type is not checked at all. */
+  checkType?: boolean;
+}
+
+/**
+ * Read and parse a JSON body. Empty body → undefined. Invalid JSON → 400 with the parser's reason.
+ * Wrong content type → 415.
+ */
+export async function readJson(ctx: RequestContext, opts: ReadJsonOptions = {}): Promise<unknown> {
+  const { limit = DEFAULT_BODY_LIMIT, allowMissingType = true, alsoAccept = [], checkType = true } = opts;
+  if (checkType) {
+    const type = mediaType(ctx);
+    const ok =
+      type === 'application/json' || type.endsWith('+json') || (type === '' && allowMissingType) || alsoAccept.includes(type);
+    if (!ok) throw unsupportedMediaType(`unsupported media type "${type}", only [application/json] are allowed`);
+  }
+  const buf = await readBody(ctx, limit);
+  if (buf.length === 0) return undefined;
+  return parseJson(buf.toString('utf8'));
+}
+
+/** JSON.parse that throws a 400 HttpError carrying the reason. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw badRequest(`invalid JSON: ${(e as Error).message}`, { code: 'invalid_json', cause: e });
+  }
+}

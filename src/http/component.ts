@@ -1,0 +1,62 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import type { Clock } from './clock.js';
+import type { RequestContext } from './context.js';
+import type { HttpError } from './errors.js';
+import type { Router } from './router.js';
+import type { Store, Migration } from '../store/index.js';
+import type { Egress } from '../egress/index.js';
+
+/**
+ * The contract between the daemon and a component. Each component module exports one
+ * ComponentDefinition; the daemon creates it with a ComponentContext and mounts its router on
+ * its TCP listener and on the control socket (Host-routed by `name`).
+ */
+export interface ComponentDefinition {
+  /** Server name: the Host on the control socket and the key under `servers` in daemon.yaml. */
+  name: string;
+  /** Default TCP address (`host:port`), or null for socket-only components (the Core API). */
+  defaultAddress: string | null;
+  create(ctx: ComponentContext): ComponentInstance | Promise<ComponentInstance>;
+}
+
+export interface ComponentInstance {
+  router: Router;
+  /** Render an error in this API's own wire format. Called for 404/405 from the router too. */
+  renderError(ctx: RequestContext, err: HttpError): void;
+  /** Runs before routing on every request (CORS, content negotiation); may answer and return false. */
+  before?(ctx: RequestContext): boolean | void;
+  /** WebSocket and other upgrades on this component's listeners. Destroy `socket` when refusing. */
+  onUpgrade?(req: IncomingMessage, socket: Duplex, head: Buffer, ctx: RequestContext): void;
+  /** In-process interface other components may call (the gateway's chat function, ...). */
+  handle?: unknown;
+  /** Called once every component was created and listeners are up (start pollers and timers here). */
+  start?(): void | Promise<void>;
+  /** SIGHUP: reload file-based configuration. Throw to report a bad file (the old one stays). */
+  reload?(): void | Promise<void>;
+  /** Stop timers, close resources. Databases opened through ctx.openStore are closed by the daemon. */
+  stop?(): void | Promise<void>;
+}
+
+export interface ComponentContext {
+  name: string;
+  stateDir: string;
+  log: Logger;
+  clock: Clock;
+  /**
+   * Open (once) this component's SQLite database `database/<name>.db` with its numbered
+   * migrations. The daemon closes and reopens it on `restart=true`; always go through the Store.
+   */
+  openStore(migrations: Migration[]): Store;
+  egress: Egress;
+  /** This component's section of ctl.yaml (unvalidated; the component checks it). */
+  config: Record<string, unknown>;
+  env: NodeJS.ProcessEnv;
+  /** Directory for uploaded files (`DIR/uploads/<component>`), created on demand. */
+  uploadsDir: string;
+  /** Another component's in-process handle, once created (undefined if that component is absent). */
+  handleOf<T = unknown>(name: string): T | undefined;
+  /** Version string of the daemon. */
+  version: string;
+}

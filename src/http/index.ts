@@ -1,0 +1,10 @@
+export * from './errors.js';
+export * from './clock.js';
+export * from './context.js';
+export * from './respond.js';
+export * from './body.js';
+export * from './router.js';
+export * from './client-ip.js';
+export * from './schema.js';
+export * from './dispatch.js';
+export type * from './component.js';

@@ -1,0 +1,112 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export type Db = Database.Database;
+export type Statement = Database.Statement;
+
+/** A numbered migration. `version` starts at 1 and increases by one; `PRAGMA user_version` records the last applied. */
+export interface Migration {
+  version: number;
+  /** SQL text, or a function for migrations that need code. */
+  up: string | ((db: Db) => void);
+}
+
+/**
+ * A component's SQLite database: WAL, busy timeout, foreign keys, numbered migrations, and a
+ * statement cache. Handlers reach the database only through `prepare`/`transaction`/`db`, never
+ * keep a Database or Statement across awaits, so `reopen()` (Core API `restart=true`) is safe.
+ */
+export class Store {
+  private current: Db | null = null;
+  private readonly statements = new Map<string, Statement>();
+
+  constructor(
+    readonly path: string,
+    private readonly migrations: readonly Migration[],
+  ) {
+    checkMigrations(migrations);
+    this.open();
+  }
+
+  get db(): Db {
+    if (!this.current) throw new Error(`database ${this.path} is closed`);
+    return this.current;
+  }
+
+  /** A cached prepared statement. */
+  prepare(sql: string): Statement {
+    let st = this.statements.get(sql);
+    if (!st) {
+      st = this.db.prepare(sql);
+      this.statements.set(sql, st);
+    }
+    return st;
+  }
+
+  /** Run `fn` in one IMMEDIATE transaction (batch many small writes in one). */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  /** Schema version recorded in the file. */
+  version(): number {
+    return this.db.pragma('user_version', { simple: true }) as number;
+  }
+
+  close(): void {
+    this.statements.clear();
+    if (this.current) {
+      try {
+        this.current.pragma('wal_checkpoint(TRUNCATE)');
+      } catch {
+        /* a busy checkpoint is harmless: the WAL is replayed on open */
+      }
+      this.current.close();
+      this.current = null;
+    }
+  }
+
+  reopen(): void {
+    this.close();
+    this.open();
+  }
+
+  private open(): void {
+    if (this.path !== ':memory:') mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+    const db = new Database(this.path);
+    db.pragma('journal_mode = WAL');
+    // NORMAL in WAL mode still survives a process kill (-9): only an OS crash can lose the last commits.
+    db.pragma('synchronous = NORMAL');
+    db.pragma('busy_timeout = 5000');
+    db.pragma('foreign_keys = ON');
+    migrate(db, this.migrations);
+    this.current = db;
+  }
+}
+
+function checkMigrations(migrations: readonly Migration[]): void {
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1) throw new Error(`migrations must be numbered 1..n in order; found ${m.version} at ${i + 1}`);
+  });
+}
+
+/** Apply every migration above the file's user_version, each in its own transaction. */
+export function migrate(db: Db, migrations: readonly Migration[]): void {
+  const have = db.pragma('user_version', { simple: true }) as number;
+  if (have > migrations.length) {
+    throw new Error(`database schema version ${have} is newer than this program knows (${migrations.length})`);
+  }
+  for (const m of migrations.slice(have)) {
+    db.transaction(() => {
+      if (typeof m.up === 'string') db.exec(m.up);
+      else m.up(db);
+      db.pragma(`user_version = ${m.version}`);
+    }).immediate();
+  }
+}
+
+/** Open a Store outside the daemon (tests, tools). */
+export function openStore(path: string, migrations: readonly Migration[]): Store {
+  return new Store(path, migrations);
+}
