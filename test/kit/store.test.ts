@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from '../../src/store/index.js';
+
+describe('Store', () => {
+  it('applies numbered migrations once, in WAL mode, and reopens', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ctl-store-'));
+    try {
+      const path = join(dir, 'database', 'x.db');
+      const migrations = [
+        { version: 1, up: 'CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)' },
+        { version: 2, up: 'ALTER TABLE t ADD COLUMN w INTEGER NOT NULL DEFAULT 0' },
+      ];
+      const s = openStore(path, migrations);
+      expect(s.version()).toBe(2);
+      expect(s.db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(s.db.pragma('foreign_keys', { simple: true })).toBe(1);
+      s.transaction(() => {
+        for (let i = 0; i < 100; i++) s.prepare('INSERT INTO t (v, w) VALUES (?, ?)').run(`v${i}`, i);
+      });
+      s.reopen();
+      expect(s.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 100 });
+      s.close();
+      const again = openStore(path, [...migrations, { version: 3, up: 'CREATE INDEX t_w ON t (w)' }]);
+      expect(again.version()).toBe(3);
+      again.close();
+      expect(() => openStore(path, migrations)).toThrow(/newer than this program knows/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses gaps in migration numbers and rolls back a failing migration', () => {
+    expect(() => openStore(':memory:', [{ version: 2, up: 'SELECT 1' }])).toThrow(/numbered 1..n/);
+    const dir = mkdtempSync(join(tmpdir(), 'ctl-store-'));
+    try {
+      const path = join(dir, 'y.db');
+      expect(() => openStore(path, [{ version: 1, up: 'CREATE TABLE a (x); CREATE TABLE broken (' }])).toThrow();
+      const s = openStore(path, [{ version: 1, up: 'CREATE TABLE a (x)' }]);
+      expect(s.version()).toBe(1);
+      s.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
