@@ -1,6 +1,12 @@
 import { lookup } from 'node:dns/promises';
 import { isIP, connect as netConnect, type Socket } from 'node:net';
-import { Agent, buildConnector, fetch as undiciFetch, type Dispatcher, type RequestInit, type Response } from 'undici';
+import { createRequire } from 'node:module';
+import type { Dispatcher, RequestInit, Response } from 'undici';
+
+// undici is loaded on first outbound use, not at daemon start (it is one of the heaviest imports).
+type Undici = typeof import('undici');
+let undiciModule: Undici | undefined;
+const undici = (): Undici => (undiciModule ??= createRequire(import.meta.url)('undici') as Undici);
 
 /**
  * The only way ctl opens outbound connections.
@@ -59,15 +65,20 @@ export class Egress {
   readonly loopbackOnly: boolean;
   private readonly map = new Map<string, Target>();
   private readonly connectTimeout: number;
-  /** undici dispatcher for SDKs and fetch calls: every connection passes the policy. */
-  readonly dispatcher: Dispatcher;
+  private agent?: Dispatcher;
 
   constructor(opts: EgressOptions = {}) {
     this.loopbackOnly = opts.loopbackOnly ?? loopbackOnlyFromEnv();
     this.connectTimeout = opts.connectTimeout ?? 10_000;
     for (const [from, to] of Object.entries(opts.addressMap ?? {})) this.addMapping(from, to);
+  }
+
+  /** undici dispatcher for SDKs and fetch calls: every connection passes the policy. */
+  get dispatcher(): Dispatcher {
+    if (this.agent) return this.agent;
+    const { Agent, buildConnector } = undici();
     const tls = buildConnector({ timeout: this.connectTimeout });
-    this.dispatcher = new Agent({
+    this.agent = new Agent({
       connect: (options, callback) => {
         const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
         this.resolve(options.hostname, port).then(
@@ -81,6 +92,7 @@ export class Egress {
         );
       },
     });
+    return this.agent;
   }
 
   /** Add or replace one redirect (`203.0.113.7:30003` → `127.0.0.1:41000`). */
@@ -124,7 +136,7 @@ export class Egress {
 
   /** fetch through the policy. */
   fetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
-    return undiciFetch(url, { ...init, dispatcher: this.dispatcher });
+    return undici().fetch(url, { ...init, dispatcher: this.dispatcher });
   }
 
   /** A raw TCP connection through the policy (for protocols other than HTTP). */
@@ -142,7 +154,7 @@ export class Egress {
   }
 
   async close(): Promise<void> {
-    await this.dispatcher.close();
+    await this.agent?.close();
   }
 }
 
