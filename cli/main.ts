@@ -4,6 +4,7 @@ import { setOutputFormat, type OutputFormat } from './output.js';
 import { EXIT, fail } from './run.js';
 import { register as registerServe } from './serve.js';
 import { register as registerDaemon } from './daemon.js';
+import { register as registerNodes } from './nodes.js';
 
 const program = new Command('ctl')
   .description('one daemon, one CLI: alert manager API, Core API, rate limiter, model gateway, content pipeline, node monitor')
@@ -23,6 +24,7 @@ program.hook('preAction', (_this, cmd) => {
 
 registerServe(program);
 registerDaemon(program);
+registerNodes(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,116 @@
+import type { ComponentContext, ComponentDefinition, ComponentInstance } from '../http/component.js';
+import { Router } from '../http/router.js';
+import { getmynodes } from './methods/nodes.js';
+import { renamed } from './envelope.js';
+import { parseConfig } from './config.js';
+import { Crawler } from './crawl.js';
+import { Hub } from './hub.js';
+import { registerApiRoutes, renderError } from './http-api.js';
+import { LanguagePacks } from './languages.js';
+import { NodeListCache } from './node-list.js';
+import { updateBalances, updatePrices } from './market.js';
+import { Poller } from './poller.js';
+import { Scheduler } from './scheduler.js';
+import type { Services } from './service.js';
+import { MIGRATIONS, NodesStore } from './store.js';
+import { WsSessions } from './ws.js';
+
+/** In-process handle (tests, benchmarks, `ctl status`): run the background jobs on demand. */
+export interface NodesHandle {
+  services: Services;
+  poller: Poller;
+  crawler: Crawler;
+  sessions: WsSessions;
+  updatePrices(): Promise<Record<string, number> | null>;
+  updateBalances(): Promise<number>;
+  /** Push a fresh getmynodes reply to every authorised WebSocket session. */
+  pushNodeLists(accounts?: number[]): void;
+}
+
+/** Create the node monitor on an existing context (also used directly by tests and the bench). */
+export function createNodes(ctx: ComponentContext): ComponentInstance & { handle: NodesHandle } {
+  const config = parseConfig(ctx.config);
+  const store = new NodesStore(ctx.openStore(MIGRATIONS));
+  const hub = new Hub();
+  const services: Services = {
+    config,
+    store,
+    clock: ctx.clock,
+    egress: ctx.egress,
+    log: ctx.log,
+    version: ctx.version,
+    languages: new LanguagePacks(config.languagesDir),
+    hub,
+    nodeLists: new NodeListCache(),
+  };
+  const deps = { store, egress: ctx.egress, clock: ctx.clock, config, log: ctx.log };
+  const crawler = new Crawler(deps);
+
+  const pushNodeLists = (accounts: number[] = hub.accounts()) => {
+    for (const accountId of accounts) {
+      if (hub.sessions(accountId) === 0) continue;
+      const r = getmynodes(services, { method: 'getmynodes', value: {}, form: false, accountId, client: '' });
+      hub.broadcast(accountId, renamed(r, 'getmynodes'));
+    }
+  };
+  const poller = new Poller({
+    ...deps,
+    crawlEnabled: crawler.enabled,
+    onCycle: (_report, removedFrom) => {
+      if (config.websocket.pushUpdates) pushNodeLists([...new Set([...hub.accounts(), ...removedFrom])]);
+    },
+  });
+  const sessions = new WsSessions(services);
+  const scheduler = new Scheduler(ctx.clock, ctx.log);
+  const router = new Router();
+  registerApiRoutes(router, services);
+
+  const inFlight = new Set<Promise<unknown>>();
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p)).catch(() => undefined);
+    return p;
+  };
+
+  const handle: NodesHandle = {
+    services,
+    poller,
+    crawler,
+    sessions,
+    updatePrices: () => updatePrices(deps),
+    updateBalances: () => updateBalances(deps),
+    pushNodeLists,
+  };
+
+  return {
+    router,
+    renderError,
+    onUpgrade: (req, socket, head, rctx) => sessions.handleUpgrade(req, socket, head, rctx),
+    handle,
+    start() {
+      if (config.poll.enabled) scheduler.every('poll', config.poll.interval, () => track(poller.runCycle()), { runAtStart: true });
+      if (crawler.enabled) scheduler.every('crawl', config.crawl.interval, () => track(crawler.run()), { runAtStart: true });
+      if (config.prices.url) scheduler.every('prices', config.prices.interval, () => track(handle.updatePrices()), { runAtStart: true });
+      if (config.balances.rpc) scheduler.every('balances', config.balances.interval, () => track(handle.updateBalances()), { runAtStart: true });
+    },
+    reload() {
+      services.languages = new LanguagePacks(config.languagesDir);
+    },
+    async stop() {
+      scheduler.stop();
+      poller.stop();
+      sessions.close();
+      // Let running jobs finish their writes before the daemon closes the database (bounded).
+      const pending = [...inFlight];
+      if (pending.length) await Promise.race([Promise.allSettled(pending), new Promise((r) => setTimeout(r, 5000).unref())]);
+    },
+  };
+}
+
+export const nodesComponent: ComponentDefinition = {
+  name: 'nodes',
+  defaultAddress: '127.0.0.1:8081',
+  create: createNodes,
+};
+
+
