@@ -5,6 +5,7 @@ import { EXIT, fail } from './run.js';
 import { register as registerServe } from './serve.js';
 import { register as registerDaemon } from './daemon.js';
 import { register as registerNodes } from './nodes.js';
+import { register as registerRatelimit } from './ratelimit.js';
 
 const program = new Command('ctl')
   .description('one daemon, one CLI: alert manager API, Core API, rate limiter, model gateway, content pipeline, node monitor')
@@ -25,6 +26,7 @@ program.hook('preAction', (_this, cmd) => {
 registerServe(program);
 registerDaemon(program);
 registerNodes(program);
+registerRatelimit(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -29,6 +29,8 @@ import { COMPONENTS } from './components.js';
 /** What the daemon needs from the rate limiter (src/ratelimit implements it). */
 export interface DaemonRateLimiter extends RateLimitAdmin {
   guardFor(server: string): RouteGuard;
+  /** For the control socket, which serves every component: the server is found from the route. */
+  readonly guard: RouteGuard;
   register(server: string, routes: readonly import('../http/index.js').Route[]): void;
   reload(): Promise<void>;
   close(): Promise<void>;
@@ -46,7 +48,7 @@ export interface DaemonOptions {
   clock?: Clock;
   env?: NodeJS.ProcessEnv;
   logger?: Logger;
-  createRateLimiter?: (opts: { stateDir: string; log: Logger; clock: Clock }) => Promise<DaemonRateLimiter>;
+  createRateLimiter?: (opts: { stateDir: string; log: Logger; clock: Clock; egress: Egress }) => Promise<DaemonRateLimiter>;
 }
 
 interface ServerSlot {
@@ -120,7 +122,7 @@ export class Daemon implements DaemonControl {
     }
 
     if (this.opts.createRateLimiter) {
-      this.limiter = await this.opts.createRateLimiter({ stateDir: this.paths.dir, log: this.log.child({ component: 'ratelimit' }), clock: this.clock });
+      this.limiter = await this.opts.createRateLimiter({ stateDir: this.paths.dir, log: this.log.child({ component: 'ratelimit' }), clock: this.clock, egress: this.egress });
       for (const [name, inst] of this.instances) this.limiter.register(name, inst.router.routes());
       this.ratelimit = this.limiter;
     }
@@ -204,7 +206,6 @@ export class Daemon implements DaemonControl {
   }
 
   private handlersFor(listener: string, viaSocket: boolean, target: (req: IncomingMessage) => ComponentInstance): ListenerHandlers {
-    const server = viaSocket ? () => 'core' : () => listener;
     const opts = {
       target,
       listener,
@@ -212,7 +213,8 @@ export class Daemon implements DaemonControl {
       ips: () => this.ips,
       guard: () => {
         if (!this.limiter) return undefined;
-        return viaSocket ? this.limiter.guardFor('unix') : this.limiter.guardFor(server());
+        // Host-routed listeners (socket, pre-init) serve every component: the route names its server.
+        return viaSocket || listener === 'pre-init' ? this.limiter.guard : this.limiter.guardFor(listener);
       },
       log: this.log,
     };

@@ -1,3 +1,4 @@
+import { createRateLimiter } from '../ratelimit/index.js';
 import { Daemon } from './daemon.js';
 import { defaultStateDir } from './state-dir.js';
 
@@ -14,7 +15,6 @@ export async function runDaemon(opts: RunOptions): Promise<void> {
   const stateDir = opts.stateDir ?? defaultStateDir();
   let daemon: Daemon;
   try {
-    const { createRateLimiter } = await loadRateLimiter();
     daemon = new Daemon({ ...opts, stateDir, createRateLimiter });
   } catch (e) {
     process.stderr.write(`ctl serve: cannot use state dir ${stateDir}: ${(e as Error).message}\n`);
@@ -44,9 +44,4 @@ export async function runDaemon(opts: RunOptions): Promise<void> {
     await daemon.stop().catch(() => undefined);
     process.exit(1);
   }
-}
-
-/** The rate limiter is optional at build time while it is being written; wire it when present. */
-async function loadRateLimiter(): Promise<Partial<Pick<import('./daemon.js').DaemonOptions, 'createRateLimiter'>>> {
-  return {};
 }
