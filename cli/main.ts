@@ -6,6 +6,7 @@ import { register as registerServe } from './serve.js';
 import { register as registerDaemon } from './daemon.js';
 import { register as registerNodes } from './nodes.js';
 import { register as registerRatelimit } from './ratelimit.js';
+import { register as registerGateway } from './gateway.js';
 
 const program = new Command('ctl')
   .description('one daemon, one CLI: alert manager API, Core API, rate limiter, model gateway, content pipeline, node monitor')
@@ -27,6 +28,7 @@ registerServe(program);
 registerDaemon(program);
 registerNodes(program);
 registerRatelimit(program);
+registerGateway(program);
 
 try {
   await program.parseAsync(process.argv);

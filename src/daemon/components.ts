@@ -1,9 +1,10 @@
 import type { ComponentDefinition } from '../http/index.js';
 import { coreComponent } from '../core/index.js';
+import { gatewayComponent } from '../gateway/index.js';
 import { nodesComponent } from '../nodes/index.js';
 
 /**
  * Every component the daemon runs. The Core API comes first: it owns `/core` and unknown hosts on the
  * control socket. The others are servers, each with its own TCP listener from daemon.yaml.
  */
-export const COMPONENTS: ComponentDefinition[] = [coreComponent, nodesComponent];
+export const COMPONENTS: ComponentDefinition[] = [coreComponent, gatewayComponent, nodesComponent];

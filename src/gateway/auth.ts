@@ -1,0 +1,248 @@
+/**
+ * Gateway authentication.
+ *  - Inference routes: an API key from `Authorization: Bearer`, `x-api-key`, `x-goog-api-key`, the
+ *    query parameters `token`, `apiKey`, `api_key`, `key`, or the editor route's `{token}`. Required only
+ *    when REQUIRE_API_KEY is true; otherwise any key is accepted, and a known key still has its model
+ *    allow-list applied and its usage attributed. The control socket is trusted (file permissions).
+ *  - Management routes: the control socket, the `auth_token` cookie from POST /api/auth/login, or an
+ *    API key with the `management` scope. 401 otherwise.
+ */
+import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+import type { RequestContext } from '../http/context.js';
+import { HttpError } from '../http/errors.js';
+import type { Clock } from '../http/clock.js';
+import type { Catalog } from './catalog.js';
+import { sha256Hex } from './config-file.js';
+import type { GatewayStore } from './store.js';
+import type { ApiKeyRecord } from './types.js';
+
+const scrypt = promisify(scryptCb) as (password: string, salt: Buffer, keylen: number) => Promise<Buffer>;
+
+export const AUTH_COOKIE = 'auth_token';
+/** Login session lifetime. */
+export const SESSION_TTL_MS = 24 * 3600 * 1000;
+const QUERY_KEY_PARAMS = ['token', 'apiKey', 'api_key', 'key'] as const;
+
+/** Who is calling an inference route. */
+export interface Principal {
+  /** The matched key, when the caller presented a known, usable key. */
+  key?: ApiKeyRecord;
+  /** True over the control socket. */
+  trusted: boolean;
+}
+
+/** The raw key a request presents, if any. */
+export function presentedKey(ctx: RequestContext): string | undefined {
+  const h = ctx.req.headers;
+  const auth = h.authorization;
+  if (typeof auth === 'string') {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    if (m) return m[1];
+  }
+  for (const name of ['x-api-key', 'x-goog-api-key'] as const) {
+    const v = h[name];
+    if (typeof v === 'string' && v.trim()) return v.trim();
+  }
+  if (ctx.params.token) return ctx.params.token;
+  if (ctx.url.search) {
+    for (const p of QUERY_KEY_PARAMS) {
+      const v = ctx.query.get(p);
+      if (v) return v;
+    }
+  }
+  return undefined;
+}
+
+/** Usable right now: enabled, not revoked, not expired. */
+export function keyUsable(k: ApiKeyRecord, now: number): boolean {
+  return k.enabled && k.revokedAt === undefined && (k.expiresAt === undefined || k.expiresAt > now);
+}
+
+/** Glob match of a model id against a key's allow-list (`*`, `local/*`, exact). */
+export function modelAllowed(allow: readonly string[], model: string): boolean {
+  for (const pattern of allow) {
+    if (pattern === '*' || pattern === model) return true;
+    if (pattern.includes('*') && globMatch(pattern, model)) return true;
+  }
+  return false;
+}
+
+function globMatch(pattern: string, text: string): boolean {
+  // Linear-time wildcard match (no regex on user input).
+  let p = 0;
+  let t = 0;
+  let star = -1;
+  let mark = 0;
+  while (t < text.length) {
+    if (p < pattern.length && (pattern[p] === text[t] || pattern[p] === '?')) {
+      p++;
+      t++;
+    } else if (p < pattern.length && pattern[p] === '*') {
+      star = p++;
+      mark = t;
+    } else if (star !== -1) {
+      p = star + 1;
+      t = ++mark;
+    } else return false;
+  }
+  while (p < pattern.length && pattern[p] === '*') p++;
+  return p === pattern.length;
+}
+
+export class GatewayAuth {
+  /** sha256(token) → expiry, mirrored from the sessions table. */
+  private readonly sessions = new Map<string, number>();
+  /** Key id → last use (flushed in batches by the usage recorder). */
+  readonly lastUsed = new Map<string, number>();
+
+  constructor(
+    private readonly db: GatewayStore,
+    private readonly catalog: () => Catalog,
+    private readonly clock: Clock,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {
+    for (const s of db.listSessions(clock.now())) this.sessions.set(s.tokenHash, s.expiresAt);
+  }
+
+  /** Last use: shown at once (the catalog record) and written to the database with the next usage flush. */
+  private touch(key: ApiKeyRecord, now: number): void {
+    key.lastUsedAt = now;
+    if (key.source === 'api') this.lastUsed.set(key.id, now);
+  }
+
+  get requireApiKey(): boolean {
+    return /^(1|true|yes|on)$/i.test(this.env.REQUIRE_API_KEY ?? '');
+  }
+
+  private lookup(raw: string): ApiKeyRecord | undefined {
+    return this.catalog().keysByHash.get(sha256Hex(raw));
+  }
+
+  /** Authenticate an inference call; throws 401 when a key is required and missing or invalid. */
+  inference(ctx: RequestContext): Principal {
+    const raw = presentedKey(ctx);
+    const now = this.clock.now();
+    if (raw !== undefined) {
+      const key = this.lookup(raw);
+      if (key && keyUsable(key, now)) {
+        this.touch(key, now);
+        return { key, trusted: ctx.viaSocket };
+      }
+      if (this.requireApiKey && !ctx.viaSocket) {
+        throw new HttpError(401, key ? 'API key is disabled, revoked or expired' : 'invalid API key', { code: 'invalid_api_key' });
+      }
+      return { trusted: ctx.viaSocket };
+    }
+    if (this.requireApiKey && !ctx.viaSocket) {
+      throw new HttpError(401, 'missing API key: send Authorization: Bearer <key>', { code: 'missing_api_key' });
+    }
+    return { trusted: ctx.viaSocket };
+  }
+
+  /** Throws 403 when the principal's key may not use `model`. */
+  checkModel(p: Principal, ...models: string[]): void {
+    if (!p.key) return;
+    if (models.some((m) => modelAllowed(p.key!.models, m))) return;
+    throw new HttpError(403, `API key "${p.key.name}" is not allowed to use model ${models[0]}`, { code: 'model_not_allowed' });
+  }
+
+  /** Management access: control socket, login cookie or management-scoped key. Throws 401. */
+  management(ctx: RequestContext): void {
+    if (ctx.viaSocket) return;
+    const now = this.clock.now();
+    const token = cookieValue(ctx.req.headers.cookie, AUTH_COOKIE);
+    if (token) {
+      const hash = sha256Hex(token);
+      const exp = this.sessions.get(hash);
+      if (exp !== undefined && exp > now) return;
+      if (exp !== undefined) this.sessions.delete(hash);
+    }
+    const raw = presentedKey(ctx);
+    if (raw !== undefined) {
+      const key = this.lookup(raw);
+      if (key && keyUsable(key, now) && key.scopes.includes('management')) {
+        this.touch(key, now);
+        return;
+      }
+    }
+    throw new HttpError(401, 'management authentication required: log in (POST /api/auth/login) or use a management-scoped API key', {
+      code: 'unauthorized',
+    });
+  }
+
+  /** Whether a password (saved or INITIAL_PASSWORD) is configured. */
+  loginConfigured(): boolean {
+    return this.db.getSetting('password_hash') !== undefined || !!this.env.INITIAL_PASSWORD;
+  }
+
+  /** Check a login password; on success return a new session token and its expiry. */
+  async login(password: string): Promise<{ token: string; expiresAt: number }> {
+    const saved = this.db.getSetting('password_hash');
+    let ok = false;
+    if (saved !== undefined) ok = await verifyPassword(password, saved);
+    else if (this.env.INITIAL_PASSWORD) ok = constantTimeEqual(password, this.env.INITIAL_PASSWORD);
+    else throw new HttpError(401, 'login is not configured: set INITIAL_PASSWORD or save a password over the control socket', { code: 'login_not_configured' });
+    if (!ok) throw new HttpError(401, 'invalid password', { code: 'invalid_password' });
+    const token = randomBytes(32).toString('base64url');
+    const now = this.clock.now();
+    const expiresAt = now + SESSION_TTL_MS;
+    const hash = sha256Hex(token);
+    this.db.saveSession(hash, now, expiresAt);
+    this.sessions.set(hash, expiresAt);
+    return { token, expiresAt };
+  }
+
+  logout(ctx: RequestContext): void {
+    const token = cookieValue(ctx.req.headers.cookie, AUTH_COOKIE);
+    if (!token) return;
+    const hash = sha256Hex(token);
+    this.sessions.delete(hash);
+    this.db.deleteSession(hash);
+  }
+
+  /** Save a new password hash; every existing session ends. */
+  async setPassword(password: string): Promise<void> {
+    this.db.setSetting('password_hash', await hashPassword(password));
+    this.db.deleteAllSessions();
+    this.sessions.clear();
+  }
+}
+
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const i = part.indexOf('=');
+    if (i < 0) continue;
+    if (part.slice(0, i).trim() === name) {
+      const v = part.slice(i + 1).trim();
+      try {
+        return decodeURIComponent(v);
+      } catch {
+        return v;
+      }
+    }
+  }
+  return undefined;
+}
+
+function constantTimeEqual(a: string, b: string): boolean {
+  const ha = createHash('sha256').update(a).digest();
+  const hb = createHash('sha256').update(b).digest();
+  return timingSafeEqual(ha, hb);
+}
+
+/** `scrypt$<salt b64>$<hash b64>` */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await scrypt(password, salt, 32);
+  return `scrypt$${salt.toString('base64')}$${hash.toString('base64')}`;
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [algo, saltB64, hashB64] = stored.split('$');
+  if (algo !== 'scrypt' || !saltB64 || !hashB64) return false;
+  const expected = Buffer.from(hashB64, 'base64');
+  const got = await scrypt(password, Buffer.from(saltB64, 'base64'), expected.length);
+  return got.length === expected.length && timingSafeEqual(got, expected);
+}

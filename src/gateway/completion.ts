@@ -1,0 +1,205 @@
+/**
+ * One chat completion through the router, independent of the client's wire format: resolve the
+ * model, check the key's allow-list, order the targets, run the attempt loop against the provider
+ * layer, and record usage. Routes render the result; the in-process handle returns it.
+ */
+import type { ServerResponse } from 'node:http';
+import { HttpError, toHttpError } from '../http/errors.js';
+import { setTelemetryHeaders } from './telemetry.js';
+import type { CanonicalRequest, Usage } from './canonical.js';
+import { emptyUsage } from './canonical.js';
+import type { Principal } from './auth.js';
+import { costOf } from './pricing.js';
+import { callUpstream, type UpstreamResult } from './providers/index.js';
+import { AttemptsFailed, runAttempts } from './routing/attempts.js';
+import type { AttemptSubject } from './routing/policy.js';
+import { resolveModel, type Resolution } from './routing/resolve.js';
+import { orderTargets } from './routing/strategies.js';
+import type { GatewayServices } from './services.js';
+import type { AttemptLog, RequestLogEntry } from './store.js';
+
+export interface CompletionInput {
+  canonical: CanonicalRequest;
+  principal: Principal;
+  /** Route family for the request log: chat, messages, responses, gemini, ollama, internal. */
+  endpoint: string;
+  requestId: string;
+  sessionId?: string;
+  /** Aborted when the client disconnects. */
+  signal: AbortSignal;
+  /** Provider-scoped route (`/v1/providers/{provider}/…`): the model must belong to it. */
+  providerScope?: string;
+}
+
+export interface CompletionStarted {
+  resolution: Resolution;
+  subject: AttemptSubject;
+  result: UpstreamResult;
+  attempts: AttemptLog[];
+  failedAttempts: number;
+  startedAt: number;
+  /** ms from the start to the upstream response (non-stream) or its first useful event (stream). */
+  latencyMs: number;
+}
+
+/** Apply a provider-scoped route's prefix: add it when missing, 400 when another provider is named. */
+export function scopeModel(model: string, provider: string | undefined): string {
+  if (!provider || typeof model !== 'string') return model;
+  if (model.startsWith(`${provider}/`)) return model;
+  const slash = model.indexOf('/');
+  if (slash > 0) {
+    throw new HttpError(400, `model ${JSON.stringify(model)} does not belong to provider ${provider} (this route only serves ${provider}/…)`, {
+      code: 'model_provider_mismatch',
+    });
+  }
+  return `${provider}/${model}`;
+}
+
+/** Resolve and check access (throws 400/403/404/503 before any upstream call). */
+export function resolveFor(svc: GatewayServices, model: string, principal: Principal, providerScope?: string): Resolution {
+  const scoped = scopeModel(model, providerScope);
+  const resolution = resolveModel(svc.state.catalog, scoped);
+  if (providerScope && resolution.targets.some((t) => t.provider.config.id !== providerScope)) {
+    throw new HttpError(400, `model ${JSON.stringify(model)} resolves outside provider ${providerScope}`, { code: 'model_provider_mismatch' });
+  }
+  svc.auth.checkModel(principal, resolution.requested, ...(resolution.combo ? [] : resolution.targets.map((t) => t.ref)));
+  return resolution;
+}
+
+/** The canonical request as one target receives it (upstream model id, reasoning switched off on request). */
+function forTarget(req: CanonicalRequest, modelId: string, noThinking: boolean): CanonicalRequest {
+  if (!noThinking) return { ...req, model: modelId };
+  const out: CanonicalRequest = { ...req, model: modelId, thinking: { enabled: false } };
+  if (req.extra) {
+    const { reasoning: _r, reasoning_effort: _e, thinking: _t, ...rest } = req.extra;
+    out.extra = rest;
+  }
+  return out;
+}
+
+export async function startCompletion(svc: GatewayServices, input: CompletionInput, resolved?: Resolution): Promise<CompletionStarted> {
+  const startedAt = svc.clock.now();
+  const resolution = resolved ?? resolveFor(svc, input.canonical.model, input.principal, input.providerScope);
+  const settings = svc.state.catalog.settings;
+  const ordered = orderTargets(resolution.strategy, resolution.combo?.name, resolution.targets, svc.strategy);
+  const run = await runAttempts(
+    {
+      resolution,
+      ordered,
+      request: {
+        requestId: input.requestId,
+        ...(input.sessionId !== undefined ? { sessionId: input.sessionId } : {}),
+        ...(input.principal.key ? { apiKeyId: input.principal.key.id } : {}),
+      },
+      maxAttempts: resolution.combo?.maxAttempts ?? settings.maxAttempts,
+      retryWaitMaxMs: settings.retryWaitMaxMs,
+      signal: input.signal,
+    },
+    { policy: svc.policy, metrics: svc.metrics, clock: svc.clock, sleep: svc.sleep },
+    (s, signal) =>
+      callUpstream(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, forTarget(input.canonical, s.modelId, resolution.noThinking), {
+        egress: svc.egress,
+        signal,
+        now: () => svc.clock.now(),
+      }),
+  );
+  return {
+    resolution,
+    subject: run.subject,
+    result: run.value,
+    attempts: run.attempts,
+    failedAttempts: run.failedAttempts,
+    startedAt,
+    latencyMs: svc.clock.now() - startedAt,
+  };
+}
+
+export interface FinishInfo {
+  input: Pick<CompletionInput, 'endpoint' | 'requestId' | 'sessionId' | 'principal'> & { stream: boolean; model: string };
+  resolution?: Resolution;
+  subject?: AttemptSubject;
+  status: number;
+  error?: string;
+  usage?: Usage;
+  attempts: AttemptLog[];
+  failedAttempts: number;
+  startedAt: number;
+  ttfbMs?: number;
+  clientAborted?: boolean;
+}
+
+/** Cost of a usage on the subject's price. */
+export function costFor(svc: GatewayServices, subject: AttemptSubject | undefined, usage: Usage | undefined): number {
+  if (!subject || !usage) return 0;
+  return costOf(usage, svc.state.catalog.pricing.lookup(subject.provider.config.id, subject.modelId));
+}
+
+/** Queue the request-log row of a finished (or failed) request. */
+export function recordRequest(svc: GatewayServices, f: FinishInfo): void {
+  const usage = f.usage ?? emptyUsage();
+  const entry: RequestLogEntry = {
+    requestId: f.input.requestId,
+    ts: f.startedAt,
+    endpoint: f.input.endpoint,
+    ...(f.input.principal.key ? { apiKeyId: f.input.principal.key.id } : {}),
+    ...(f.input.sessionId !== undefined ? { sessionId: f.input.sessionId } : {}),
+    requestedModel: f.input.model,
+    ...(f.resolution?.combo ? { combo: f.resolution.combo.name } : {}),
+    ...(f.resolution ? { strategy: f.resolution.strategy } : {}),
+    ...(f.subject ? { provider: f.subject.provider.config.id, model: f.subject.modelId, account: f.subject.account.name } : {}),
+    status: f.status,
+    ...(f.error !== undefined ? { error: f.error.slice(0, 2000) } : {}),
+    stream: f.input.stream,
+    tokensIn: usage.inputTokens,
+    tokensOut: usage.outputTokens,
+    tokensCached: usage.cachedInputTokens ?? 0,
+    tokensReasoning: usage.reasoningTokens ?? 0,
+    cost: costFor(svc, f.subject, f.usage),
+    latencyMs: svc.clock.now() - f.startedAt,
+    ...(f.ttfbMs !== undefined ? { ttfbMs: f.ttfbMs } : {}),
+    fallbackAttempts: f.failedAttempts,
+    attempts: f.attempts,
+    clientAborted: f.clientAborted ?? false,
+  };
+  svc.usage.record(entry);
+}
+
+/**
+ * A request failed (before or after routing): record it, and put the decision headers on the error
+ * response when the model was resolved. Returns the error to throw (rendered by the component).
+ */
+export function failRequest(
+  svc: GatewayServices,
+  res: ServerResponse,
+  e: unknown,
+  f: { input: FinishInfo['input']; resolution?: Resolution; startedAt: number },
+): HttpError {
+  const err = toHttpError(e);
+  const { attempts, failedAttempts } = attemptsOf(e);
+  recordRequest(svc, {
+    input: f.input,
+    ...(f.resolution ? { resolution: f.resolution } : {}),
+    status: err.status,
+    error: err.message,
+    attempts,
+    failedAttempts,
+    startedAt: f.startedAt,
+    clientAborted: err.status === 499,
+  });
+  if (f.resolution && !res.headersSent) {
+    const lastTried = [...attempts].reverse().find((a) => a.outcome !== 'skipped');
+    setTelemetryHeaders(res, {
+      decision: { strategy: f.resolution.strategy, ...(lastTried ? { provider: lastTried.provider } : {}), latencyMs: svc.clock.now() - f.startedAt },
+      requestId: f.input.requestId,
+      ...(f.input.sessionId !== undefined ? { sessionId: f.input.sessionId } : {}),
+      fallbackAttempts: failedAttempts,
+    });
+  }
+  return err;
+}
+
+/** The attempt log and failure count an error carries (empty for errors raised before routing). */
+export function attemptsOf(e: unknown): { attempts: AttemptLog[]; failedAttempts: number } {
+  if (e instanceof AttemptsFailed) return { attempts: e.attempts, failedAttempts: e.failedAttempts };
+  return { attempts: [], failedAttempts: 0 };
+}

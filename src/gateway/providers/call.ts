@@ -1,0 +1,143 @@
+/** The request/response cycle every provider kind shares; kinds supply URL, headers, body and decoders. */
+import type { CanonicalChunk, CanonicalResponse } from '../canonical.js';
+import { UpstreamError } from './errors.js';
+import { httpError, linkedController, readJson, upstreamRequest, type UpstreamHttpResponse } from './http.js';
+import { estimateOutputTokens, startStream } from './stream.js';
+import type { CallOptions, ProviderConnection, UpstreamResult } from './types.js';
+
+export const DEFAULT_TIMEOUT_MS = 600_000;
+export const DEFAULT_READINESS_MS = 30_000;
+
+export interface ChatCall {
+  conn: ProviderConnection;
+  url: string;
+  headers: Record<string, string>;
+  body: unknown;
+  stream: boolean;
+  opts: CallOptions;
+  /** Estimated prompt tokens, used only when the upstream reports no usage. */
+  estimatePrompt?: () => number;
+  decodeResponse(json: unknown, res: UpstreamHttpResponse): CanonicalResponse;
+  decodeStream(res: UpstreamHttpResponse): AsyncGenerator<CanonicalChunk>;
+}
+
+/** A non-streaming answer with nothing in it is a failure (combos fall back on it). */
+export function assertNotEmpty(r: CanonicalResponse, headers: Record<string, string>): CanonicalResponse {
+  const hasText = r.content.some((p) => p.type !== 'text' || p.text !== '');
+  if (!hasText && r.toolCalls.length === 0 && !r.reasoning) {
+    throw new UpstreamError('empty-response', 'upstream answered 200 with no content', { headers });
+  }
+  return r;
+}
+
+/** An upstream that reported no usage gets estimates instead of zeros (cost and Anthropic clients need numbers). */
+export function fillMissingUsage(r: CanonicalResponse, estimatePrompt?: () => number): void {
+  if (r.usage.outputTokens === 0) {
+    let chars = (r.reasoning?.length ?? 0) + r.toolCalls.reduce((n, t) => n + t.name.length + t.arguments.length, 0);
+    for (const p of r.content) if (p.type === 'text') chars += p.text.length;
+    r.usage.outputTokens = estimateOutputTokens(chars);
+  }
+  if (r.usage.inputTokens === 0 && estimatePrompt) r.usage.inputTokens = estimatePrompt();
+}
+
+export async function runChat(c: ChatCall): Promise<UpstreamResult> {
+  const now = c.opts.now ?? Date.now;
+  const startedAt = now();
+  const { controller, dispose } = linkedController(c.opts.signal);
+  const timeout = c.conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  let res: UpstreamHttpResponse;
+  try {
+    res = await upstreamRequest(c.url, {
+      headers: { 'content-type': 'application/json', accept: c.stream ? 'text/event-stream, application/x-ndjson' : 'application/json', ...c.headers },
+      body: JSON.stringify(c.body),
+      egress: c.opts.egress,
+      signal: controller.signal,
+      headersTimeoutMs: timeout,
+      bodyTimeoutMs: c.conn.streamIdleTimeoutMs ?? timeout,
+    });
+  } catch (err) {
+    dispose();
+    throw err;
+  }
+  if (res.status < 200 || res.status > 299) {
+    const e = await httpError(res, controller.signal, now());
+    dispose();
+    throw e;
+  }
+  if (!c.stream) {
+    try {
+      const json = await readJson(res, controller.signal);
+      let decoded: CanonicalResponse;
+      try {
+        decoded = c.decodeResponse(json, res);
+      } catch (err) {
+        if (err instanceof UpstreamError) throw err;
+        throw new UpstreamError('garbage', `upstream answer has an unexpected shape: ${(err as Error).message}`, { headers: res.headers });
+      }
+      const response = assertNotEmpty(decoded, res.headers);
+      fillMissingUsage(response, c.estimatePrompt);
+      return { stream: false, status: res.status, headers: res.headers, response, latencyMs: now() - startedAt };
+    } finally {
+      dispose();
+    }
+  }
+  return startStream({
+    res,
+    controller,
+    dispose,
+    decode: c.decodeStream(res),
+    readinessTimeoutMs: c.conn.readinessTimeoutMs ?? DEFAULT_READINESS_MS,
+    idleTimeoutMs: c.conn.streamIdleTimeoutMs ?? timeout,
+    now,
+    startedAt,
+    ...(c.estimatePrompt ? { estimatePrompt: c.estimatePrompt } : {}),
+  });
+}
+
+/** A GET returning JSON (model lists). */
+export async function getJson(conn: ProviderConnection, url: string, headers: Record<string, string>, opts: CallOptions): Promise<unknown> {
+  const now = opts.now ?? Date.now;
+  const { controller, dispose } = linkedController(opts.signal);
+  try {
+    const timeout = Math.min(conn.timeoutMs ?? 30_000, 60_000);
+    const res = await upstreamRequest(url, {
+      method: 'GET',
+      headers: { accept: 'application/json', ...headers },
+      egress: opts.egress,
+      signal: controller.signal,
+      headersTimeoutMs: timeout,
+      bodyTimeoutMs: timeout,
+    });
+    if (res.status < 200 || res.status > 299) throw await httpError(res, controller.signal, now());
+    return await readJson(res, controller.signal);
+  } finally {
+    dispose();
+  }
+}
+
+/** A POST returning JSON (embeddings). */
+export async function postJson(
+  conn: ProviderConnection,
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  opts: CallOptions,
+): Promise<unknown> {
+  const now = opts.now ?? Date.now;
+  const { controller, dispose } = linkedController(opts.signal);
+  try {
+    const timeout = conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const res = await upstreamRequest(url, {
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+      body: JSON.stringify(body),
+      egress: opts.egress,
+      signal: controller.signal,
+      headersTimeoutMs: timeout,
+      bodyTimeoutMs: timeout,
+    });
+    if (res.status < 200 || res.status > 299) throw await httpError(res, controller.signal, now());
+    return await readJson(res, controller.signal);
+  } finally {
+    dispose();
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * The upstream HTTP call: undici `request` through the egress dispatcher (the only way out), with
+ * timeouts, abort, and every failure turned into an UpstreamError.
+ */
+import { request, errors as undiciErrors, type Dispatcher } from 'undici';
+import { EgressRefusedError, type Egress } from '../../egress/index.js';
+import { UpstreamError, retryAfterFromHeaders } from './errors.js';
+
+export interface UpstreamHttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Dispatcher.ResponseData['body'];
+}
+
+export interface UpstreamRequestInit {
+  method?: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+  egress: Egress;
+  signal: AbortSignal;
+  /** Time allowed for the response headers (ms). */
+  headersTimeoutMs: number;
+  /** Time allowed between body chunks (ms). */
+  bodyTimeoutMs: number;
+}
+
+/** Max bytes read from a non-streaming upstream body (answers and error bodies). */
+export const MAX_BODY_BYTES = 32 * 1024 * 1024;
+
+function flatHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) {
+    if (v === undefined) continue;
+    out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
+/** Map a thrown error of the HTTP layer to an UpstreamError (timeouts, refusals, aborts). */
+export function classifyTransportError(err: unknown, signal: AbortSignal, what: string): UpstreamError {
+  if (err instanceof UpstreamError) return err;
+  if (signal.aborted) {
+    const reason: unknown = signal.reason;
+    if (reason instanceof UpstreamError) return reason;
+    return new UpstreamError('aborted', `${what}: request aborted`, { cause: err });
+  }
+  if (err instanceof EgressRefusedError) return new UpstreamError('connection', `${what}: ${err.message}`, { cause: err });
+  if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError || err instanceof undiciErrors.ConnectTimeoutError) {
+    return new UpstreamError('timeout', `${what}: ${err.message}`, { cause: err });
+  }
+  if (err instanceof TypeError || err instanceof SyntaxError || err instanceof RangeError) {
+    // A decoder met a shape it did not expect.
+    return new UpstreamError('garbage', `${what}: malformed upstream data (${err.message})`, { cause: err });
+  }
+  const msg = err instanceof Error ? err.message : String(err);
+  const code = (err as { code?: string } | null)?.code;
+  return new UpstreamError('connection', `${what}: ${code ? `${code} ` : ''}${msg}`, { cause: err });
+}
+
+export async function upstreamRequest(url: string, init: UpstreamRequestInit): Promise<UpstreamHttpResponse> {
+  const what = `upstream ${new URL(url).host}`;
+  try {
+    const res = await request(url, {
+      method: init.method ?? 'POST',
+      headers: init.headers,
+      body: init.body,
+      dispatcher: init.egress.dispatcher,
+      signal: init.signal,
+      headersTimeout: init.headersTimeoutMs,
+      bodyTimeout: init.bodyTimeoutMs,
+    });
+    return { status: res.statusCode, headers: flatHeaders(res.headers), body: res.body };
+  } catch (err) {
+    throw classifyTransportError(err, init.signal, what);
+  }
+}
+
+/** Read a whole body as text, bounded. */
+export async function readText(res: UpstreamHttpResponse, signal: AbortSignal, limit = MAX_BODY_BYTES): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const c of res.body) {
+      const b = c as Buffer;
+      size += b.length;
+      if (size > limit) {
+        res.body.destroy();
+        throw new UpstreamError('garbage', `upstream body larger than ${limit} bytes`, { headers: res.headers });
+      }
+      chunks.push(b);
+    }
+  } catch (err) {
+    throw classifyTransportError(err, signal, 'upstream body');
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Parse a JSON body or fail with `garbage`. */
+export async function readJson(res: UpstreamHttpResponse, signal: AbortSignal): Promise<unknown> {
+  const text = await readText(res, signal);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new UpstreamError('garbage', `upstream answered ${res.status} with a body that is not JSON: ${snippet(text)}`, {
+      status: 502,
+      headers: res.headers,
+    });
+  }
+}
+
+export function snippet(text: string, max = 200): string {
+  const t = text.replace(/\s+/g, ' ').trim();
+  return t.length > max ? `${t.slice(0, max)}…` : t;
+}
+
+/**
+ * Extract `message` and `code` from the error bodies providers send: OpenAI {error:{message,type,code}},
+ * Anthropic {type:'error',error:{type,message}}, Gemini {error:{code,message,status}}, Ollama {error}.
+ */
+export function errorInfo(body: unknown): { message?: string; code?: string } {
+  if (typeof body !== 'object' || body === null) return {};
+  const b = body as Record<string, unknown>;
+  const e = b.error;
+  if (typeof e === 'string') return { message: e };
+  if (typeof e === 'object' && e !== null) {
+    const eo = e as Record<string, unknown>;
+    const message = typeof eo.message === 'string' ? eo.message : undefined;
+    const code = [eo.type, eo.status, eo.code].find((x) => typeof x === 'string') as string | undefined;
+    return { message, code: code ?? (typeof eo.code === 'number' ? String(eo.code) : undefined) };
+  }
+  if (typeof b.message === 'string') return { message: b.message };
+  if (typeof b.detail === 'string') return { message: b.detail };
+  return {};
+}
+
+/** A non-2xx answer → UpstreamError('http') with the provider's message and Retry-After kept. */
+export async function httpError(res: UpstreamHttpResponse, signal: AbortSignal, now: number): Promise<UpstreamError> {
+  let text = '';
+  try {
+    text = await readText(res, signal, 256 * 1024);
+  } catch {
+    // the status is what matters; a broken error body is not worth another error
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const info = errorInfo(parsed);
+  const message = info.message ?? (snippet(text) || `HTTP ${res.status}`);
+  return new UpstreamError('http', `upstream returned ${res.status}: ${message}`, {
+    status: res.status,
+    retryAfterMs: retryAfterFromHeaders(res.headers, now),
+    upstreamMessage: message,
+    upstreamCode: info.code,
+    headers: res.headers,
+  });
+}
+
+/** Join a base URL and a path without doubling slashes. */
+export function joinUrl(base: string, path: string): string {
+  return base.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`);
+}
+
+/** An AbortController that follows the caller's signal; `dispose` detaches it. */
+export function linkedController(parent?: AbortSignal): { controller: AbortController; dispose(): void } {
+  const controller = new AbortController();
+  if (!parent) return { controller, dispose() {} };
+  if (parent.aborted) {
+    controller.abort(parent.reason);
+    return { controller, dispose() {} };
+  }
+  const onAbort = () => controller.abort(parent.reason);
+  parent.addEventListener('abort', onAbort, { once: true });
+  return { controller, dispose: () => parent.removeEventListener('abort', onAbort) };
+}

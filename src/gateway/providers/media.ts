@@ -1,0 +1,160 @@
+/**
+ * Server-side fetch of user-supplied media URLs (embedding items, chat images for providers that need
+ * inline data). SSRF policy: https only (unless the operator allows http), every DNS answer must be a
+ * public address, the connection is pinned to the checked address (through the egress policy, so the
+ * address map and loopback-only mode still apply), redirects are re-checked, and time and decoded
+ * size are bounded. Providers never receive the original URL.
+ */
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { Agent, buildConnector, request } from 'undici';
+import { badRequest, HttpError } from '../../http/errors.js';
+import type { Egress } from '../../egress/index.js';
+
+export interface MediaPolicy {
+  /** Allow plain http URLs (default false: public HTTPS only). */
+  allowHttp?: boolean;
+  /** Decoded bytes allowed for one item (default 8 MiB). */
+  maxBytes?: number;
+  /** Whole fetch time limit in ms (default 10 s). */
+  timeoutMs?: number;
+  /** Redirects followed, each re-checked (default 3). */
+  maxRedirects?: number;
+}
+
+export const MEDIA_ITEM_MAX_BYTES = 8 * 1024 * 1024;
+
+function v4ToInt(ip: string): number {
+  return ip.split('.').reduce((a, o) => (a << 8) + Number(o), 0) >>> 0;
+}
+
+const V4_PRIVATE: [string, number][] = [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+];
+
+/**
+ * True for addresses reachable on the public internet. The documentation ranges (192.0.2.0/24,
+ * 198.51.100.0/24, 203.0.113.0/24) count as public so tests can use them with the egress address map.
+ */
+export function isPublicAddress(ip: string): boolean {
+  if (isIP(ip) === 4) {
+    const n = v4ToInt(ip);
+    return !V4_PRIVATE.some(([base, bits]) => (n >>> (32 - bits)) === (v4ToInt(base) >>> (32 - bits)));
+  }
+  if (isIP(ip) === 6) {
+    const l = ip.toLowerCase();
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(l);
+    if (mapped) return isPublicAddress(mapped[1]!);
+    if (l === '::' || l === '::1') return false;
+    const first = parseInt(l.split(':')[0] || '0', 16);
+    if ((first & 0xfe00) === 0xfc00) return false; // unique local fc00::/7
+    if ((first & 0xffc0) === 0xfe80) return false; // link local fe80::/10
+    if ((first & 0xff00) === 0xff00) return false; // multicast
+    return true;
+  }
+  return false;
+}
+
+async function checkedAddress(host: string): Promise<string> {
+  const h = host.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(h)) {
+    if (!isPublicAddress(h)) throw badRequest(`media URL host ${host} is not a public address`);
+    return h;
+  }
+  let addrs: { address: string }[];
+  try {
+    addrs = await lookup(h, { all: true });
+  } catch {
+    throw badRequest(`media URL host ${host} does not resolve`);
+  }
+  if (addrs.length === 0) throw badRequest(`media URL host ${host} does not resolve`);
+  const bad = addrs.find((a) => !isPublicAddress(a.address));
+  if (bad) throw badRequest(`media URL host ${host} resolves to a non-public address`);
+  return addrs[0]!.address;
+}
+
+/** An agent that connects to `ip` (through egress: address map, loopback-only) whatever the URL says. */
+function pinnedAgent(egress: Egress, ip: string, servername: string | undefined, timeoutMs: number): Agent {
+  const tls = buildConnector({ timeout: timeoutMs });
+  return new Agent({
+    connections: 1,
+    connect: (options, callback) => {
+      const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
+      egress.resolve(ip, port).then(
+        (t) => tls({ ...options, hostname: t.host, port: String(t.port), servername }, callback),
+        (err: Error) => callback(err, null),
+      );
+    },
+  });
+}
+
+export interface FetchedMedia {
+  data: Buffer;
+  mediaType: string;
+}
+
+/** Fetch a media URL under the SSRF policy; client-facing failures are HttpError 400. */
+export async function fetchMedia(url: string, egress: Egress, policy: MediaPolicy = {}, signal?: AbortSignal): Promise<FetchedMedia> {
+  const maxBytes = policy.maxBytes ?? MEDIA_ITEM_MAX_BYTES;
+  const timeoutMs = policy.timeoutMs ?? 10_000;
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const sig = signal ? AbortSignal.any([signal, deadline]) : deadline;
+  let current = url;
+  for (let hop = 0; hop <= (policy.maxRedirects ?? 3); hop++) {
+    let u: URL;
+    try {
+      u = new URL(current);
+    } catch {
+      throw badRequest(`media URL ${JSON.stringify(current)} is not a valid URL`);
+    }
+    if (u.protocol !== 'https:' && !(policy.allowHttp && u.protocol === 'http:')) throw badRequest('media URLs must be public https URLs');
+    if (u.username || u.password) throw badRequest('media URLs must not carry credentials');
+    const ip = await checkedAddress(u.hostname);
+    const agent = pinnedAgent(egress, ip, isIP(u.hostname.replace(/^\[(.*)\]$/, '$1')) ? undefined : u.hostname, timeoutMs);
+    try {
+      const res = await request(u, { method: 'GET', dispatcher: agent, signal: sig, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location) {
+        await res.body.dump();
+        current = new URL(String(res.headers.location), u).toString();
+        continue;
+      }
+      if (res.statusCode !== 200) {
+        await res.body.dump();
+        throw badRequest(`media URL answered HTTP ${res.statusCode}`);
+      }
+      const len = Number(res.headers['content-length']);
+      if (Number.isFinite(len) && len > maxBytes) {
+        res.body.destroy();
+        throw badRequest(`media at URL is larger than ${maxBytes} bytes`);
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const c of res.body) {
+        size += (c as Buffer).length;
+        if (size > maxBytes) {
+          res.body.destroy();
+          throw badRequest(`media at URL is larger than ${maxBytes} bytes`);
+        }
+        chunks.push(c as Buffer);
+      }
+      const ct = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
+      return { data: Buffer.concat(chunks), mediaType: ct || 'application/octet-stream' };
+    } catch (err) {
+      if (err instanceof HttpError) throw err;
+      throw badRequest(`media URL could not be fetched: ${(err as Error).message}`);
+    } finally {
+      void agent.close();
+    }
+  }
+  throw badRequest('media URL redirected too many times');
+}

@@ -1,0 +1,174 @@
+/** Helpers shared by the gateway's management routes: body reading, key normalisation, views. */
+import type { RequestContext } from '../../http/context.js';
+import { readJson } from '../../http/body.js';
+import { badRequest, HttpError } from '../../http/errors.js';
+import { sendJson } from '../../http/respond.js';
+import { describeErrors, type Validator } from '../../http/schema.js';
+import type { ApiKeyRecord, ComboConfig, ComboMapping, ModelSpec, PriceEntry, ProviderConfig } from '../types.js';
+import { maskSecret } from '../validate.js';
+import { keyUsable } from '../auth.js';
+
+export const MANAGEMENT_BODY_LIMIT = 4 << 20;
+
+/** `base_url` → `baseUrl`. */
+export function camelCase(key: string): string {
+  return key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/**
+ * The management API speaks camelCase (as the seed's bodies do) and accepts snake_case too, the
+ * spelling gateway.yaml uses. Keys of `headers` maps are left alone.
+ */
+export function camelizeKeys(v: unknown, keepKeysOf: ReadonlySet<string> = new Set(['headers'])): unknown {
+  if (Array.isArray(v)) return v.map((x) => camelizeKeys(x, keepKeysOf));
+  if (v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, val] of Object.entries(v as Record<string, unknown>)) {
+    const ck = camelCase(k);
+    out[ck] = keepKeysOf.has(ck) ? val : camelizeKeys(val, keepKeysOf);
+  }
+  return out;
+}
+
+/** Read a JSON object body (camelised). Empty body → `{}` when `allowEmpty`. */
+export async function readObject(ctx: RequestContext, allowEmpty = false): Promise<Record<string, unknown>> {
+  const body = await readJson(ctx, { limit: MANAGEMENT_BODY_LIMIT });
+  if (body === undefined) {
+    if (allowEmpty) return {};
+    throw badRequest('request body is empty; send a JSON object', { code: 'invalid_request' });
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('request body must be a JSON object');
+  return camelizeKeys(body) as Record<string, unknown>;
+}
+
+/** Validate with a compiled schema; 400 naming the first problem. */
+export function validated<T>(validate: Validator<T>, value: unknown, root = 'body'): T {
+  if (!validate(value)) throw badRequest(describeErrors(validate.errors, root), { code: 'invalid_request' });
+  return value;
+}
+
+/** Turn an Error thrown by a validation helper into a 400. */
+export function asBadRequest<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof HttpError) throw e;
+    throw badRequest((e as Error).message, { code: 'invalid_request' });
+  }
+}
+
+export const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
+
+export function ok(ctx: RequestContext, body: unknown, status = 200): void {
+  sendJson(ctx.res, status, body);
+}
+
+const SECRET_HEADER = /auth|key|token|secret|cookie|password/i;
+
+function maskHeaders(h: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) out[k] = SECRET_HEADER.test(k) ? maskSecret(v) : v;
+  return out;
+}
+
+export function modelView(m: ModelSpec): Record<string, unknown> {
+  return { ...m };
+}
+
+/** A provider as the API shows it: secrets masked. */
+export function providerView(p: ProviderConfig, shadowed = false): Record<string, unknown> {
+  return {
+    id: p.id,
+    kind: p.kind,
+    name: p.name,
+    baseUrl: p.baseUrl,
+    enabled: p.enabled,
+    priority: p.priority,
+    headers: maskHeaders(p.headers),
+    ...(p.timeoutMs !== undefined ? { timeoutMs: p.timeoutMs } : {}),
+    accounts: p.accounts.map((a) => ({
+      id: a.id,
+      name: a.name,
+      apiKey: maskSecret(a.apiKey),
+      enabled: a.enabled,
+      priority: a.priority,
+    })),
+    models: p.models.map(modelView),
+    source: p.source,
+    ...(shadowed ? { shadowedByFile: true } : {}),
+    createdAt: iso(p.createdAt),
+    updatedAt: iso(p.updatedAt),
+  };
+}
+
+export function comboView(c: ComboConfig): Record<string, unknown> {
+  return {
+    id: c.id,
+    name: c.name,
+    strategy: c.strategy,
+    targets: c.targets,
+    enabled: c.enabled,
+    ...(c.description !== undefined ? { description: c.description } : {}),
+    ...(c.maxAttempts !== undefined ? { maxAttempts: c.maxAttempts } : {}),
+    source: c.source,
+    createdAt: iso(c.createdAt),
+    updatedAt: iso(c.updatedAt),
+  };
+}
+
+export function mappingView(m: ComboMapping, comboName?: string): Record<string, unknown> {
+  return {
+    id: m.id,
+    pattern: m.pattern,
+    comboId: m.comboId,
+    ...(comboName !== undefined ? { comboName } : {}),
+    priority: m.priority,
+    enabled: m.enabled,
+    ...(m.description !== undefined ? { description: m.description } : {}),
+    source: m.source,
+    createdAt: iso(m.createdAt),
+    updatedAt: iso(m.updatedAt),
+  };
+}
+
+export function keyView(k: ApiKeyRecord, now: number): Record<string, unknown> {
+  const status = k.revokedAt !== undefined ? 'revoked' : !k.enabled ? 'disabled' : k.expiresAt !== undefined && k.expiresAt <= now ? 'expired' : 'active';
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    models: k.models,
+    scopes: k.scopes,
+    enabled: k.enabled,
+    status,
+    usable: keyUsable(k, now),
+    source: k.source,
+    createdAt: iso(k.createdAt),
+    ...(k.expiresAt !== undefined ? { expiresAt: iso(k.expiresAt) } : {}),
+    ...(k.revokedAt !== undefined ? { revokedAt: iso(k.revokedAt) } : {}),
+    ...(k.lastUsedAt !== undefined ? { lastUsedAt: iso(k.lastUsedAt) } : {}),
+  };
+}
+
+export function priceView(p: PriceEntry): Record<string, unknown> {
+  return { model: p.model, input: p.input ?? null, output: p.output ?? null, cached: p.cached ?? null, source: p.source };
+}
+
+/** Integer query parameter within bounds; 400 otherwise. */
+export function intQuery(ctx: RequestContext, name: string, def: number, min: number, max: number): number {
+  const v = ctx.query.get(name);
+  if (v === null || v === '') return def;
+  if (!/^-?\d+$/.test(v)) throw badRequest(`query parameter ${name} must be an integer`);
+  const n = Number(v);
+  if (n < min || n > max) throw badRequest(`query parameter ${name} must be between ${min} and ${max}`);
+  return n;
+}
+
+/** Time query parameter: ISO date/time or epoch milliseconds. */
+export function timeQuery(ctx: RequestContext, name: string): number | undefined {
+  const v = ctx.query.get(name);
+  if (v === null || v === '') return undefined;
+  const n = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+  if (!Number.isFinite(n)) throw badRequest(`query parameter ${name} must be an ISO time or epoch milliseconds`);
+  return n;
+}

@@ -1,0 +1,59 @@
+/**
+ * The gateway's router: inference routes (auth K: API key when REQUIRE_API_KEY) and management
+ * routes (auth M). Each route carries `auth` meta read by the middleware below; errors are rendered
+ * in the wire format the path belongs to.
+ */
+import type { RequestContext } from '../../http/context.js';
+import type { HttpError } from '../../http/errors.js';
+import { sendJson } from '../../http/respond.js';
+import { Router } from '../../http/router.js';
+import type { ClientFormat } from '../canonical.js';
+import type { GatewayServices } from '../services.js';
+import { renderError as renderWireError } from '../translate/index.js';
+import { inferenceRoutes } from './inference/index.js';
+import { authRoutes } from './management/auth-routes.js';
+import { comboRoutes } from './management/combos.js';
+import { keyRoutes } from './management/keys.js';
+import { modelRoutes } from './management/models.js';
+import { providerRoutes } from './management/providers.js';
+import { usageRoutes } from './management/usage.js';
+
+export type AuthKind = 'inference' | 'management' | 'public';
+
+/** The client wire format whose error shape a path uses. */
+export function formatOfPath(path: string): ClientFormat {
+  if (path.startsWith('/v1/messages')) return 'anthropic';
+  if (path.startsWith('/v1beta/')) return 'gemini';
+  if (path === '/api/chat' || path === '/api/tags' || path.startsWith('/v1/api/')) return 'ollama';
+  if (path.startsWith('/api/v1/editor/')) {
+    const rest = path.replace(/^\/api\/v1\/editor\/[^/]+/, '');
+    if (rest.startsWith('/api/')) return 'ollama';
+    if (rest.startsWith('/responses')) return 'openai-responses';
+    return 'openai';
+  }
+  if (path.startsWith('/v1/responses')) return 'openai-responses';
+  return 'openai';
+}
+
+export function renderGatewayError(ctx: RequestContext, err: HttpError): void {
+  const { status, body, headers } = renderWireError(formatOfPath(ctx.url.pathname), err);
+  sendJson(ctx.res, status, body, headers);
+}
+
+export function gatewayRouter(svc: GatewayServices): Router {
+  const r = new Router({ ignoreTrailingSlash: true });
+  r.use(async (ctx, route, next) => {
+    const kind = (route.meta.auth as AuthKind | undefined) ?? 'management';
+    if (kind === 'management') svc.auth.management(ctx);
+    else if (kind === 'inference') ctx.state.principal = svc.auth.inference(ctx);
+    await next();
+  });
+  inferenceRoutes(r, svc);
+  authRoutes(r, svc);
+  providerRoutes(r, svc);
+  modelRoutes(r, svc);
+  comboRoutes(r, svc);
+  keyRoutes(r, svc);
+  usageRoutes(r, svc);
+  return r;
+}

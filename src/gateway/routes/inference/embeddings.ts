@@ -1,0 +1,94 @@
+/**
+ * Embeddings: POST /v1/embeddings and /v1/providers/{provider}/embeddings route through the same
+ * resolution and attempt loop as chat (combos, fallback, usage, telemetry headers); GET /v1/embeddings
+ * lists embedding models. Targets that cannot embed the request's input (not an embedding model,
+ * structured items the model does not declare) are left out; when none is left the answer is 400.
+ */
+import type { RequestContext } from '../../../http/context.js';
+import { sendJson } from '../../../http/respond.js';
+import type { Route, Router } from '../../../http/router.js';
+import type { Principal } from '../../auth.js';
+import { costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
+import { assertEmbeddingSupport, parseEmbeddingsRequest, renderEmbeddingsResponse } from '../../embeddings.js';
+import { callEmbeddings, modelCapabilities } from '../../providers/index.js';
+import { runAttempts } from '../../routing/attempts.js';
+import type { Resolution } from '../../routing/resolve.js';
+import { orderTargets } from '../../routing/strategies.js';
+import type { GatewayServices } from '../../services.js';
+import { sessionIdOf, setTelemetryHeaders } from '../../telemetry.js';
+import { renderModelList } from '../../translate/index.js';
+import { readInferenceBody } from './completion-route.js';
+import { modelEntries } from './models.js';
+
+async function serveEmbeddings(ctx: RequestContext, svc: GatewayServices, providerScope?: string): Promise<void> {
+  const principal = ctx.state.principal as Principal;
+  const req = parseEmbeddingsRequest(await readInferenceBody(ctx));
+  const sessionId = sessionIdOf(ctx.req);
+  const startedAt = svc.clock.now();
+  const info = { endpoint: 'embeddings', requestId: ctx.requestId, principal, stream: false, model: req.model, ...(sessionId !== undefined ? { sessionId } : {}) };
+  const abort = new AbortController();
+  const onClose = () => {
+    if (!ctx.res.writableFinished) abort.abort();
+  };
+  ctx.res.once('close', onClose);
+  let resolution: Resolution | undefined;
+  try {
+    resolution = resolveFor(svc, req.model, principal, providerScope);
+    const capable = resolution.targets.filter((t) => {
+      try {
+        assertEmbeddingSupport(req, modelCapabilities(t.provider.conn, t.modelId), t.ref);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    if (capable.length === 0) {
+      const t = resolution.targets[0]!;
+      assertEmbeddingSupport(req, modelCapabilities(t.provider.conn, t.modelId), t.ref); // throws the 400
+    }
+    const settings = svc.state.catalog.settings;
+    const run = await runAttempts(
+      {
+        resolution,
+        ordered: orderTargets(resolution.strategy, resolution.combo?.name, capable, svc.strategy),
+        request: { requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), ...(principal.key ? { apiKeyId: principal.key.id } : {}) },
+        maxAttempts: resolution.combo?.maxAttempts ?? settings.maxAttempts,
+        retryWaitMaxMs: settings.retryWaitMaxMs,
+        signal: abort.signal,
+      },
+      { policy: svc.policy, metrics: svc.metrics, clock: svc.clock, sleep: svc.sleep },
+      (s, signal) => callEmbeddings(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, { ...req, model: s.modelId }, { egress: svc.egress, signal, now: () => svc.clock.now() }),
+    );
+    ctx.res.off('close', onClose);
+    const usage = { inputTokens: run.value.usage.inputTokens, outputTokens: 0 };
+    setTelemetryHeaders(ctx.res, {
+      decision: { strategy: resolution.strategy, provider: run.subject.provider.config.id, latencyMs: svc.clock.now() - startedAt },
+      requestId: ctx.requestId,
+      ...(sessionId !== undefined ? { sessionId } : {}),
+      provider: run.subject.provider.config.id,
+      model: run.subject.modelId,
+      fallbackAttempts: run.failedAttempts,
+      usage: { tokensIn: usage.inputTokens, tokensOut: 0, cost: costFor(svc, run.subject, usage), latencyMs: svc.clock.now() - startedAt, cacheHit: false },
+    });
+    sendJson(ctx.res, 200, renderEmbeddingsResponse(run.value, req, run.subject.ref));
+    recordRequest(svc, { input: info, resolution, subject: run.subject, status: 200, usage, attempts: run.attempts, failedAttempts: run.failedAttempts, startedAt });
+  } catch (e) {
+    throw failRequest(svc, ctx.res, e, { input: info, ...(resolution ? { resolution } : {}), startedAt });
+  }
+}
+
+export function embeddingRoutes(
+  r: Router,
+  svc: GatewayServices,
+  k: (route: Route) => Route,
+  scope: (svc: GatewayServices, ctx: RequestContext) => string,
+): void {
+  k(
+    r.get('/v1/embeddings', (ctx) => {
+      const entries = modelEntries(svc.state.catalog).filter((e) => e.type === 'embedding');
+      sendJson(ctx.res, 200, renderModelList('openai', entries));
+    }),
+  );
+  k(r.post('/v1/embeddings', (ctx) => serveEmbeddings(ctx, svc)));
+  k(r.post('/v1/providers/:provider/embeddings', (ctx) => serveEmbeddings(ctx, svc, scope(svc, ctx))));
+}

@@ -1,0 +1,206 @@
+/**
+ * The attempt loop shared by chat, embeddings and the in-process handle: walk the ordered targets
+ * and their accounts, call upstream, classify failures, and either fall back, retry once after a
+ * short Retry-After, return a non-retryable error, or stop when the client left. Every attempt
+ * (skips included) lands in the returned log. The number of upstream calls is bounded.
+ */
+import { HttpError } from '../../http/errors.js';
+import type { Clock } from '../../http/clock.js';
+import type { AttemptLog } from '../store.js';
+import { classify, type Classification } from './classify.js';
+import type { RoutingMetrics } from './metrics.js';
+import type { AttemptSubject, RequestInfo, ResiliencePolicy } from './policy.js';
+import type { Resolution, ResolvedTarget } from './resolve.js';
+
+export interface AttemptDeps {
+  policy: ResiliencePolicy;
+  metrics: RoutingMetrics;
+  clock: Clock;
+  /** Wait `ms` unless `signal` aborts first. */
+  sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+export interface AttemptPlan {
+  resolution: Resolution;
+  /** Targets in strategy order. */
+  ordered: ResolvedTarget[];
+  request: RequestInfo;
+  maxAttempts: number;
+  retryWaitMaxMs: number;
+  /** Aborted when the client disconnects. */
+  signal: AbortSignal;
+}
+
+export interface AttemptSuccess<T> {
+  value: T;
+  subject: AttemptSubject;
+  attempts: AttemptLog[];
+  /** Upstream calls that failed before the success. */
+  failedAttempts: number;
+}
+
+/** The request failed on every attempt (or was not retryable); carries the attempt log. */
+export class AttemptsFailed extends HttpError {
+  constructor(
+    status: number,
+    message: string,
+    readonly attempts: AttemptLog[],
+    readonly failedAttempts: number,
+    opts: { code: string; headers?: Record<string, string> },
+  ) {
+    super(status, message, opts);
+  }
+}
+
+export function sleepWithSignal(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted || ms <= 0) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+function retryAfterHeader(ms: number | undefined): Record<string, string> | undefined {
+  if (ms === undefined) return undefined;
+  return { 'Retry-After': String(Math.max(1, Math.ceil(ms / 1000))) };
+}
+
+export async function runAttempts<T>(
+  plan: AttemptPlan,
+  deps: AttemptDeps,
+  call: (s: AttemptSubject, signal: AbortSignal) => Promise<T>,
+): Promise<AttemptSuccess<T>> {
+  const attempts: AttemptLog[] = [];
+  const failures: { ref: string; c: Classification }[] = [];
+  const combo = plan.resolution.combo?.name;
+  let calls = 0;
+  let skipRetryAfter: number | undefined;
+  let limitHit = false;
+  const minRetry = (ms: number | undefined) => {
+    if (ms !== undefined) skipRetryAfter = skipRetryAfter === undefined ? ms : Math.min(skipRetryAfter, ms);
+  };
+
+  for (const u of plan.resolution.unresolved) {
+    attempts.push({ provider: u.ref.split('/')[0] ?? u.ref, model: u.ref, outcome: 'skipped', error: u.reason });
+  }
+
+  targets: for (const target of plan.ordered) {
+    const pid = target.provider.config.id;
+    if (!target.provider.config.enabled) {
+      attempts.push({ provider: pid, model: target.modelId, outcome: 'skipped', error: 'provider disabled' });
+      continue;
+    }
+    const accounts = deps.policy.accounts(target.provider, target.modelId, plan.request);
+    if (accounts.length === 0) {
+      attempts.push({ provider: pid, model: target.modelId, outcome: 'skipped', error: 'no enabled account' });
+      continue;
+    }
+    for (const account of accounts) {
+      const subject: AttemptSubject = { ref: target.ref, provider: target.provider, modelId: target.modelId, account, ...(combo ? { combo } : {}) };
+      const adm = deps.policy.admit(subject, deps.clock.now());
+      if (!adm.ok) {
+        attempts.push({ provider: pid, model: target.modelId, account: account.name, outcome: 'skipped', error: adm.reason });
+        minRetry(adm.retryAfterMs);
+        continue;
+      }
+      let retried = false;
+      for (;;) {
+        if (calls >= plan.maxAttempts) {
+          limitHit = true;
+          break targets;
+        }
+        if (plan.signal.aborted) throw clientGone(attempts, failures.length);
+        calls++;
+        const t0 = deps.clock.now();
+        try {
+          const value = await call(subject, plan.signal);
+          const latencyMs = deps.clock.now() - t0;
+          deps.policy.record(subject, { ok: true, latencyMs }, deps.clock.now());
+          deps.metrics.record(target.ref, combo, true, latencyMs, deps.clock.now());
+          attempts.push({ provider: pid, model: target.modelId, account: account.name, outcome: 'success', status: 200, latencyMs });
+          return { value, subject, attempts, failedAttempts: failures.length };
+        } catch (e) {
+          const latencyMs = deps.clock.now() - t0;
+          const c = classify(e);
+          const entry: AttemptLog = {
+            provider: pid,
+            model: target.modelId,
+            account: account.name,
+            outcome: 'error',
+            status: c.status,
+            error: c.message,
+            latencyMs,
+          };
+          attempts.push(entry);
+          if (c.stop) {
+            entry.action = 'stop';
+            throw clientGone(attempts, failures.length);
+          }
+          deps.policy.record(subject, { ok: false, latencyMs, classification: c }, deps.clock.now());
+          deps.metrics.record(target.ref, combo, false, latencyMs, deps.clock.now());
+          if (!c.fallback) {
+            entry.action = 'return';
+            throw new AttemptsFailed(c.status, `${target.ref}: ${c.message}`, attempts, failures.length, {
+              code: 'upstream_error',
+              ...(retryAfterHeader(c.retryAfterMs) ? { headers: retryAfterHeader(c.retryAfterMs)! } : {}),
+            });
+          }
+          failures.push({ ref: target.ref, c });
+          if (!retried && c.retryAfterMs !== undefined && c.retryAfterMs <= plan.retryWaitMaxMs) {
+            // A short Retry-After is waited out on the same target instead of bursting to the next one.
+            entry.action = 'retry';
+            retried = true;
+            await deps.sleep(c.retryAfterMs, plan.signal);
+            continue;
+          }
+          entry.action = 'fallback';
+          if (c.rateLimited) minRetry(c.retryAfterMs);
+          if (c.scope === 'target') continue targets;
+          break; // next account
+        }
+      }
+    }
+  }
+
+  if (failures.length === 0) {
+    if (skipRetryAfter !== undefined) {
+      throw new AttemptsFailed(429, `every target of ${plan.resolution.requested} is cooling down after rate limits`, attempts, 0, {
+        code: 'rate_limited',
+        headers: retryAfterHeader(skipRetryAfter)!,
+      });
+    }
+    throw new AttemptsFailed(503, `no available target for ${plan.resolution.requested}`, attempts, 0, { code: 'no_available_target' });
+  }
+  const allRateLimited = failures.every((f) => f.c.rateLimited);
+  const status = allRateLimited ? 429 : failures[0]!.c.status;
+  const last = failures[failures.length - 1]!;
+  const message =
+    failures.length === 1 && !limitHit
+      ? `${last.ref}: ${last.c.message}`
+      : `all ${failures.length} attempts failed${limitHit ? ` (attempt limit ${plan.maxAttempts} reached)` : ''}: ` +
+        failures.map((f) => `${f.ref}: ${f.c.status} ${truncate(f.c.message, 200)}`).join('; ');
+  const headers = allRateLimited || skipRetryAfter !== undefined ? retryAfterHeader(skipRetryAfter ?? minOf(failures.map((f) => f.c.retryAfterMs))) : undefined;
+  throw new AttemptsFailed(status, message, attempts, failures.length, {
+    code: failures.length === 1 ? 'upstream_error' : 'all_targets_failed',
+    ...(headers ? { headers } : {}),
+  });
+}
+
+function minOf(values: (number | undefined)[]): number | undefined {
+  let m: number | undefined;
+  for (const v of values) if (v !== undefined && (m === undefined || v < m)) m = v;
+  return m;
+}
+
+function truncate(s: string, n: number): string {
+  return s.length <= n ? s : `${s.slice(0, n)}…`;
+}
+
+function clientGone(attempts: AttemptLog[], failed: number): AttemptsFailed {
+  return new AttemptsFailed(499, 'client closed the request', attempts, failed, { code: 'client_closed_request' });
+}

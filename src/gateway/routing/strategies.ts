@@ -1,0 +1,93 @@
+/**
+ * Combo strategies: the order in which a combo's targets are attempted.
+ *  priority        configured order
+ *  weighted        first target drawn in proportion to weight (uniform when all are 0), the rest by weight
+ *  round-robin     per-combo counter: start at counter % n, then the rest in cyclic order
+ *  random          uniform shuffle
+ *  least-used      fewest recorded requests through this combo first (ties keep configured order)
+ *  cost-optimized  cheapest input price first (then output); unpriced targets last
+ *  latency         lowest p95 + 1000 ms × recent error rate; targets without samples first, so every
+ *                  target gets measured once
+ */
+import type { PriceTable } from '../pricing.js';
+import type { Strategy } from '../types.js';
+import type { RoutingMetrics } from './metrics.js';
+import type { ResolvedTarget } from './resolve.js';
+
+export interface StrategyContext {
+  metrics: RoutingMetrics;
+  pricing: PriceTable;
+  /** Uniform [0, 1) source (injectable for tests). */
+  random: () => number;
+  /** Round-robin counters by combo name. */
+  counters: Map<string, number>;
+}
+
+function stableSortBy<T>(items: readonly T[], key: (t: T) => number): T[] {
+  return items
+    .map((t, i) => ({ t, i, k: key(t) }))
+    .sort((a, b) => a.k - b.k || a.i - b.i)
+    .map((x) => x.t);
+}
+
+export function orderTargets(strategy: Strategy | 'single', comboName: string | undefined, targets: readonly ResolvedTarget[], sc: StrategyContext): ResolvedTarget[] {
+  const n = targets.length;
+  if (n <= 1) return [...targets];
+  switch (strategy) {
+    case 'single':
+    case 'priority':
+      return [...targets];
+    case 'weighted': {
+      const weights = targets.map((t) => Math.max(0, t.weight));
+      const total = weights.reduce((a, b) => a + b, 0);
+      let pick = 0;
+      if (total <= 0) pick = Math.floor(sc.random() * n);
+      else {
+        let r = sc.random() * total;
+        for (let i = 0; i < n; i++) {
+          r -= weights[i]!;
+          if (r < 0) {
+            pick = i;
+            break;
+          }
+          pick = i;
+        }
+      }
+      const rest = stableSortBy(
+        targets.filter((_, i) => i !== pick),
+        (t) => -t.weight,
+      );
+      return [targets[pick]!, ...rest];
+    }
+    case 'round-robin': {
+      const key = comboName ?? '';
+      const c = sc.counters.get(key) ?? 0;
+      sc.counters.set(key, (c + 1) % 1_000_000_007);
+      const start = c % n;
+      return [...targets.slice(start), ...targets.slice(0, start)];
+    }
+    case 'random': {
+      const out = [...targets];
+      for (let i = out.length - 1; i > 0; i--) {
+        const j = Math.floor(sc.random() * (i + 1));
+        [out[i], out[j]] = [out[j]!, out[i]!];
+      }
+      return out;
+    }
+    case 'least-used':
+      return stableSortBy(targets, (t) => (comboName ? (sc.metrics.comboTarget(comboName, t.ref)?.requests ?? 0) : 0));
+    case 'cost-optimized':
+      return stableSortBy(targets, (t) => {
+        const p = sc.pricing.lookup(t.provider.config.id, t.modelId);
+        if (!p || (p.input === undefined && p.output === undefined)) return Number.MAX_VALUE;
+        // Input price dominates; output breaks ties.
+        return (p.input ?? 0) * 1e6 + (p.output ?? 0);
+      });
+    case 'latency':
+      return stableSortBy(targets, (t) => {
+        const p95 = sc.metrics.p95(t.ref);
+        if (p95 === undefined) return -1;
+        return p95 + 1000 * sc.metrics.errorRate(t.ref);
+      });
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * Owner of the current configuration: the database, the parsed gateway.yaml and the merged Catalog.
+ * Management writes go to the database and then call `rebuild()`; SIGHUP calls `reloadFile()`.
+ */
+import { join } from 'node:path';
+import type { Clock } from '../http/clock.js';
+import { Catalog } from './catalog.js';
+import { emptyFileConfig, loadConfigFile, type GatewayFileConfig } from './config-file.js';
+import type { GatewayStore } from './store.js';
+
+export class GatewayState {
+  private file: GatewayFileConfig = emptyFileConfig();
+  private current: Catalog;
+  readonly filePath: string;
+  private readonly listeners: (() => void)[] = [];
+
+  constructor(
+    readonly db: GatewayStore,
+    stateDir: string,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly clock: Clock,
+  ) {
+    this.filePath = join(stateDir, 'gateway.yaml');
+    this.file = loadConfigFile(this.filePath, env, clock.now());
+    this.current = new Catalog(db, this.file);
+  }
+
+  get catalog(): Catalog {
+    return this.current;
+  }
+
+  get fileConfig(): GatewayFileConfig {
+    return this.file;
+  }
+
+  /** Re-read gateway.yaml; throws (keeping the old configuration) when the file is bad. */
+  reloadFile(): void {
+    const next = loadConfigFile(this.filePath, this.env, this.clock.now());
+    const catalog = new Catalog(this.db, next);
+    this.file = next;
+    this.swap(catalog);
+  }
+
+  /** Rebuild the catalog after a database change. */
+  rebuild(): void {
+    this.swap(new Catalog(this.db, this.file));
+  }
+
+  /** Called after every rebuild (routing metrics prune targets, caches reset). */
+  onChange(fn: () => void): void {
+    this.listeners.push(fn);
+  }
+
+  private swap(c: Catalog): void {
+    this.current = c;
+    for (const fn of this.listeners) fn();
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * Request-log and usage recording off the hot path: entries queue in memory and are written in one
+ * transaction every `flushMs` (or at `maxBatch` entries). Readers flush first, so the API always
+ * sees every finished request. Key last-used times ride along in the same flush.
+ */
+import type { Logger } from 'pino';
+import type { GatewayStore, RequestLogEntry } from './store.js';
+
+export class UsageRecorder {
+  private queue: RequestLogEntry[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly db: GatewayStore,
+    private readonly log: Logger,
+    private readonly lastUsed: Map<string, number>,
+    private readonly flushMs = 200,
+    private readonly maxBatch = 500,
+  ) {}
+
+  record(entry: RequestLogEntry): void {
+    this.queue.push(entry);
+    if (this.queue.length >= this.maxBatch) this.flush();
+    else if (!this.timer && !this.stopped) {
+      this.timer = setTimeout(() => this.flush(), this.flushMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Write everything queued now. */
+  flush(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    const batch = this.queue;
+    this.queue = [];
+    try {
+      this.db.insertRequestLogs(batch);
+      if (this.lastUsed.size > 0) {
+        this.db.touchKeys(this.lastUsed);
+        this.lastUsed.clear();
+      }
+    } catch (e) {
+      this.log.error({ err: e, entries: batch.length }, 'gateway: writing the request log failed');
+      // Keep the entries for the next attempt (bounded so a broken disk cannot exhaust memory).
+      if (this.queue.length + batch.length <= 10 * this.maxBatch) this.queue = batch.concat(this.queue);
+    }
+  }
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.flush();
+  }
+}

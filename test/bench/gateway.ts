@@ -1,0 +1,337 @@
+/**
+ * Gateway bench (issue 5, method in the notes §5): the same requests sent directly to a mock upstream
+ * and through ctl's gateway (and through `@portkey-ai/gateway` when that package is installed),
+ * side by side in one run:
+ *   A. sequential added latency, one connection, p50/p99 (non-streaming), and streaming time to first byte;
+ *   B. 100 connections against a 50 ms mock: throughput and p50, gateway/direct;
+ *   C. gateway resident memory at rest and after B.
+ * Bounded in count and time; loopback only. The daemon runs on CPU 1 and the bench (mock and load
+ * generator) on CPU 0 with CTL_BENCH_PIN=1 (and `taskset`), as the notes recommend on a quiet 2-core
+ * machine. RSS is reported for the whole daemon (every component) and for the gateway component alone
+ * in its own process after the same load.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import net from 'node:net';
+import { Pool } from 'undici';
+import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
+import { CTL, ROOT, fmt, percentile, report, section, socketGet } from './util.js';
+
+const KEY = 'sk-gw-bench-000000000';
+const BODY = JSON.stringify({ model: 'mock/m1', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 32 });
+const STREAM_BODY = JSON.stringify({ model: 'mock/m1', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 32, stream: true });
+const DIRECT_BODY = JSON.stringify({ model: 'm1', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 32 });
+const DIRECT_STREAM_BODY = JSON.stringify({ model: 'm1', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 32, stream: true });
+
+interface Path {
+  name: string;
+  origin: string;
+  path: string;
+  body: string;
+  streamBody: string;
+  headers: Record<string, string>;
+}
+
+/** Pin the daemon to CPU 1 and the bench to CPU 0 only when asked: on a shared, busy 2-core machine
+ * pinning makes the daemon queue behind other work on its one core. */
+function wantPinning(): boolean {
+  if (process.env.CTL_BENCH_PIN !== '1') return false;
+  return spawnSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' }).status === 0;
+}
+
+function rssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+function socketJson(socket: string, host: string, path: string): Promise<any> {
+  return new Promise((resolve, reject) => {
+    import('node:http').then(({ default: http }) => {
+      const req = http.request({ socketPath: socket, path, headers: { Host: host } }, (res) => {
+        let t = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (t += c));
+        res.on('end', () => resolve(JSON.parse(t)));
+      });
+      req.on('error', reject);
+      req.end();
+    }, reject);
+  });
+}
+
+interface Daemon {
+  child: ChildProcess;
+  dir: string;
+  origin: string;
+  stop(): Promise<void>;
+}
+
+async function startGatewayDaemon(mock: MockUpstream, pin: boolean): Promise<Daemon> {
+  const dir = mkdtempSync(join(tmpdir(), 'ctl-bench-gw-'));
+  writeFileSync(join(dir, 'daemon.yaml'), 'servers:\n  gateway: {address: "127.0.0.1:0"}\n');
+  writeFileSync(
+    join(dir, 'gateway.yaml'),
+    `providers:\n  - {id: mock, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: "sk-up", models: [m1]}\n` +
+      `keys:\n  - {name: bench, key: "${KEY}", models: ["*"]}\npricing:\n  mock/m1: {input: 0.15, output: 0.6}\n`,
+  );
+  const args = [CTL, '--state-dir', dir, 'serve', '--log-level', 'warn'];
+  const child = pin
+    ? spawn('taskset', ['-c', '1', process.execPath, ...args], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, REQUIRE_API_KEY: 'true' } })
+    : spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, REQUIRE_API_KEY: 'true' } });
+  const socket = join(dir, 'control.socket');
+  const until = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error('bench daemon exited during start-up');
+    if (Date.now() > until) throw new Error('bench daemon not ready after 20 s');
+    try {
+      if ((await socketGet(socket, 'core', '/core/1.0/ready')) === 200) break;
+    } catch {
+      /* not yet */
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const info = await socketJson(socket, 'core', '/core/1.0');
+  const bound = info.metadata.servers.gateway.bound_address as string;
+  return {
+    child,
+    dir,
+    origin: `http://${bound}`,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The gateway component alone (test/bench/gateway-server.ts) on the same configuration. */
+async function startStandalone(daemonDir: string): Promise<{ origin: string; pid: number; stop: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'ctl-bench-gw1-'));
+  writeFileSync(join(dir, 'gateway.yaml'), readFileSync(join(daemonDir, 'gateway.yaml')));
+  const script = join(dirname(fileURLToPath(import.meta.url)), 'gateway-server.js');
+  const child = spawn(process.execPath, [script, dir], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, REQUIRE_API_KEY: 'true' } });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c) => {
+      out += c;
+      const m = /listening (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`standalone gateway exited with ${code}`)));
+  });
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `@portkey-ai/gateway` in front of the same mock, when installed (it is not a dependency of ctl). */
+async function startPortkey(mock: MockUpstream, pin: boolean): Promise<{ path: Path; pid: number; stop: () => Promise<void> } | undefined> {
+  let entry: string;
+  try {
+    const req = createRequire(join(ROOT, 'package.json'));
+    const pkg = req.resolve('@portkey-ai/gateway/package.json');
+    const candidates = ['build/start-server.js', 'dist/start-server.js', 'build/index.js'].map((p) => join(dirname(pkg), p));
+    const found = candidates.find((p) => existsSync(p));
+    if (!found) return undefined;
+    entry = found;
+  } catch {
+    return undefined;
+  }
+  const port = await new Promise<number>((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+  const args = [entry, '--port', String(port)];
+  const child = pin ? spawn('taskset', ['-c', '1', process.execPath, ...args], { stdio: 'ignore' }) : spawn(process.execPath, args, { stdio: 'ignore' });
+  const origin = `http://127.0.0.1:${port}`;
+  const until = Date.now() + 15_000;
+  for (;;) {
+    if (child.exitCode !== null || Date.now() > until) return undefined;
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = net.connect(port, '127.0.0.1');
+      s.once('connect', () => (s.destroy(), resolve(true)));
+      s.once('error', () => resolve(false));
+    });
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    pid: child.pid!,
+    path: {
+      name: 'portkey',
+      origin,
+      path: '/v1/chat/completions',
+      body: DIRECT_BODY,
+      streamBody: DIRECT_STREAM_BODY,
+      headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': mock.baseUrl('openai'), authorization: 'Bearer sk-up' },
+    },
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
+    },
+  };
+}
+
+async function once(pool: Pool, p: Path, body: string): Promise<number> {
+  const t0 = performance.now();
+  const res = await pool.request({ method: 'POST', path: p.path, headers: { 'content-type': 'application/json', ...p.headers }, body });
+  await res.body.dump();
+  if (res.statusCode !== 200) throw new Error(`${p.name}: HTTP ${res.statusCode}`);
+  return performance.now() - t0;
+}
+
+/** Time to the first body byte of a streaming request. */
+async function ttfb(pool: Pool, p: Path): Promise<number> {
+  const t0 = performance.now();
+  const res = await pool.request({ method: 'POST', path: p.path, headers: { 'content-type': 'application/json', ...p.headers }, body: p.streamBody });
+  let first = NaN;
+  for await (const _chunk of res.body) {
+    if (Number.isNaN(first)) first = performance.now() - t0;
+  }
+  if (res.statusCode !== 200) throw new Error(`${p.name}: HTTP ${res.statusCode}`);
+  return first;
+}
+
+/** A: one connection per path, warm-up, then rounds alternating between the paths. */
+async function sequential(paths: Path[], rounds = 5, perRound = 300, warmup = 200): Promise<Map<string, { plain: number[]; ttfb: number[] }>> {
+  const pools = new Map(paths.map((p) => [p.name, new Pool(p.origin, { connections: 1, pipelining: 1 })]));
+  const out = new Map(paths.map((p) => [p.name, { plain: [] as number[], ttfb: [] as number[] }]));
+  try {
+    for (const p of paths) for (let i = 0; i < warmup; i++) await once(pools.get(p.name)!, p, p.body);
+    for (let r = 0; r < rounds; r++) {
+      for (const p of paths) {
+        const pool = pools.get(p.name)!;
+        const rec = out.get(p.name)!;
+        for (let i = 0; i < perRound; i++) rec.plain.push(await once(pool, p, p.body));
+        for (let i = 0; i < perRound / 10; i++) rec.ttfb.push(await ttfb(pool, p));
+      }
+    }
+  } finally {
+    for (const pool of pools.values()) await pool.close();
+  }
+  return out;
+}
+
+/** B: `connections` closed loops for `seconds` against the path; RPS and p50. */
+async function load(p: Path, connections: number, seconds: number): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
+  const pool = new Pool(p.origin, { connections, pipelining: 1 });
+  const lat: number[] = [];
+  let errors = 0;
+  const warmEnd = performance.now() + 1000;
+  const end = warmEnd + seconds * 1000;
+  let measured = 0;
+  const worker = async () => {
+    while (performance.now() < end) {
+      try {
+        const t = await once(pool, p, p.body);
+        if (performance.now() > warmEnd) {
+          lat.push(t);
+          measured++;
+        }
+      } catch {
+        errors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  await pool.close();
+  return { rps: measured / seconds, p50: percentile(lat, 50), p99: percentile(lat, 99), errors };
+}
+
+export async function runGatewayBench(): Promise<void> {
+  section('Model gateway (issue 5)');
+  const pin = wantPinning();
+  if (pin) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+  const mock = await startLlmUpstream({ defaults: { text: 'Hello there, friend, how are you today?', usage: { input: 14, output: 9 } } });
+  const d = await startGatewayDaemon(mock, pin);
+  const portkey = await startPortkey(mock, pin);
+  try {
+    const direct: Path = { name: 'direct', origin: mock.origin, path: '/openai/v1/chat/completions', body: DIRECT_BODY, streamBody: DIRECT_STREAM_BODY, headers: { authorization: 'Bearer sk-up' } };
+    const gateway: Path = { name: 'ctl', origin: d.origin, path: '/v1/chat/completions', body: BODY, streamBody: STREAM_BODY, headers: { authorization: `Bearer ${KEY}` } };
+    const paths = [direct, gateway, ...(portkey ? [portkey.path] : [])];
+    process.stdout.write(
+      `  (node ${process.version}; ${pin ? 'daemon on CPU 1, bench and mock on CPU 0' : 'unpinned (CTL_BENCH_PIN=1 pins)'}; ` +
+        `${portkey ? 'with' : 'without'} @portkey-ai/gateway; load average ${loadavg()[0]!.toFixed(1)})\n`,
+    );
+    const rssRest = rssMb(d.child.pid!);
+
+    mock.reset();
+    const seq = await sequential(paths);
+    mock.reset();
+    const dp = seq.get('direct')!;
+    const gp = seq.get('ctl')!;
+    const add50 = percentile(gp.plain, 50) - percentile(dp.plain, 50);
+    const add99 = percentile(gp.plain, 99) - percentile(dp.plain, 99);
+    report('A. sequential, direct p50 / p99', `${fmt(percentile(dp.plain, 50), 3)} / ${fmt(percentile(dp.plain, 99), 3)}`);
+    report('A. sequential, ctl gateway p50 / p99', `${fmt(percentile(gp.plain, 50), 3)} / ${fmt(percentile(gp.plain, 99), 3)}`);
+    report('A. added latency p50 (ctl − direct)', fmt(add50, 3), 'goal < 0.5 ms and ≤ ¼ of Portkey’s');
+    report('A. added latency p99 (ctl − direct)', fmt(add99, 3));
+    if (portkey) {
+      const pp = seq.get('portkey')!;
+      const padd50 = percentile(pp.plain, 50) - percentile(dp.plain, 50);
+      report('A. added latency p50 (portkey − direct)', fmt(padd50, 3));
+      report('A. added latency p99 (portkey − direct)', fmt(percentile(pp.plain, 99) - percentile(dp.plain, 99), 3));
+      report('A. ratio ctl/portkey added p50', (add50 / padd50).toFixed(2), 'goal ≤ 0.25');
+    } else {
+      report('A. portkey', 'n/a', '@portkey-ai/gateway not installed (npm i -D @portkey-ai/gateway to compare)');
+    }
+    report('A. streaming TTFB p50, direct / ctl', `${fmt(percentile(dp.ttfb, 50), 3)} / ${fmt(percentile(gp.ttfb, 50), 3)}`);
+    if (portkey) report('A. streaming TTFB p50, portkey', fmt(percentile(seq.get('portkey')!.ttfb, 50), 3));
+
+    mock.defaults = { ...mock.defaults, latencyMs: 50 };
+    const bDirect = await load(direct, 100, 5);
+    mock.reset();
+    mock.defaults = { ...mock.defaults, latencyMs: 50 };
+    const bGw = await load(gateway, 100, 5);
+    mock.reset();
+    report('B. c=100, 50 ms mock, direct: RPS / p50', `${bDirect.rps.toFixed(0)} / ${fmt(bDirect.p50, 1)}`, `errors ${bDirect.errors}`);
+    report('B. c=100, 50 ms mock, ctl:    RPS / p50', `${bGw.rps.toFixed(0)} / ${fmt(bGw.p50, 1)}`, `errors ${bGw.errors}, p99 ${fmt(bGw.p99, 1)}`);
+    report('B. throughput ratio ctl/direct', `${((bGw.rps / bDirect.rps) * 100).toFixed(1)} %`, 'goal ≥ 97 %');
+    report('B. added p50 (ctl − direct)', fmt(bGw.p50 - bDirect.p50, 2));
+    if (portkey) {
+      mock.defaults = { ...mock.defaults, latencyMs: 50 };
+      const bPk = await load(portkey.path, 100, 5);
+      mock.reset();
+      report('B. c=100, 50 ms mock, portkey: RPS / p50', `${bPk.rps.toFixed(0)} / ${fmt(bPk.p50, 1)}`, `errors ${bPk.errors}`);
+    }
+    const rssLoad = rssMb(d.child.pid!);
+    report('C. ctl daemon (all components) RSS at rest / after load', `${rssRest.toFixed(0)} / ${rssLoad.toFixed(0)} MB`);
+    const alone = await startStandalone(d.dir);
+    try {
+      const aloneRest = rssMb(alone.pid);
+      mock.defaults = { ...mock.defaults, latencyMs: 50 };
+      await load({ ...gateway, name: 'alone', origin: alone.origin }, 100, 5);
+      mock.reset();
+      report('C. gateway component alone RSS at rest / after load', `${aloneRest.toFixed(0)} / ${rssMb(alone.pid).toFixed(0)} MB`, 'goal < 150 MB');
+    } finally {
+      await alone.stop();
+    }
+    if (portkey) report('C. portkey RSS after load', `${rssMb(portkey.pid).toFixed(0)} MB`);
+  } finally {
+    await portkey?.stop();
+    await d.stop();
+    await mock.close();
+    if (pin) spawnSync('taskset', ['-p', '-c', `0-${cpus().length - 1}`, String(process.pid)], { stdio: 'ignore' });
+  }
+}
+
+// Run directly: `node dist/test/bench/gateway.js`.
+if (process.argv[1] && /bench[/\\]gateway\.[jt]s$/.test(process.argv[1])) {
+  await runGatewayBench();
+}

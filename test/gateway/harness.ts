@@ -1,0 +1,108 @@
+/**
+ * In-process gateway for tests: the real component on two loopback HTTP listeners, one treated as
+ * the control socket (trusted) and one as TCP (auth applies), with a temporary state dir.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { createDispatcher } from '../../src/http/dispatch.js';
+import { ClientIpResolver } from '../../src/http/client-ip.js';
+import { systemClock, type Clock } from '../../src/http/clock.js';
+import type { ComponentContext, ComponentInstance } from '../../src/http/component.js';
+import { Egress } from '../../src/egress/index.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import { gatewayComponent } from '../../src/gateway/index.js';
+import type { GatewayHandle } from '../../src/gateway/handle.js';
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  json: any;
+}
+
+export interface GatewayHarness {
+  dir: string;
+  instance: ComponentInstance;
+  handle: GatewayHandle;
+  /** Base URL of the trusted (socket-like) listener. */
+  trustedUrl: string;
+  /** Base URL of the TCP listener (auth applies). */
+  tcpUrl: string;
+  req(method: string, path: string, body?: unknown, headers?: Record<string, string>, opts?: { tcp?: boolean }): Promise<Reply>;
+  writeYaml(text: string): void;
+  close(): Promise<void>;
+}
+
+export async function startGateway(opts: { yaml?: string; env?: Record<string, string>; clock?: Clock; config?: Record<string, unknown>; dir?: string } = {}): Promise<GatewayHarness> {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'ctl-gw-'));
+  if (opts.yaml !== undefined) writeFileSync(join(dir, 'gateway.yaml'), opts.yaml);
+  const log = pino({ level: 'silent' });
+  let store: Store | undefined;
+  const egress = new Egress({ loopbackOnly: true });
+  const ctx: ComponentContext = {
+    name: 'gateway',
+    stateDir: dir,
+    log,
+    clock: opts.clock ?? systemClock,
+    openStore: (migrations) => (store ??= openStore(join(dir, 'database', 'gateway.db'), migrations)),
+    egress,
+    config: opts.config ?? {},
+    env: { NODE_ENV: 'test', ...(opts.env ?? {}) },
+    uploadsDir: join(dir, 'uploads', 'gateway'),
+    handleOf: () => undefined,
+    version: '0.1.0-test',
+  };
+  const instance = await gatewayComponent.create(ctx);
+  const ips = new ClientIpResolver();
+  const mk = (viaSocket: boolean): Promise<Server> =>
+    new Promise((resolve) => {
+      const s = createServer(createDispatcher({ target: () => instance, listener: viaSocket ? 'unix' : 'gateway', viaSocket, ips: () => ips, log }));
+      s.listen(0, '127.0.0.1', () => resolve(s));
+    });
+  const trusted = await mk(true);
+  const tcp = await mk(false);
+  const url = (s: Server) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+  const h: GatewayHarness = {
+    dir,
+    instance,
+    handle: instance.handle as GatewayHandle,
+    trustedUrl: url(trusted),
+    tcpUrl: url(tcp),
+    async req(method, path, body, headers = {}, o = {}) {
+      const init: RequestInit = { method, headers: { ...headers } };
+      if (body !== undefined) {
+        init.body = typeof body === 'string' ? body : JSON.stringify(body);
+        if (!Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) (init.headers as Record<string, string>)['content-type'] = 'application/json';
+      }
+      const r = await fetch((o.tcp ? h.tcpUrl : h.trustedUrl) + path, init);
+      const text = await r.text();
+      let json: any;
+      try {
+        json = text ? JSON.parse(text) : undefined;
+      } catch {
+        json = undefined;
+      }
+      const hdrs: Record<string, string> = {};
+      r.headers.forEach((v, k) => (hdrs[k] = v));
+      return { status: r.status, headers: hdrs, text, json };
+    },
+    writeYaml(text) {
+      writeFileSync(join(dir, 'gateway.yaml'), text);
+    },
+    async close() {
+      trusted.closeAllConnections();
+      tcp.closeAllConnections();
+      await new Promise((r) => trusted.close(r));
+      await new Promise((r) => tcp.close(r));
+      await instance.stop?.();
+      store?.close();
+      await egress.close();
+      if (!opts.dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return h;
+}
