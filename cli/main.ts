@@ -7,6 +7,7 @@ import { register as registerDaemon } from './daemon.js';
 import { register as registerNodes } from './nodes.js';
 import { register as registerRatelimit } from './ratelimit.js';
 import { register as registerGateway } from './gateway.js';
+import { register as registerPipeline } from './pipeline.js';
 
 const program = new Command('ctl')
   .description('one daemon, one CLI: alert manager API, Core API, rate limiter, model gateway, content pipeline, node monitor')
@@ -29,6 +30,7 @@ registerDaemon(program);
 registerNodes(program);
 registerRatelimit(program);
 registerGateway(program);
+registerPipeline(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,186 @@
+import { Type } from '@sinclair/typebox';
+import { HttpError, conflict, notFound } from '../../http/errors.js';
+import type { Category } from '../data/categories.js';
+import type { Source, SourceInput, SourceType } from '../data/sources.js';
+import type { Services } from '../services.js';
+import { type ApiRegistry, pathId } from './registry.js';
+import { Category as CategorySchema, CategoryCreate, CategoryUpdate, Source as SourceSchema, SourceCreate, SourceUpdate } from './schemas.js';
+
+export function catalogRoutes(api: ApiRegistry, s: Services): void {
+  const getSource = (id: number): Source => {
+    const src = s.sources.get(id);
+    if (!src) throw notFound(`Source ${id} not found`);
+    return src;
+  };
+  const getCategory = (id: number): Category => {
+    const c = s.categories.get(id);
+    if (!c) throw notFound(`Category ${id} not found`);
+    return c;
+  };
+
+  /** Check a source and bring its category to the stored spelling (creating the category when new). */
+  const prepareSource = (input: SourceInput): SourceInput => {
+    const name = input.name.trim();
+    if (!name) throw new HttpError(422, 'body/name must not be blank', { code: 'validation_error' });
+    const url = input.url.trim();
+    checkSourceUrl(input.source_type, url);
+    let category = input.category.trim();
+    if (category) category = s.categories.ensure(category).name;
+    return { ...input, name, url, category };
+  };
+
+  api.add({
+    method: 'GET',
+    path: '/api/sources',
+    tag: 'sources',
+    summary: 'List content sources with their health',
+    response: Type.Array(SourceSchema),
+    handler: () => s.sources.list(),
+  });
+  api.add({
+    method: 'POST',
+    path: '/api/sources',
+    tag: 'sources',
+    summary: 'Create a source (hackernews or rss); its category is created when new',
+    body: SourceCreate,
+    status: 201,
+    response: SourceSchema,
+    handler: (_ctx, body: { name: string; url: string; source_type: SourceType; category?: string; is_active?: boolean }) =>
+      s.store.transaction(() => {
+        const src = s.sources.create(prepareSource({ ...body, category: body.category ?? '', is_active: body.is_active ?? true }));
+        s.activity.add('source_created', `Source "${src.name}" (${src.source_type}) created`, 'source', src.id);
+        return src;
+      }),
+  });
+  api.add({
+    method: 'GET',
+    path: '/api/sources/:id',
+    tag: 'sources',
+    summary: 'Get one source',
+    response: SourceSchema,
+    handler: (ctx) => getSource(pathId(ctx, 'Source')),
+  });
+  for (const method of ['PUT', 'PATCH'] as const) {
+    api.add({
+      method,
+      path: '/api/sources/:id',
+      tag: 'sources',
+      summary: 'Update a source (fields not sent keep their value)',
+      body: SourceUpdate,
+      response: SourceSchema,
+      handler: (ctx, body: Partial<SourceInput>) => {
+        const id = pathId(ctx, 'Source');
+        return s.store.transaction(() => {
+          const cur = getSource(id);
+          const next = prepareSource({
+            name: body.name ?? cur.name,
+            url: body.url ?? cur.url,
+            source_type: body.source_type ?? cur.source_type,
+            category: body.category ?? cur.category,
+            is_active: body.is_active ?? cur.is_active,
+          });
+          s.sources.update(id, next);
+          s.activity.add('source_updated', `Source "${next.name}" updated`, 'source', id);
+          return getSource(id);
+        });
+      },
+    });
+  }
+  api.add({
+    method: 'DELETE',
+    path: '/api/sources/:id',
+    tag: 'sources',
+    summary: 'Delete a source (its posts keep their source name)',
+    status: 204,
+    handler: (ctx) => {
+      const id = pathId(ctx, 'Source');
+      s.store.transaction(() => {
+        const src = getSource(id);
+        s.sources.delete(id);
+        s.activity.add('source_deleted', `Source "${src.name}" deleted`, 'source', id);
+      });
+      ctx.res.statusCode = 204;
+      ctx.res.end();
+      return undefined;
+    },
+  });
+
+  api.add({
+    method: 'GET',
+    path: '/api/categories',
+    tag: 'categories',
+    summary: 'List categories',
+    response: Type.Array(CategorySchema),
+    handler: () => s.categories.list(),
+  });
+  api.add({
+    method: 'POST',
+    path: '/api/categories',
+    tag: 'categories',
+    summary: 'Create a category',
+    body: CategoryCreate,
+    status: 201,
+    response: CategorySchema,
+    errors: [409],
+    handler: (_ctx, body: { name: string; is_active?: boolean }) => {
+      const name = body.name.trim();
+      if (!name) throw new HttpError(422, 'body/name must not be blank', { code: 'validation_error' });
+      return s.store.transaction(() => {
+        if (s.categories.byName(name)) throw conflict(`Category "${name}" already exists`);
+        const c = s.categories.create(name, body.is_active ?? true);
+        s.activity.add('category_created', `Category "${c.name}" created`, 'category', c.id);
+        return c;
+      });
+    },
+  });
+  api.add({
+    method: 'GET',
+    path: '/api/categories/:id',
+    tag: 'categories',
+    summary: 'Get one category',
+    response: CategorySchema,
+    handler: (ctx) => getCategory(pathId(ctx, 'Category')),
+  });
+  for (const method of ['PUT', 'PATCH'] as const) {
+    api.add({
+      method,
+      path: '/api/categories/:id',
+      tag: 'categories',
+      summary: 'Update a category; a rename also renames it on its sources and posts',
+      body: CategoryUpdate,
+      response: CategorySchema,
+      errors: [409],
+      handler: (ctx, body: { name?: string; is_active?: boolean }) => {
+        const id = pathId(ctx, 'Category');
+        return s.store.transaction(() => {
+          const cur = getCategory(id);
+          const name = body.name === undefined ? cur.name : body.name.trim();
+          if (!name) throw new HttpError(422, 'body/name must not be blank', { code: 'validation_error' });
+          const other = s.categories.byName(name);
+          if (other && other.id !== id) throw conflict(`Category "${name}" already exists`);
+          s.categories.update(id, name, body.is_active ?? cur.is_active);
+          if (name !== cur.name) {
+            s.sources.renameCategory(cur.name, name);
+            s.posts.renameCategory(cur.name, name);
+          }
+          s.activity.add('category_updated', `Category "${name}" updated`, 'category', id);
+          return getCategory(id);
+        });
+      },
+    });
+  }
+}
+
+function checkSourceUrl(type: SourceType, url: string): void {
+  if (type === 'hackernews' && url === '') return;
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new HttpError(422, `body/url must be an absolute http or https URL${type === 'hackernews' ? ' (or empty for the top stories)' : ''}`, {
+      code: 'validation_error',
+    });
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new HttpError(422, 'body/url must use http or https', { code: 'validation_error' });
+  if (u.username || u.password) throw new HttpError(422, 'body/url must not carry credentials', { code: 'validation_error' });
+}

@@ -1,0 +1,124 @@
+/**
+ * The content pipeline component (server `pipeline`, default 127.0.0.1:8000, base `/api`):
+ * research → draft (through the gateway's in-process chat) → review → publish → measure.
+ */
+import type { GatewayHandle } from '../gateway/handle.js';
+import type { ComponentDefinition, ComponentInstance } from '../http/component.js';
+import { Router } from '../http/router.js';
+import { catalogRoutes } from './api/routes-catalog.js';
+import { insightRoutes } from './api/routes-insights.js';
+import { pipelineRoutes } from './api/routes-pipeline.js';
+import { postRoutes } from './api/routes-posts.js';
+import { renderError } from './api/render-error.js';
+import { settingsRoutes } from './api/routes-settings.js';
+import { styleRoutes } from './api/routes-style.js';
+import { systemRoutes } from './api/routes-system.js';
+import { ApiRegistry } from './api/registry.js';
+import { bearerAuth } from './auth/middleware.js';
+import { TokenIssuer, loadOrCreateKey } from './auth/tokens.js';
+import { loadPipelineConfig } from './config.js';
+import { ActivityRepo } from './data/activity.js';
+import { AnalyticsRepo } from './data/analytics.js';
+import { CategoriesRepo } from './data/categories.js';
+import { PIPELINE_MIGRATIONS } from './data/migrations.js';
+import { PostsRepo } from './data/posts.js';
+import { ProposalsRepo } from './data/proposals.js';
+import { RunsRepo } from './data/runs.js';
+import { SettingsRepo } from './data/settings.js';
+import { SourcesRepo } from './data/sources.js';
+import { StyleRepo } from './data/style.js';
+import { UsedItemsRepo } from './data/used-items.js';
+import { ModelSettings } from './model-setting.js';
+import { Publisher } from './publish/publisher.js';
+import { XApiClient } from './publish/x-api.js';
+import { PipelineRunner } from './runner.js';
+import type { Services } from './services.js';
+
+export type { Services } from './services.js';
+
+/** What other code (tests, the daemon) may reach in-process. */
+export interface PipelineHandle {
+  /** Publish due scheduled posts now (the timer does this every publish-interval). */
+  publishDue(): Promise<number>;
+}
+
+export const pipelineComponent: ComponentDefinition = {
+  name: 'pipeline',
+  defaultAddress: '127.0.0.1:8000',
+  create(ctx): ComponentInstance {
+    const config = loadPipelineConfig(ctx.config ?? {}, ctx.env);
+    const store = ctx.openStore(PIPELINE_MIGRATIONS);
+    const { clock } = ctx;
+    const posts = new PostsRepo(store, clock);
+    const sources = new SourcesRepo(store, clock);
+    const style = new StyleRepo(store, clock);
+    const runs = new RunsRepo(store, clock);
+    const activity = new ActivityRepo(store, clock);
+    const model = new ModelSettings(new SettingsRepo(store, clock), config.envModel);
+    style.ensureDefault();
+    if (!config.ownerPasswordHash) {
+      ctx.log.warn('pipeline: no owner password configured (pipeline.owner-password or PIPELINE_OWNER_PASSWORD): login answers 503, so TCP access needs one; the control socket works');
+    }
+    const interrupted = runs.markInterrupted();
+    if (interrupted > 0) ctx.log.warn({ runs: interrupted }, 'pipeline runs interrupted by the last stop were marked interrupted');
+
+    // Looked up at call time: the gateway may be created after us, or not run in this daemon.
+    const gateway = () => ctx.handleOf<GatewayHandle>('gateway');
+    const xClient = config.xApiToken
+      ? new XApiClient(ctx.egress, { baseUrl: config.xApiBaseUrl, token: config.xApiToken, timeoutMs: config.fetchTimeoutMs, maxBytes: 1 << 20 })
+      : null;
+    const x = () => xClient;
+    const usedItems = new UsedItemsRepo(store, clock);
+    const runner = new PipelineRunner({ store, clock, log: ctx.log, egress: ctx.egress, config, gateway, model, posts, sources, style, usedItems, runs, activity });
+    const publisher = new Publisher({ posts, activity, x, clock, log: ctx.log, uploadsDir: ctx.uploadsDir, intervalMs: config.publishIntervalMs });
+
+    const services: Services = {
+      config,
+      clock,
+      log: ctx.log,
+      store,
+      egress: ctx.egress,
+      uploadsDir: ctx.uploadsDir,
+      version: ctx.version,
+      tokens: new TokenIssuer(loadOrCreateKey(ctx.stateDir), clock),
+      posts,
+      sources,
+      categories: new CategoriesRepo(store, clock),
+      style,
+      proposals: new ProposalsRepo(store, clock),
+      activity,
+      runs,
+      analytics: new AnalyticsRepo(store),
+      model,
+      runner,
+      publisher,
+      gateway,
+      x,
+    };
+
+    const router = new Router({ ignoreTrailingSlash: true });
+    router.use(bearerAuth(services.tokens, () => config.ownerPasswordHash));
+    const api = new ApiRegistry(router);
+    systemRoutes(api, services);
+    pipelineRoutes(api, services);
+    postRoutes(api, services);
+    catalogRoutes(api, services);
+    styleRoutes(api, services);
+    insightRoutes(api, services);
+    settingsRoutes(api, services);
+
+    const handle: PipelineHandle = { publishDue: () => publisher.tick() };
+    return {
+      router,
+      renderError,
+      handle,
+      start() {
+        publisher.start();
+      },
+      stop() {
+        publisher.stop();
+        runner.stop();
+      },
+    };
+  },
+};
