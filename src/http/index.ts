@@ -8,3 +8,4 @@ export * from './client-ip.js';
 export * from './schema.js';
 export * from './dispatch.js';
 export type * from './component.js';
+export * from './lazy.js';

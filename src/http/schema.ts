@@ -1,26 +1,35 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { badRequest } from './errors.js';
+import { lazyRequire } from './lazy.js';
 
-// ajv-formats ships CommonJS; under NodeNext its default export is the namespace object.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
-  a: Ajv,
-) => Ajv;
+const ajvModule = lazyRequire<typeof import('ajv')>('ajv');
+const ajvFormats = lazyRequire<{ default: (a: Ajv) => Ajv }>('ajv-formats');
+let shared: Ajv | undefined;
 
-/** One shared Ajv instance: schemas are compiled once, at module load, never per request. */
-export const ajv = addFormats(
-  new Ajv({ allErrors: false, coerceTypes: false, useDefaults: false, strict: false }),
-);
+/** One shared Ajv instance, made on the first compile (Ajv is a heavy import). */
+export function ajv(): Ajv {
+  return (shared ??= ajvFormats().default(new (ajvModule().Ajv)({ allErrors: false, coerceTypes: false, useDefaults: false, strict: false })));
+}
 
 export interface Validator<T> {
   (value: unknown): value is T;
   errors?: ErrorObject[] | null;
 }
 
-/** Compile a TypeBox (or plain JSON) schema once. */
+/**
+ * Compile a TypeBox (or plain JSON) schema once, on first use: Ajv code generation is the largest
+ * part of start-up otherwise, and most schemas are for requests a given daemon may never see.
+ */
 export function compile<S extends TSchema>(schema: S): Validator<Static<S>> {
-  return ajv.compile(schema) as ValidateFunction<Static<S>> as Validator<Static<S>>;
+  let compiled: ValidateFunction<Static<S>> | undefined;
+  const validate = ((value: unknown) => {
+    compiled ??= ajv().compile<Static<S>>(schema);
+    const ok = compiled(value);
+    validate.errors = compiled.errors;
+    return ok;
+  }) as Validator<Static<S>>;
+  return validate;
 }
 
 /** Readable one-line text for the first validation error, e.g. `body/name must be string`. */

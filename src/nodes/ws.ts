@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, WebSocket, type RawData } from 'ws';
+import type { WebSocketServer, WebSocket, RawData } from 'ws';
+import { lazyRequire } from '../http/lazy.js';
 import type { RequestContext } from '../http/context.js';
 import { fanout, isMethod, METHODS, runMethod } from './api.js';
 import { Code } from './codes.js';
@@ -9,6 +10,10 @@ import { clientKey } from './http-api.js';
 import type { Peer } from './hub.js';
 import type { Services } from './service.js';
 import { isPlainObject } from './values.js';
+
+const wsLib = lazyRequire<typeof import('ws')>('ws');
+/** WebSocket.OPEN (the ws package is loaded on the first upgrade, not at daemon start). */
+const OPEN = 1;
 
 /**
  * The WebSocket session at `GET /polling` (text frames of `{Method, Value}`, replies as envelopes).
@@ -23,11 +28,13 @@ import { isPlainObject } from './values.js';
 const MAX_BUFFERED = 16 << 20;
 
 export class WsSessions {
-  private readonly wss: WebSocketServer;
+  private server?: WebSocketServer;
   private readonly sockets = new Set<WebSocket>();
 
-  constructor(private readonly s: Services) {
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: s.config.websocket.maxPayload, perMessageDeflate: false });
+  constructor(private readonly s: Services) {}
+
+  private get wss(): WebSocketServer {
+    return (this.server ??= new (wsLib().WebSocketServer)({ noServer: true, maxPayload: this.s.config.websocket.maxPayload, perMessageDeflate: false }));
   }
 
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, ctx: RequestContext): void {
@@ -46,7 +53,7 @@ export class WsSessions {
   close(): void {
     for (const ws of this.sockets) ws.terminate();
     this.sockets.clear();
-    this.wss.close();
+    this.server?.close();
   }
 
   private session(ws: WebSocket, ip: string): void {
@@ -59,7 +66,7 @@ export class WsSessions {
     const peer: Peer = {
       accountId: undefined,
       send: (text) => {
-        if (ws.readyState !== WebSocket.OPEN) return;
+        if (ws.readyState !== OPEN) return;
         // A client that stopped reading is dropped rather than buffered without bound.
         if (ws.bufferedAmount > MAX_BUFFERED) return void ws.terminate();
         ws.send(text);
@@ -102,7 +109,7 @@ export class WsSessions {
   }
 
   private async frame(ws: WebSocket, peer: Peer, ip: string, text: string): Promise<void> {
-    if (ws.readyState !== WebSocket.OPEN) return;
+    if (ws.readyState !== OPEN) return;
     let q: unknown;
     try {
       q = JSON.parse(text);

@@ -3,7 +3,8 @@
  * capped while streaming (413), type checked by the declared type and by the file's magic bytes
  * (415), written under the component's uploads dir with a random name (temp file + rename).
  */
-import busboy from 'busboy';
+import type Busboy from 'busboy';
+import { lazyRequire } from '../http/lazy.js';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
@@ -11,6 +12,8 @@ import { join } from 'node:path';
 import type { RequestContext } from '../http/context.js';
 import { HttpError, payloadTooLarge, unsupportedMediaType } from '../http/errors.js';
 import { mediaType } from '../http/body.js';
+
+const busboy = lazyRequire<typeof Busboy>('busboy');
 
 export const IMAGE_TYPES: Record<string, string> = {
   'image/png': 'png',
@@ -48,9 +51,9 @@ export async function receiveImage(ctx: RequestContext, dir: string, postId: num
     throw payloadTooLarge(`image larger than ${maxBytes} bytes`);
   }
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  let bb: busboy.Busboy;
+  let bb: Busboy.Busboy;
   try {
-    bb = busboy({ headers: ctx.req.headers, limits: { files: 1, fileSize: maxBytes, fields: 20, fieldSize: 4096, parts: 40 } });
+    bb = busboy()({ headers: ctx.req.headers, limits: { files: 1, fileSize: maxBytes, fields: 20, fieldSize: 4096, parts: 40 } });
   } catch (e) {
     ctx.req.resume();
     throw new HttpError(400, `bad multipart request: ${(e as Error).message}`);

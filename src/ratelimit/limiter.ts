@@ -13,7 +13,6 @@ import { FileCounterStore } from './file-adapter.js';
 import { makeGuard, type GuardState } from './guard.js';
 import { clientBucket, isBucket, isCounterRest, normalizeMethod, normalizePattern, routeKeyPrefix } from './key.js';
 import { effectiveLimit, type LimitSource, type Policy } from './policy.js';
-import { RedisCounterStore } from './redis-adapter.js';
 import { ThrottledLog } from './throttled-log.js';
 
 /** One row of `ctl ratelimit status` / `GET /core/1.0/ratelimit`. */
@@ -237,8 +236,11 @@ export class Limiter {
         } catch (e) {
           throw new RateLimitException(`rate limit file adapter: cannot open ${config.file.path}: ${(e as Error).message}`);
         }
-      case 'redis':
+      case 'redis': {
+        // ioredis is loaded only when the redis adapter is configured (it is a heavy import).
+        const { RedisCounterStore } = await import('./redis-adapter.js');
         return RedisCounterStore.open(config.redis, this.egress, this.log);
+      }
       default:
         throw RateLimitException.adapterNotSupported(String(config.default));
     }

@@ -6,8 +6,10 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SignJWT, jwtVerify } from 'jose';
+import { lazyRequire } from '../../http/lazy.js';
 import type { Clock } from '../../http/clock.js';
+
+const jose = lazyRequire<typeof import('jose')>('jose');
 
 export const TOKEN_TTL_SECONDS = 86_400;
 const ISSUER = 'ctl-pipeline';
@@ -42,7 +44,7 @@ export class TokenIssuer {
 
   async issue(passwordHash: string): Promise<string> {
     const now = Math.floor(this.clock.now() / 1000);
-    return await new SignJWT({ pv: passwordFingerprint(passwordHash) })
+    return await new (jose().SignJWT)({ pv: passwordFingerprint(passwordHash) })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setIssuer(ISSUER)
       .setSubject(SUBJECT)
@@ -56,7 +58,7 @@ export class TokenIssuer {
   /** The reason a token is refused, or null when it is valid for the current password. */
   async check(token: string, passwordHash: string | null): Promise<string | null> {
     try {
-      const { payload } = await jwtVerify(token, this.key, {
+      const { payload } = await jose().jwtVerify(token, this.key, {
         algorithms: ['HS256'],
         issuer: ISSUER,
         subject: SUBJECT,

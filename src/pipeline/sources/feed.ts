@@ -2,7 +2,8 @@
  * RSS 2.0, RSS 1.0 (RDF) and Atom feeds, parsed with fast-xml-parser. Entities are decoded by us
  * (the parser's entity processing is off), so DOCTYPE entity tricks cannot expand.
  */
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import type { XMLParser } from 'fast-xml-parser';
+import { lazyRequire } from '../../http/lazy.js';
 import type { Egress } from '../../egress/index.js';
 import type { Source } from '../data/sources.js';
 import { FetchError, fetchText, redact } from './http.js';
@@ -15,7 +16,9 @@ export interface FeedOptions {
   maxBytes: number;
 }
 
-const parser = new XMLParser({
+const fxp = lazyRequire<typeof import('fast-xml-parser')>('fast-xml-parser');
+let parserInstance: XMLParser | undefined;
+const parser = () => (parserInstance ??= new (fxp().XMLParser)({
   ignoreAttributes: false,
   attributeNamePrefix: '@_',
   processEntities: false,
@@ -23,7 +26,7 @@ const parser = new XMLParser({
   parseAttributeValue: false,
   trimValues: true,
   isArray: (name) => name === 'item' || name === 'entry' || name === 'link',
-});
+}));
 
 export async function fetchFeed(egress: Egress, source: Source, o: FeedOptions, signal: AbortSignal): Promise<ResearchItem[]> {
   const r = await fetchText(egress, source.url, {
@@ -40,9 +43,9 @@ export async function fetchFeed(egress: Egress, source: Source, o: FeedOptions, 
 export function parseFeed(xml: string, source: Pick<Source, 'id' | 'name' | 'category'>): ResearchItem[] {
   const text = xml.replace(/^\uFEFF/, '').trim();
   if (!text.startsWith('<')) throw new FetchError('not an RSS or Atom feed (the body is not XML)');
-  const valid = XMLValidator.validate(text);
+  const valid = fxp().XMLValidator.validate(text);
   if (valid !== true) throw new FetchError(`not well-formed XML: ${valid.err.msg} (line ${valid.err.line})`);
-  const doc = parser.parse(text) as Record<string, unknown>;
+  const doc = parser().parse(text) as Record<string, unknown>;
   const rss = obj(doc.rss);
   const rdf = obj(doc['rdf:RDF']);
   const atom = obj(doc.feed);
