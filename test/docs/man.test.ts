@@ -1,32 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import type { Command } from 'commander';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CTL, ROOT } from '../helpers/daemon.js';
+import { ROOT } from '../helpers/daemon.js';
 
 const MAN = join(ROOT, 'man');
 const pages = readdirSync(MAN).filter((f) => /\.\d$/.test(f));
 
-function help(path: string[]): string {
-  return execFileSync(process.execPath, [CTL, ...path, '--help'], { encoding: 'utf8' });
-}
-
-/** Sub-command names listed under "Commands:" in commander's help. */
-function subcommands(text: string): string[] {
-  const i = text.indexOf('\nCommands:\n');
-  if (i < 0) return [];
-  return text
-    .slice(i + 11)
-    .split('\n')
-    .map((l) => /^ {2}([a-z][\w-]*)/.exec(l)?.[1])
-    .filter((n): n is string => !!n && n !== 'help');
-}
-
-/** Every leaf command path, e.g. ['daemon', 'config', 'patch']. */
-function leaves(prefix: string[] = []): string[][] {
-  const subs = subcommands(help(prefix));
+/** Every leaf command path, e.g. ['daemon', 'config', 'patch'], from the compiled command tree. */
+function leaves(cmd: Command, prefix: string[] = []): string[][] {
+  const subs = cmd.commands.filter((c) => c.name() !== 'help');
   if (subs.length === 0) return [prefix];
-  return subs.flatMap((s) => leaves([...prefix, s]));
+  return subs.flatMap((c) => leaves(c, [...prefix, c.name()]));
 }
 
 describe('man pages', () => {
@@ -44,9 +30,10 @@ describe('man pages', () => {
     }
   });
 
-  it('every CLI command is documented in a man page', () => {
+  it('every CLI command is documented in a man page', async () => {
     const text = pages.map((p) => readFileSync(join(MAN, p), 'utf8').replace(/\\f[BIRP]|\\-/g, (m) => (m === '\\-' ? '-' : ''))).join('\n');
-    const missing = leaves()
+    const { buildProgram } = (await import(join(ROOT, 'dist', 'cli', 'program.js'))) as { buildProgram: () => Command };
+    const missing = leaves(buildProgram())
       .map((path) => path.slice(-2).join(' '))
       .filter((words) => !text.includes(words));
     expect(missing).toEqual([]);
