@@ -4,6 +4,7 @@ import { setOutputFormat, type OutputFormat } from './output.js';
 import { cliVersion } from './version.js';
 import { register as registerServe } from './serve.js';
 import { register as registerDaemon } from './daemon.js';
+import { register as registerAlertmanager } from './alertmanager.js';
 import { register as registerRatelimit } from './ratelimit.js';
 import { register as registerGateway } from './gateway.js';
 import { register as registerPipeline } from './pipeline.js';
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
 
   registerServe(program);
   registerDaemon(program);
+  registerAlertmanager(program);
   registerRatelimit(program);
   registerGateway(program);
   registerPipeline(program);

@@ -1,0 +1,270 @@
+/**
+ * Request bodies of POST /silences and POST /alerts, decoded and validated in go-openapi's order:
+ * media type (415), JSON syntax and Go types (400 `{code:400}`), then the OpenAPI schema (422
+ * `{code:602|612|601}`); only the first problem is reported, as Alertmanager does.
+ */
+import type { RequestContext } from '../../http/context.js';
+import { HttpError } from '../../http/errors.js';
+import { readBody } from '../../http/body.js';
+import { checkGoJson, decodeFirst, EMPTY, getField, GoJsonError, type GoType } from './gojson.js';
+import { wellFormed } from './json.js';
+import { GO_ZERO_MS, goQuote, parseDateTime } from '../timefmt.js';
+import type { ApiMatcher, SilenceInput } from '../silences.js';
+
+/** `{code, message}` framework errors (no trailing newline). */
+export function frameworkError(status: number, code: number, message: string): HttpError {
+  return new HttpError(status, message, { code, details: { framework: true } });
+}
+
+export function checkJsonContentType(ctx: RequestContext): void {
+  const ct = ctx.req.headers['content-type'];
+  if (ct === undefined || ct === '') return;
+  const type = ct.split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json') {
+    throw frameworkError(415, 415, `unsupported media type ${goQuote(type)}, only [application/json] are allowed`);
+  }
+}
+
+const LABEL_SET: GoType = { k: 'map', go: 'models.LabelSet', of: { k: 'string' } };
+const DATETIME: GoType = { k: 'datetime' };
+
+const SILENCE_ID_PASS: GoType = {
+  k: 'struct',
+  go: 'struct { ID string "json:\\"id,omitempty\\"" }',
+  name: '',
+  fields: { id: { k: 'string' } },
+};
+
+const MATCHER: GoType = {
+  k: 'struct',
+  go: 'models.Matcher',
+  name: 'Matcher',
+  fields: { isEqual: { k: 'bool' }, isRegex: { k: 'bool' }, name: { k: 'string' }, value: { k: 'string' } },
+};
+
+const SILENCE_PASS: GoType = {
+  k: 'struct',
+  go: 'models.Silence',
+  name: 'Silence',
+  fields: {
+    comment: { k: 'string' },
+    createdBy: { k: 'string' },
+    endsAt: DATETIME,
+    matchers: { k: 'slice', go: 'models.Matchers', of: MATCHER },
+    startsAt: DATETIME,
+  },
+};
+
+const ALERT_TIMES_PASS: GoType = {
+  k: 'struct',
+  go: 'struct { Annotations models.LabelSet "json:\\"annotations,omitempty\\""; EndsAt strfmt.DateTime "json:\\"endsAt,omitempty\\""; StartsAt strfmt.DateTime "json:\\"startsAt,omitempty\\"" }',
+  name: '',
+  fields: { annotations: LABEL_SET, endsAt: DATETIME, startsAt: DATETIME },
+};
+
+const ALERT_PASS: GoType = {
+  k: 'struct',
+  go: 'models.Alert',
+  name: 'Alert',
+  fields: { generatorURL: { k: 'string' }, labels: LABEL_SET },
+};
+
+async function readFirstValue(ctx: RequestContext, what: string, limit: number): Promise<unknown> {
+  checkJsonContentType(ctx);
+  const buf = await readBody(ctx, limit);
+  try {
+    const v = decodeFirst(buf);
+    if (v === EMPTY) throw frameworkError(422, 602, `${what} in body is required`);
+    return v;
+  } catch (e) {
+    if (e instanceof GoJsonError) throw parseFailure(what, e.message);
+    throw e;
+  }
+}
+
+function parseFailure(what: string, reason: string): HttpError {
+  return frameworkError(400, 400, `parsing ${what} body from "" failed, because ${reason}`);
+}
+
+function required(path: string): HttpError {
+  return frameworkError(422, 602, `${path} in body is required`);
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function toLabelSet(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!isObj(v)) return out;
+  for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[wellFormed(k)] = wellFormed(x);
+  return out;
+}
+
+/** A date-time that is absent, null or Go's zero time is "unset". */
+function optionalTime(v: unknown): number | undefined {
+  if (typeof v !== 'string') return undefined;
+  const ms = parseDateTime(v);
+  return ms === GO_ZERO_MS ? undefined : ms;
+}
+
+export async function readPostableSilence(ctx: RequestContext): Promise<SilenceInput> {
+  const v = await readFirstValue(ctx, 'silence', 1 << 20);
+  const e1 = checkGoJson(v, SILENCE_ID_PASS) ?? checkGoJson(v, SILENCE_PASS);
+  if (e1) throw parseFailure('silence', e1);
+  const body = isObj(v) ? v : {};
+  const f = (name: string) => getField(body, SILENCE_PASS as { fields: Record<string, unknown> }, name);
+  const comment = f('comment');
+  const createdBy = f('createdBy');
+  const endsAt = f('endsAt');
+  const matchers = f('matchers');
+  const startsAt = f('startsAt');
+  if (comment == null) throw required('comment');
+  if (createdBy == null) throw required('createdBy');
+  if (endsAt == null) throw required('endsAt');
+  if (matchers == null) throw required('matchers');
+  const list = matchers as unknown[];
+  if (list.length < 1) throw frameworkError(422, 612, 'matchers in body should have at least 1 items');
+  const parsed: ApiMatcher[] = [];
+  list.forEach((m, i) => {
+    if (!isObj(m)) throw required(`matchers.${i}`);
+    const g = (name: string) => getField(m, MATCHER as { fields: Record<string, unknown> }, name);
+    const isRegex = g('isRegex');
+    const name = g('name');
+    const value = g('value');
+    if (isRegex == null) throw required(`matchers.${i}.isRegex`);
+    if (name == null) throw required(`matchers.${i}.name`);
+    if (value == null) throw required(`matchers.${i}.value`);
+    const isEqual = g('isEqual');
+    parsed.push({ name: wellFormed(name as string), value: wellFormed(value as string), isRegex: isRegex as boolean, isEqual: isEqual == null ? true : (isEqual as boolean) });
+  });
+  if (startsAt == null) throw required('startsAt');
+  const id = getField(body, SILENCE_ID_PASS as { fields: Record<string, unknown> }, 'id');
+  return {
+    id: typeof id === 'string' && id !== '' ? id : undefined,
+    matchers: parsed,
+    startsAt: parseDateTime(startsAt as string),
+    endsAt: parseDateTime(endsAt as string),
+    createdBy: wellFormed(createdBy as string),
+    comment: wellFormed(comment as string),
+  };
+}
+
+export interface PostableAlert {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  startsAt?: number;
+  endsAt?: number;
+  generatorURL: string;
+}
+
+export async function readPostableAlerts(ctx: RequestContext): Promise<PostableAlert[]> {
+  const v = await readFirstValue(ctx, 'alerts', 32 << 20);
+  if (v === null) return [];
+  if (!Array.isArray(v)) throw parseFailure('alerts', `json: cannot unmarshal ${kindOf(v)} into Go value of type models.PostableAlerts`);
+  const fast = v.every(plainAlert);
+  if (fast) return v.map(toPostable);
+  for (const el of v) {
+    if (el === null) continue;
+    const err = checkGoJson(el, ALERT_TIMES_PASS) ?? checkGoJson(el, ALERT_PASS);
+    if (err) throw parseFailure('alerts', err);
+  }
+  const out: PostableAlert[] = [];
+  v.forEach((el, i) => {
+    if (!isObj(el)) throw required(`${i}.labels`);
+    const g = (t: GoType, name: string) => getField(el, t as { fields: Record<string, unknown> }, name);
+    const generatorURL = (g(ALERT_PASS, 'generatorURL') as string | null | undefined) ?? '';
+    if (generatorURL !== '' && !isRequestUri(generatorURL)) {
+      throw frameworkError(422, 601, `${i}.generatorURL in body must be of type uri: ${goQuote(generatorURL)}`);
+    }
+    const labels = g(ALERT_PASS, 'labels');
+    if (labels == null) throw required(`${i}.labels`);
+    out.push({
+      labels: toLabelSet(labels),
+      annotations: toLabelSet(g(ALERT_TIMES_PASS, 'annotations')),
+      startsAt: optionalTime(g(ALERT_TIMES_PASS, 'startsAt')),
+      endsAt: optionalTime(g(ALERT_TIMES_PASS, 'endsAt')),
+      generatorURL: wellFormed(generatorURL),
+    });
+  });
+  return out;
+}
+
+const ALERT_KEYS = new Set(['labels', 'annotations', 'startsAt', 'endsAt', 'generatorURL']);
+const ALERT_KEYS_LOWER = new Set([...ALERT_KEYS].map((k) => k.toLowerCase()));
+const RFC3339_SHAPE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
+
+function stringMap(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  for (const k in v) if (typeof (v as Record<string, unknown>)[k] !== 'string') return false;
+  return true;
+}
+
+/**
+ * The common, well-formed alert: exact field names, string maps, RFC3339 times, a valid
+ * generatorURL. Anything else takes the slow path that reproduces Go's exact error.
+ */
+function plainAlert(el: unknown): boolean {
+  if (typeof el !== 'object' || el === null || Array.isArray(el)) return false;
+  const a = el as Record<string, unknown>;
+  for (const k in a) if (!ALERT_KEYS.has(k) && ALERT_KEYS_LOWER.has(k.toLowerCase())) return false;
+  if (!stringMap(a.labels)) return false;
+  if (a.annotations != null && !stringMap(a.annotations)) return false;
+  for (const t of [a.startsAt, a.endsAt]) {
+    if (t == null) continue;
+    if (typeof t !== 'string' || !RFC3339_SHAPE.test(t)) return false;
+    try {
+      parseDateTime(t);
+    } catch {
+      return false;
+    }
+  }
+  if (a.generatorURL != null && (typeof a.generatorURL !== 'string' || (a.generatorURL !== '' && !isRequestUri(a.generatorURL)))) return false;
+  return true;
+}
+
+function toPostable(el: Record<string, unknown>): PostableAlert {
+  return {
+    labels: toLabelSet(el.labels),
+    annotations: toLabelSet(el.annotations),
+    startsAt: optionalTime(el.startsAt),
+    endsAt: optionalTime(el.endsAt),
+    generatorURL: wellFormed((el.generatorURL as string | null | undefined) ?? ''),
+  };
+}
+
+function kindOf(v: unknown): string {
+  if (typeof v === 'string') return 'string';
+  if (typeof v === 'number') return 'number';
+  if (typeof v === 'boolean') return 'bool';
+  if (Array.isArray(v)) return 'array';
+  return 'object';
+}
+
+/** strfmt "uri" = Go url.ParseRequestURI succeeds: an absolute URI or an absolute path. */
+export function isRequestUri(s: string): boolean {
+  if (s === '' || /[\x00-\x1f\x7f]/.test(s)) return false;
+  if (s === '*') return true;
+  let rest = s;
+  let scheme = '';
+  const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(s);
+  if (m) {
+    scheme = m[1]!;
+    rest = s.slice(m[0].length);
+  } else if (s.startsWith(':')) return false;
+  const q = rest.indexOf('?');
+  if (q >= 0) rest = rest.slice(0, q);
+  if (!rest.startsWith('/')) return scheme !== '';
+  if (scheme !== '' && rest.startsWith('//')) {
+    const slash = rest.indexOf('/', 2);
+    const authority = slash < 0 ? rest.slice(2) : rest.slice(2, slash);
+    rest = slash < 0 ? '' : rest.slice(slash);
+    const at = authority.lastIndexOf('@');
+    const host = at >= 0 ? authority.slice(at + 1) : authority;
+    const user = at >= 0 ? authority.slice(0, at) : '';
+    if (!/^[A-Za-z0-9\-._~!$&'()*+,;=:%]*$/.test(user)) return false;
+    if (host.startsWith('[')) {
+      if (!/^\[[0-9A-Fa-f:.%a-zA-Z0-9]*\](:\d*)?$/.test(host)) return false;
+    } else if (!/^[A-Za-z0-9\-._~!$&'()*+,;=%]*(:\d*)?$/.test(host)) return false;
+    if (/%(?![0-9A-Fa-f]{2})/.test(host)) return false;
+  }
+  return !/%(?![0-9A-Fa-f]{2})/.test(rest);
+}

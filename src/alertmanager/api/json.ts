@@ -1,0 +1,62 @@
+/**
+ * JSON as Go's encoding/json writes it (Alertmanager's responses): map keys sorted, HTML-safe
+ * escaping of < > &, \u2028/\u2029 escaped, control characters as \u00XX.
+ */
+
+const NEEDS_ESCAPE = /["\\\x00-\x1f<>&\u2028\u2029\ud800-\udfff]/;
+
+const HEX = '0123456789abcdef';
+
+export function goJsonString(s: string): string {
+  if (!NEEDS_ESCAPE.test(s)) return '"' + s + '"';
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x22) out += '\\"';
+    else if (c === 0x5c) out += '\\\\';
+    else if (c === 0x0a) out += '\\n';
+    else if (c === 0x0d) out += '\\r';
+    else if (c === 0x09) out += '\\t';
+    else if (c < 0x20 || c === 0x3c || c === 0x3e || c === 0x26 || c === 0x2028 || c === 0x2029) {
+      out += '\\u' + HEX[(c >> 12) & 15] + HEX[(c >> 8) & 15] + HEX[(c >> 4) & 15] + HEX[c & 15];
+    } else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && s.charCodeAt(i + 1) >= 0xdc00 && s.charCodeAt(i + 1) <= 0xdfff) {
+      out += s[i]! + s[i + 1]!;
+      i++;
+    } else if (c >= 0xd800 && c <= 0xdfff) {
+      out += '\ufffd';
+    } else out += s[i];
+  }
+  return out + '"';
+}
+
+/** A string map with sorted keys (Go marshals maps in key order). */
+export function goJsonLabelSet(ls: Record<string, string>): string {
+  const keys = Object.keys(ls);
+  if (keys.length === 0) return '{}';
+  keys.sort();
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    if (i > 0) out += ',';
+    out += goJsonString(keys[i]!) + ':' + goJsonString(ls[keys[i]!]!);
+  }
+  return out + '}';
+}
+
+/** Any JSON value the Go way (objects keep their key order: use it for structs written in Go field order). */
+export function goJson(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (typeof v === 'string') return goJsonString(v);
+  if (typeof v === 'number' || typeof v === 'boolean') return JSON.stringify(v);
+  if (Array.isArray(v)) return '[' + v.map(goJson).join(',') + ']';
+  const parts: string[] = [];
+  for (const [k, x] of Object.entries(v as object)) {
+    if (x === undefined) continue;
+    parts.push(goJsonString(k) + ':' + goJson(x));
+  }
+  return '{' + parts.join(',') + '}';
+}
+
+/** Replace lone surrogates with U+FFFD, as Go's JSON decoder does. */
+export function wellFormed(s: string): string {
+  return (s as string & { toWellFormed?: () => string }).toWellFormed?.() ?? s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
+}

@@ -1,0 +1,214 @@
+/**
+ * The HTTP surface: /api/v2 (status, receivers, silences, silence/{id}, alerts, alerts/groups)
+ * and the /-/ health and reload endpoints, answering with Alertmanager 0.25's status codes and
+ * bodies.
+ */
+import type { RequestContext } from '../../http/context.js';
+import { HttpError } from '../../http/errors.js';
+import { sendEmpty, sendText } from '../../http/respond.js';
+import type { Router } from '../../http/router.js';
+import type { Engine, AlertQuery } from '../engine.js';
+import { parseMatcher, MatcherParseError, type Matcher } from '../matchers.js';
+import { compileAnchored, RegexError } from '../regex.js';
+import { SilenceInvalid, SilenceNotFound } from '../silences.js';
+import { formatTime, goQuote } from '../timefmt.js';
+import { checkJsonContentType, frameworkError, readPostableAlerts, readPostableSilence } from './bodies.js';
+import { goJson, goJsonString } from './json.js';
+
+export interface ApiDeps {
+  engine: Engine;
+  /** Reload alertmanager.yml; resolves with an error text when the new file was rejected. */
+  reload(): Promise<string | undefined>;
+  /** False while the configuration file could not be loaded (the built-in default is served). */
+  ready(): boolean;
+  versionInfo: Record<string, string>;
+}
+
+/** A handler error: a JSON string and a newline, as go-swagger responders write payload strings. */
+export function amError(status: number, message: string): HttpError {
+  return new HttpError(status, message, { code: 'am_string' });
+}
+
+/** Successful JSON: Go's json.Encoder ends the document with a newline (Buffers come with it). */
+/** Wait for 'drain' (or 'close'), leaving no listener behind. */
+function drained(res: RequestContext['res']): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/** Stream a JSON document given in pieces: 64 KiB writes, honouring backpressure. */
+export async function sendAmJsonParts(ctx: RequestContext, parts: Buffer[]): Promise<void> {
+  const res = ctx.res;
+  let total = 0;
+  for (const p of parts) total += p.length;
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/json');
+  res.setHeader('Content-Length', total);
+  const CHUNK = 64 * 1024;
+  let remaining = total;
+  let buf = Buffer.allocUnsafe(Math.min(CHUNK, remaining));
+  let used = 0;
+  for (const p of parts) {
+    let off = 0;
+    while (off < p.length) {
+      const n = Math.min(p.length - off, buf.length - used);
+      p.copy(buf, used, off, off + n);
+      used += n;
+      off += n;
+      if (used === buf.length) {
+        const ok = res.write(buf);
+        remaining -= used;
+        buf = Buffer.allocUnsafe(Math.min(CHUNK, remaining));
+        used = 0;
+        if (!ok && !res.destroyed) await drained(res);
+        if (res.destroyed) return;
+      }
+    }
+  }
+  res.end(used > 0 ? buf.subarray(0, used) : undefined);
+}
+
+export function sendAmJson(ctx: RequestContext, text: string | Buffer): void {
+  const body = typeof text === 'string' ? text + '\n' : text;
+  const res = ctx.res;
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/json');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
+}
+
+const TRUE_WORDS = new Set(['true', '1', 'yes', 'ok', 'y', 'on', 'selected', 'checked', 't', 'enabled']);
+
+/** go-openapi boolean query parameter: last value wins; empty means the default (true). */
+export function boolParam(ctx: RequestContext, name: string): boolean {
+  const all = ctx.query.getAll(name);
+  if (all.length === 0) return true;
+  const raw = all[all.length - 1]!;
+  if (raw === '') return true;
+  return TRUE_WORDS.has(raw.toLowerCase());
+}
+
+/** `filter` values, each one matcher (a bad one is a 400 string, as the handlers answer). */
+export function filterParam(ctx: RequestContext): Matcher[] {
+  return ctx.query.getAll('filter').map((f) => {
+    try {
+      return parseMatcher(f);
+    } catch (e) {
+      if (e instanceof MatcherParseError || e instanceof RegexError) throw amError(400, e.message);
+      throw e;
+    }
+  });
+}
+
+function alertQuery(ctx: RequestContext): AlertQuery {
+  const filter = filterParam(ctx);
+  const all = ctx.query.getAll('receiver');
+  const raw = all.length > 0 ? all[all.length - 1]! : '';
+  let receiver;
+  if (raw !== '') {
+    try {
+      receiver = compileAnchored(raw);
+    } catch (e) {
+      throw amError(400, `failed to parse receiver param: ${(e as Error).message}`);
+    }
+  }
+  return { filter, receiver, active: boolParam(ctx, 'active'), silenced: boolParam(ctx, 'silenced'), inhibited: boolParam(ctx, 'inhibited') };
+}
+
+const UUID_RE = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
+
+function silenceIdParam(ctx: RequestContext): string {
+  const id = ctx.params.silenceID ?? '';
+  if (!UUID_RE.test(id)) throw frameworkError(422, 601, `silenceID in path must be of type uuid: ${goQuote(id)}`);
+  return id;
+}
+
+export function registerApiRoutes(router: Router, deps: ApiDeps): void {
+  const { engine } = deps;
+
+  router.get('/api/v2/status', (ctx) => {
+    const body = {
+      cluster: { peers: [], status: 'disabled' },
+      config: { original: engine.config.original },
+      uptime: formatTime(engine.startedAt),
+      versionInfo: deps.versionInfo,
+    };
+    sendAmJson(ctx, goJson(body));
+  });
+
+  router.get('/api/v2/receivers', (ctx) => {
+    sendAmJson(ctx, '[' + engine.config.receivers.map((n) => '{"name":' + goJsonString(n) + '}').join(',') + ']');
+  });
+
+  router.get('/api/v2/silences', (ctx) => {
+    sendAmJson(ctx, engine.silencesJson(filterParam(ctx)));
+  });
+
+  router.post('/api/v2/silences', async (ctx) => {
+    const input = await readPostableSilence(ctx);
+    if (input.startsAt >= input.endsAt) throw amError(400, 'Failed to create silence: start time must be before end time');
+    if (input.endsAt < engine.clock.now()) throw amError(400, "Failed to create silence: end time can't be in the past");
+    let id: string;
+    try {
+      id = engine.silences.set(input);
+    } catch (e) {
+      if (e instanceof SilenceNotFound) throw amError(404, e.message);
+      if (e instanceof SilenceInvalid) throw amError(400, e.message);
+      throw e;
+    }
+    sendAmJson(ctx, '{"silenceID":' + goJsonString(id) + '}');
+  });
+
+  router.get('/api/v2/silence/:silenceID', (ctx) => {
+    const id = silenceIdParam(ctx);
+    const s = engine.silences.get(id);
+    if (!s) return sendEmpty(ctx.res, 404);
+    sendAmJson(ctx, engine.silenceJson(s, engine.clock.now()));
+  });
+
+  router.delete('/api/v2/silence/:silenceID', (ctx) => {
+    const id = silenceIdParam(ctx);
+    try {
+      engine.silences.expire(id);
+    } catch (e) {
+      // 0.25 answered 500 "silence not found"; 0.26+ answers 404 with no body.
+      if (e instanceof SilenceNotFound) return sendEmpty(ctx.res, 404);
+      throw e;
+    }
+    sendEmpty(ctx.res, 200);
+  });
+
+  router.get('/api/v2/alerts', (ctx) => {
+    return sendAmJsonParts(ctx, engine.alertsJson(alertQuery(ctx)));
+  });
+
+  router.post('/api/v2/alerts', async (ctx) => {
+    const alerts = await readPostableAlerts(ctx);
+    const errors = engine.postAlerts(alerts);
+    if (errors.length > 0) throw amError(400, errors.join('; '));
+    sendEmpty(ctx.res, 200);
+  });
+
+  router.get('/api/v2/alerts/groups', (ctx) => {
+    return sendAmJsonParts(ctx, engine.groupsJson(alertQuery(ctx)));
+  });
+
+  // Operational endpoints (outside the OpenAPI surface; plain text like Alertmanager's).
+  const ok = (ctx: RequestContext) => sendText(ctx.res, 200, 'OK');
+  router.on(['GET', 'HEAD'], '/-/healthy', ok);
+  router.on(['GET', 'HEAD'], '/-/ready', (ctx) => (deps.ready() ? ok(ctx) : sendText(ctx.res, 503, 'Service Unavailable')));
+  router.post('/-/reload', async (ctx) => {
+    const err = await deps.reload();
+    if (err !== undefined) return sendText(ctx.res, 500, `failed to reload config: ${err}\n`, 'text/plain; charset=utf-8', { 'X-Content-Type-Options': 'nosniff' });
+    sendEmpty(ctx.res, 200);
+  });
+}
+
+export { checkJsonContentType };

@@ -1,0 +1,395 @@
+/**
+ * The alert manager's state and queries: configuration, alerts, silences and inhibition, and
+ * the JSON the API answers with. Status (silenced/inhibited) is computed at query time, as
+ * Alertmanager 0.25 does, after the cheap label filter has narrowed the alerts.
+ */
+import type { Clock } from '../http/clock.js';
+import { AlertStore, type Alert, type AlertCache, type RouteSet } from './alerts.js';
+import { groupLabels, matchRoutes, type RouteNode } from './config/runtime.js';
+import type { LoadedConfig } from './config/load.js';
+import { Inhibitor } from './inhibit.js';
+import { compareLabelSets, fingerprint, isValidLabelName, labelSetsEqual, sortedNames, type LabelSet } from './labels.js';
+import type { Matcher } from './matchers.js';
+import type { AnchoredRegex } from './regex.js';
+import { SilenceStore, apiSilenceState, type Silence, type SilenceIndex } from './silences.js';
+import type { AlertmanagerPersistence } from './persist.js';
+import { formatTime, goQuote } from './timefmt.js';
+import { goJsonLabelSet, goJsonString } from './api/json.js';
+import type { PostableAlert } from './api/bodies.js';
+
+export interface AlertQuery {
+  filter: Matcher[];
+  receiver?: AnchoredRegex;
+  active: boolean;
+  silenced: boolean;
+  inhibited: boolean;
+}
+
+interface Status {
+  silencedBy: string[];
+  inhibitedBy: string[];
+}
+
+/** api/v2 matchFilterLabels: an empty value on `=`/`=~` means "label absent", on `!=`/`!~` "present". */
+export function matchFilterLabels(matchers: Matcher[], labels: LabelSet): boolean {
+  for (const m of matchers) {
+    const v = labels[m.name];
+    if (m.type === '!=' || m.type === '!~') {
+      if (m.value === '' && v !== undefined) continue;
+    } else if (m.value === '' && v === undefined) continue;
+    if (!m.matches(v ?? '')) return false;
+  }
+  return true;
+}
+
+/** types.AlertSlice order inside a group: job, then instance (missing sorts last), then labels. */
+function compareInGroup(a: Alert, b: Alert): number {
+  for (const key of ['job', 'instance']) {
+    const x = a.labels[key];
+    const y = b.labels[key];
+    if (x === undefined && y === undefined) continue;
+    if (x === undefined) return 1;
+    if (y === undefined) return -1;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return compareLabelSets(a.labels, b.labels);
+}
+
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+/** Go's json.Encoder ends every document with a newline. */
+const CLOSE_NL = Buffer.from(']\n');
+
+const NONE: string[] = [];
+
+const ACTIVE_STATUS = '{"inhibitedBy":[],"mutedBy":[],"silencedBy":[],"state":"active"}';
+
+function statusJson(s: Status): string {
+  if (s.silencedBy.length === 0 && s.inhibitedBy.length === 0) return ACTIVE_STATUS;
+  return '{"inhibitedBy":' + idList(s.inhibitedBy) + ',"mutedBy":[],"silencedBy":' + idList(s.silencedBy) + ',"state":"suppressed"}';
+}
+
+function idList(ids: string[]): string {
+  if (ids.length === 0) return '[]';
+  return '[' + ids.map(goJsonString).join(',') + ']';
+}
+
+function receiversJson(names: string[]): string {
+  return '[' + names.map((n) => '{"name":' + goJsonString(n) + '}').join(',') + ']';
+}
+
+/** One gettableAlert in Go field order (generatorURL omitted when empty). */
+function renderAlert(a: Alert, receivers: string, status: string): string {
+  return (
+    '{"annotations":' + goJsonLabelSet(a.annotations) +
+    ',"endsAt":"' + formatTime(a.endsAt) +
+    '","fingerprint":"' + a.fingerprint +
+    '","receivers":' + receivers +
+    ',"startsAt":"' + formatTime(a.startsAt) +
+    '","status":' + status +
+    ',"updatedAt":"' + formatTime(a.updatedAt) + '"' +
+    (a.generatorURL ? ',"generatorURL":' + goJsonString(a.generatorURL) : '') +
+    ',"labels":' + goJsonLabelSet(a.labels) + '}'
+  );
+}
+
+export class Engine {
+  config: LoadedConfig;
+  private configGen = 1;
+  readonly alerts: AlertStore;
+  readonly silences: SilenceStore;
+  private inhibitor: Inhibitor;
+  private inhibitorKey = '';
+  readonly startedAt: number;
+
+  constructor(config: LoadedConfig, persist: AlertmanagerPersistence, readonly clock: Clock, retentionMs?: number) {
+    this.config = config;
+    this.alerts = new AlertStore(persist, clock);
+    this.silences = new SilenceStore(persist, clock, retentionMs);
+    this.inhibitor = new Inhibitor(config.inhibitRules);
+    this.startedAt = clock.now();
+  }
+
+  setConfig(config: LoadedConfig): void {
+    this.config = config;
+    this.configGen++;
+    this.routeSets = new Map();
+    this.inhibitor = new Inhibitor(config.inhibitRules);
+    this.inhibitorKey = '';
+  }
+
+  // ---- ingestion -----------------------------------------------------------------------------
+
+  /** postAlertsHandler: defaults, validation, best-effort store. Returns the validation errors. */
+  postAlerts(input: PostableAlert[]): string[] {
+    const now = this.clock.now();
+    const errors: string[] = [];
+    const valid: Alert[] = [];
+    for (const p of input) {
+      let startsAt = p.startsAt;
+      let endsAt = p.endsAt;
+      let timeout = false;
+      if (startsAt === undefined) startsAt = endsAt === undefined ? now : endsAt;
+      if (endsAt === undefined) {
+        timeout = true;
+        endsAt = now + this.config.resolveTimeoutMs;
+      }
+      const labels: LabelSet = {};
+      for (const [k, v] of Object.entries(p.labels)) if (v !== '') labels[k] = v;
+      const err = validateAlert(startsAt, endsAt, labels, p.annotations);
+      if (err) {
+        errors.push(err);
+        continue;
+      }
+      valid.push({
+        fingerprint: fingerprint(labels),
+        labels,
+        annotations: p.annotations,
+        startsAt,
+        endsAt,
+        updatedAt: now,
+        generatorURL: p.generatorURL,
+        timeout,
+      });
+    }
+    this.alerts.put(valid);
+    return errors;
+  }
+
+  // ---- per-alert caches ----------------------------------------------------------------------
+
+  private routeSets = new Map<string, RouteSet>();
+
+  private cacheOf(a: Alert): AlertCache {
+    let c = a.cache;
+    if (!c || c.configGen !== this.configGen) {
+      const routes = matchRoutes(this.config.route, a.labels);
+      const key = routes.length === 1 ? routes[0]!.id : routes.map((r) => r.id).join(',');
+      let set = this.routeSets.get(key);
+      if (!set) {
+        const receivers = routes.map((r) => r.receiver);
+        const json = receiversJson(receivers);
+        const sorted = receiversJson([...receivers].sort());
+        set = { routes, receivers, receiversJson: json, sortedReceiversJson: sorted === json ? json : sorted };
+        this.routeSets.set(key, set);
+      }
+      c = a.cache = { configGen: this.configGen, set, rendered: [] };
+    }
+    return c;
+  }
+
+  /**
+   * The alert's JSON; reuses a previous rendering for the same receivers and status (two slots:
+   * /alerts lists receivers in route order, groups sorted, and they differ only for alerts with
+   * several receivers). Kept as UTF-8 bytes so responses are streamed without string joins.
+   */
+  private alertJson(a: Alert, receivers: string, status: Status): Buffer {
+    const c = this.cacheOf(a);
+    const inh = status.inhibitedBy.length ? status.inhibitedBy.join(',') : '';
+    const sil = status.silencedBy.length ? status.silencedBy.join(',') : '';
+    for (const r of c.rendered) if (r.inh === inh && r.sil === sil && r.receivers === receivers) return r.json;
+    const json = Buffer.from(renderAlert(a, receivers, statusJson(status)));
+    const slot = { receivers, inh, sil, json };
+    if (c.rendered.length < 2) c.rendered.push(slot);
+    else c.rendered[receivers === c.set.receiversJson ? 0 : 1] = slot;
+    return json;
+  }
+
+  private readyInhibitor(): Inhibitor {
+    const key = `${this.configGen}/${this.alerts.version}`;
+    if (key !== this.inhibitorKey) {
+      this.inhibitor.rebuild(this.alerts.list());
+      this.inhibitorKey = key;
+    }
+    return this.inhibitor;
+  }
+
+  /** alertFilter: hides resolved alerts, computes status, applies the state flags and label filter. */
+  private filterAlert(a: Alert, q: AlertQuery, now: number, silences: SilenceIndex, inhibitor: Inhibitor): Status | undefined {
+    if (a.endsAt < now) return undefined;
+    if (!matchFilterLabels(q.filter, a.labels)) return undefined;
+    let inhibitedBy: string[] = NONE;
+    if (this.config.inhibitRules.length > 0) {
+      const fp = inhibitor.inhibitedBy(a.labels, now);
+      if (fp !== undefined) inhibitedBy = [fp];
+    }
+    const silencedBy = silences.silencedBy(a.labels);
+    const suppressed = inhibitedBy.length > 0 || silencedBy.length > 0;
+    if (!q.active && !suppressed) return undefined;
+    if (!q.silenced && silencedBy.length > 0) return undefined;
+    if (!q.inhibited && inhibitedBy.length > 0) return undefined;
+    return { silencedBy, inhibitedBy };
+  }
+
+  /** GET /api/v2/alerts as JSON bytes (sorted by fingerprint), in pieces to stream. */
+  alertsJson(q: AlertQuery): Buffer[] {
+    const now = this.clock.now();
+    const silences = this.silences.index(now);
+    const inhibitor = this.config.inhibitRules.length > 0 ? this.readyInhibitor() : this.inhibitor;
+    const parts: Buffer[] = [OPEN];
+    for (const a of this.alerts.list()) {
+      if (a.endsAt < now) continue;
+      const c = this.cacheOf(a);
+      if (q.receiver && !c.set.receivers.some((r) => q.receiver!.test(r))) continue;
+      const st = this.filterAlert(a, q, now, silences, inhibitor);
+      if (!st) continue;
+      if (parts.length > 1) parts.push(COMMA);
+      parts.push(this.alertJson(a, c.set.receiversJson, st));
+    }
+    parts.push(CLOSE_NL);
+    return parts;
+  }
+
+  /** GET /api/v2/alerts/groups as JSON bytes, in pieces to stream. */
+  groupsJson(q: AlertQuery): Buffer[] {
+    const now = this.clock.now();
+    const silences = this.silences.index(now);
+    const inhibitor = this.config.inhibitRules.length > 0 ? this.readyInhibitor() : this.inhibitor;
+    interface Group {
+      route: RouteNode;
+      labels: LabelSet;
+      alerts: Alert[];
+      statuses: Status[];
+    }
+    const groups = new Map<string, Group>();
+    /** Receivers of the groups an alert landed in, when not simply all of its routes. */
+    const partial = new Map<Alert, string[]>();
+    for (const a of this.alerts.list()) {
+      if (a.endsAt < now) continue;
+      const c = this.cacheOf(a);
+      const routes = c.set.routes;
+      let st: Status | undefined | null = null;
+      const keys = (c.groupKeys ??= routes.map((r) => r.id + '\xff' + fingerprint(groupLabels(r, a.labels))));
+      let taken = 0;
+      for (let i = 0; i < routes.length; i++) {
+        const route = routes[i]!;
+        if (q.receiver && !q.receiver.test(route.receiver)) continue;
+        if (st === null) st = this.filterAlert(a, q, now, silences, inhibitor);
+        if (!st) break;
+        let g = groups.get(keys[i]!);
+        if (!g) groups.set(keys[i]!, (g = { route, labels: groupLabels(route, a.labels), alerts: [], statuses: [] }));
+        g.alerts.push(a);
+        g.statuses.push(st);
+        taken++;
+      }
+      if (taken > 0 && taken < routes.length) {
+        partial.set(a, routes.filter((r) => !q.receiver || q.receiver.test(r.receiver)).map((r) => r.receiver).sort());
+      }
+    }
+    const receiversFor = (a: Alert): string => {
+      const p = partial.get(a);
+      return p ? receiversJson(p) : a.cache!.set.sortedReceiversJson;
+    };
+    const sorted = [...groups.values()].sort((x, y) => {
+      if (labelSetsEqual(x.labels, y.labels)) return x.route.receiver < y.route.receiver ? -1 : x.route.receiver > y.route.receiver ? 1 : 0;
+      return compareLabelSets(x.labels, y.labels);
+    });
+    const out: Buffer[] = [OPEN];
+    sorted.forEach((g, i) => {
+      const order = g.alerts.map((_, j) => j).sort((x, y) => compareInGroup(g.alerts[x]!, g.alerts[y]!));
+      out.push(Buffer.from((i > 0 ? ',' : '') + '{"alerts":['));
+      order.forEach((j, n) => {
+        if (n > 0) out.push(COMMA);
+        out.push(this.alertJson(g.alerts[j]!, receiversFor(g.alerts[j]!), g.statuses[j]!));
+      });
+      out.push(Buffer.from('],"labels":' + goJsonLabelSet(g.labels) + ',"receiver":{"name":' + goJsonString(g.route.receiver) + '}}'));
+    });
+    out.push(CLOSE_NL);
+    return out;
+  }
+
+  // ---- silences ------------------------------------------------------------------------------
+
+  private readonly silenceJsonCache = new WeakMap<Silence, { state: string; json: string }>();
+
+  silenceJson(s: Silence, now: number): string {
+    const state = apiSilenceState(s, now);
+    const hit = this.silenceJsonCache.get(s);
+    if (hit && hit.state === state) return hit.json;
+    const json = this.renderSilence(s, state);
+    this.silenceJsonCache.set(s, { state, json });
+    return json;
+  }
+
+  private renderSilence(s: Silence, state: string): string {
+    return (
+      '{"id":' + goJsonString(s.id) +
+      ',"status":{"state":"' + state + '"}' +
+      ',"updatedAt":"' + formatTime(s.updatedAt) + '"' +
+      ',"comment":' + goJsonString(s.comment) +
+      ',"createdBy":' + goJsonString(s.createdBy) +
+      ',"endsAt":"' + formatTime(s.endsAt) + '"' +
+      ',"matchers":[' + s.matchers.map((m) => '{"isEqual":' + m.isEqual + ',"isRegex":' + m.isRegex + ',"name":' + goJsonString(m.name) + ',"value":' + goJsonString(m.value) + '}').join(',') + ']' +
+      ',"startsAt":"' + formatTime(s.startsAt) + '"}'
+    );
+  }
+
+  /** GET /api/v2/silences: structural filter, then active (endsAt ↑), pending (startsAt ↑), expired (endsAt ↓). */
+  private silenceListCache?: { version: number; validFrom: number; validUntil: number; body: Buffer };
+
+  /**
+   * GET /api/v2/silences as JSON bytes. The unfiltered list is cached until a silence changes or
+   * one of them changes state (starts or ends).
+   */
+  silencesJson(filter: Matcher[]): Buffer {
+    const now = this.clock.now();
+    if (filter.length > 0) return Buffer.from(this.renderSilenceList(filter, now) + '\n');
+    const c = this.silenceListCache;
+    if (c && c.version === this.silences.version && now >= c.validFrom && now < c.validUntil) return c.body;
+    let validUntil = Infinity;
+    for (const s of this.silences.all()) {
+      if (now < s.startsAt) validUntil = Math.min(validUntil, s.startsAt);
+      else if (now < s.endsAt) validUntil = Math.min(validUntil, s.endsAt);
+    }
+    const body = Buffer.from(this.renderSilenceList(filter, now) + '\n');
+    this.silenceListCache = { version: this.silences.version, validFrom: now, validUntil, body };
+    return body;
+  }
+
+  private renderSilenceList(filter: Matcher[], now: number): string {
+    const order = { active: 1, pending: 2, expired: 3 } as const;
+    const list = this.silences
+      .all()
+      .filter((s) =>
+        filter.every((f) =>
+          s.matchers.some(
+            (m) => m.name === f.name && m.value === f.value && m.isRegex === f.isRegex && m.isEqual === f.isEqual,
+          ),
+        ),
+      )
+      .map((s) => ({ s, state: apiSilenceState(s, now) }));
+    list.sort((x, y) => {
+      if (x.state !== y.state) return order[x.state] - order[y.state];
+      if (x.state === 'active') return x.s.endsAt - y.s.endsAt;
+      if (x.state === 'pending') return x.s.startsAt - y.s.startsAt;
+      return y.s.endsAt - x.s.endsAt;
+    });
+    return '[' + list.map(({ s }) => this.silenceJson(s, now)).join(',') + ']';
+  }
+
+  /** Periodic maintenance: drop resolved alerts and silences past retention. */
+  gcAlerts(): number {
+    return this.alerts.gc();
+  }
+
+  gcSilences(): number {
+    return this.silences.gc();
+  }
+}
+
+/** The first invalid name (in Go string order), if any. */
+function invalidName(ls: LabelSet): string | undefined {
+  for (const n in ls) if (!isValidLabelName(n)) return sortedNames(ls).find((x) => !isValidLabelName(x));
+  return undefined;
+}
+
+/** types.Alert.Validate (0.25 messages). */
+function validateAlert(startsAt: number, endsAt: number, labels: LabelSet, annotations: LabelSet): string | undefined {
+  if (endsAt < startsAt) return 'start time must be before end time';
+  let bad = invalidName(labels);
+  if (bad !== undefined) return `invalid label set: invalid name ${goQuote(bad)}`;
+  if (Object.keys(labels).length === 0) return 'at least one label pair required';
+  bad = invalidName(annotations);
+  if (bad !== undefined) return `invalid annotations: invalid name ${goQuote(bad)}`;
+  return undefined;
+}

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/http/clock.js';
+import { AlertStore, mergeAlerts, type Alert } from '../../src/alertmanager/alerts.js';
+import { MemoryPersistence } from '../../src/alertmanager/persist.js';
+import { fingerprint } from '../../src/alertmanager/labels.js';
+
+const T0 = Date.parse('2030-01-01T00:00:00Z');
+const M = 60_000;
+const alert = (over: Partial<Alert> = {}): Alert => {
+  const labels = over.labels ?? { alertname: 'A' };
+  return { fingerprint: fingerprint(labels), labels, annotations: {}, startsAt: T0, endsAt: T0 + 5 * M, updatedAt: T0, generatorURL: '', timeout: true, ...over };
+};
+
+describe('merge (types.Alert.Merge)', () => {
+  it('younger wins, earliest start kept, timeout end refreshed', () => {
+    const old = alert();
+    const next = alert({ startsAt: T0 + 2000, endsAt: T0 + 2000 + 5 * M, updatedAt: T0 + 2000, annotations: { v: '2' } });
+    const m = mergeAlerts(old, next, T0 + 2000);
+    expect(m).toMatchObject({ startsAt: T0, endsAt: T0 + 2000 + 5 * M, annotations: { v: '2' } });
+  });
+  it('an explicit later end on the older alert survives a timeout re-post', () => {
+    const old = alert({ endsAt: T0 + 60 * M, timeout: false });
+    const next = alert({ startsAt: T0 + 1000, endsAt: T0 + 1000 + 5 * M, updatedAt: T0 + 1000 });
+    expect(mergeAlerts(old, next, T0 + 1000).endsAt).toBe(T0 + 60 * M);
+  });
+  it('a resolving post sets the end', () => {
+    const old = alert();
+    const next = alert({ startsAt: T0, endsAt: T0 + 1000, updatedAt: T0 + 1000, timeout: false });
+    expect(mergeAlerts(old, next, T0 + 1000).endsAt).toBe(T0 + 1000);
+  });
+});
+
+describe('store (mem.Alerts.Put)', () => {
+  it('merges overlapping, replaces otherwise, persists one batch per call', () => {
+    const clock = new ManualClock(T0);
+    const p = new MemoryPersistence();
+    const s = new AlertStore(p, clock);
+    s.put([alert()]);
+    clock.advance(2000);
+    s.put([alert({ startsAt: T0 + 2000, endsAt: T0 + 2000 + 5 * M, updatedAt: T0 + 2000 })]);
+    expect(s.get(fingerprint({ alertname: 'A' }))!.startsAt).toBe(T0);
+    // resolved, then a fresh alert: no overlap with the resolved one → replaced with a new start
+    s.put([alert({ startsAt: T0, endsAt: T0 + 2000, updatedAt: T0 + 2000, timeout: false })]);
+    clock.advance(10_000);
+    s.put([alert({ startsAt: T0 + 12_000, endsAt: T0 + 12_000 + 5 * M, updatedAt: T0 + 12_000 })]);
+    expect(s.get(fingerprint({ alertname: 'A' }))!.startsAt).toBe(T0 + 12_000);
+    expect(p.writes).toBe(4);
+    expect(new AlertStore(p, clock).list()).toEqual(s.list().map((a) => ({ ...a, cache: undefined })).map(({ cache, ...rest }) => rest));
+  });
+  it('lists by fingerprint and garbage-collects resolved alerts', () => {
+    const clock = new ManualClock(T0);
+    const s = new AlertStore(new MemoryPersistence(), clock);
+    s.put([alert({ labels: { a: '2' } }), alert({ labels: { a: '1' }, endsAt: T0 + 1000 }), alert({ labels: { a: '3' } })]);
+    const fps = s.list().map((a) => a.fingerprint);
+    expect(fps).toEqual([...fps].sort());
+    clock.advance(1000);
+    expect(s.gc()).toBe(1);
+    expect(s.size).toBe(2);
+  });
+});

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { formatModelDuration, formatTime, GO_ZERO_MS, parseDateTime, parseGoDuration, parseModelDuration } from '../../src/alertmanager/timefmt.js';
+
+describe('parseDateTime (strfmt 0.21 layouts)', () => {
+  it.each([
+    ['2030-01-01T10:00:00Z', '2030-01-01T10:00:00.000Z'],
+    ['2030-01-01T10:00:00.123456789+02:00', '2030-01-01T08:00:00.123Z'],
+    ['2030-01-01T10:00:00.123+0200', '2030-01-01T08:00:00.123Z'],
+    ['2030-01-01T10:00:00', '2030-01-01T10:00:00.000Z'],
+    ['2030-01-01T10:00Z', '2030-01-01T10:00:00.000Z'],
+    ['2030-01-01T10:00', '2030-01-01T10:00:00.000Z'],
+    ['2030-01-01 10:00:00', '2030-01-01T10:00:00.000Z'],
+    ['2030-01-01T1:00:00Z', '2030-01-01T01:00:00.000Z'],
+    ['2030-01-01T10:00:00,5Z', '2030-01-01T10:00:00.500Z'],
+  ])('%s', (s, iso) => {
+    expect(formatTime(parseDateTime(s))).toBe(iso);
+  });
+  it('"" is the epoch and Go zero time is recognisable', () => {
+    expect(parseDateTime('')).toBe(0);
+    expect(parseDateTime('0001-01-01T00:00:00Z')).toBe(GO_ZERO_MS);
+    expect(parseDateTime('0001-01-01T00:00:00.000Z')).toBe(GO_ZERO_MS);
+  });
+  it.each([
+    ['x', 'parsing time "x" as "2006-01-02 15:04:05": cannot parse "x" as "2006"'],
+    ['2030-01-01', 'parsing time "2030-01-01" as "2006-01-02 15:04:05": cannot parse "" as "15"'],
+    ['2030-13-01T00:00:00Z', 'parsing time "2030-13-01T00:00:00Z": month out of range'],
+    ['2030-02-30T00:00:00Z', 'parsing time "2030-02-30T00:00:00Z" as "2006-01-02 15:04:05": cannot parse "T00:00:00Z" as " "'],
+    ['2030-01-01T10:00:00+0200', 'parsing time "2030-01-01T10:00:00+0200" as "2006-01-02 15:04:05": cannot parse "T10:00:00+0200" as " "'],
+    ['2030-1-01', 'parsing time "2030-1-01" as "2006-01-02 15:04:05": cannot parse "1-01" as "01"'],
+    ['é', 'parsing time "\\xc3\\xa9" as "2006-01-02 15:04:05": cannot parse "\\xc3\\xa9" as "2006"'],
+  ])('%s fails like Go', (s, msg) => {
+    expect(() => parseDateTime(s)).toThrow(msg);
+  });
+});
+
+describe('durations', () => {
+  it('model.Duration', () => {
+    expect(parseModelDuration('5m')).toBe(300000);
+    expect(parseModelDuration('1h30m')).toBe(5400000);
+    expect(parseModelDuration('0')).toBe(0);
+    expect(() => parseModelDuration('5x')).toThrow('not a valid duration string: "5x"');
+    expect(formatModelDuration(5400000)).toBe('1h30m');
+    expect(formatModelDuration(2 * 86400000)).toBe('2d');
+    expect(formatModelDuration(14 * 86400000)).toBe('2w');
+    expect(formatModelDuration(0)).toBe('0s');
+  });
+  it('Go time.Duration', () => {
+    expect(parseGoDuration('1m30s')).toBe(90000);
+    expect(parseGoDuration('1.5h')).toBe(5400000);
+    expect(() => parseGoDuration('5')).toThrow('missing unit');
+  });
+});
