@@ -3,7 +3,8 @@ import { buildProgram } from './program.js';
 import { EXIT, fail } from './run.js';
 
 try {
-  await buildProgram().parseAsync(process.argv);
+  const program = await buildProgram(process.argv.slice(2));
+  await program.parseAsync(process.argv);
 } catch (e) {
   if (e instanceof CommanderError) {
     // --help and --version exit 0; every parse error is a usage error.

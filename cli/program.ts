@@ -2,16 +2,42 @@ import { Command, Option } from 'commander';
 import { setClientOptions } from './client.js';
 import { setOutputFormat, type OutputFormat } from './output.js';
 import { cliVersion } from './version.js';
-import { register as registerServe } from './serve.js';
-import { register as registerDaemon } from './daemon.js';
-import { register as registerAlertmanager } from './alertmanager.js';
-import { register as registerRatelimit } from './ratelimit.js';
-import { register as registerGateway } from './gateway.js';
-import { register as registerPipeline } from './pipeline.js';
-import { register as registerNodes } from './nodes.js';
 
-/** The whole command tree (main.ts parses argv with it; tests walk it to check the man pages). */
-export function buildProgram(): Command {
+/** A module of commands and the top-level command names it registers. */
+export interface CommandGroup {
+  commands: string[];
+  load: () => Promise<{ register(program: Command): void }>;
+}
+
+export const GROUPS: CommandGroup[] = [
+  { commands: ['serve'], load: () => import('./serve.js') },
+  { commands: ['status', 'daemon'], load: () => import('./daemon.js') },
+  { commands: ['silence', 'alert', 'config'], load: () => import('./alertmanager.js') },
+  { commands: ['ratelimit'], load: () => import('./ratelimit.js') },
+  { commands: ['gateway'], load: () => import('./gateway.js') },
+  { commands: ['pipeline', 'post', 'source', 'category', 'style', 'proposal'], load: () => import('./pipeline.js') },
+  { commands: ['node'], load: () => import('./nodes.js') },
+];
+
+/** Global options that take a value (their value is not the command word). */
+const VALUE_OPTIONS = new Set(['--state-dir', '--socket', '--url', '-o', '--output']);
+
+/** The first operand of argv (the top-level command word), skipping global options and their values. */
+export function commandWord(args: readonly string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (VALUE_OPTIONS.has(a)) i++;
+    else if (!a.startsWith('-')) return a;
+  }
+  return undefined;
+}
+
+/**
+ * The command tree. With `args` (argv after the script), only the group that owns the command word is
+ * loaded, so `ctl status` does not load the code of every other command; without a known word (help,
+ * a typo) every group is loaded so help and error messages list them all.
+ */
+export async function buildProgram(args?: readonly string[]): Promise<Command> {
   const program = new Command('ctl')
     .description('one daemon, one CLI: alert manager API, Core API, rate limiter, model gateway, content pipeline, node monitor')
     .version(cliVersion(), '-V, --version')
@@ -28,12 +54,8 @@ export function buildProgram(): Command {
     setOutputFormat(g.output);
   });
 
-  registerServe(program);
-  registerDaemon(program);
-  registerAlertmanager(program);
-  registerRatelimit(program);
-  registerGateway(program);
-  registerPipeline(program);
-  registerNodes(program);
+  const word = args ? commandWord(args) : undefined;
+  const owner = word === undefined ? undefined : GROUPS.find((g) => g.commands.includes(word));
+  for (const group of owner ? [owner] : GROUPS) (await group.load()).register(program);
   return program;
 }

@@ -32,8 +32,8 @@ describe('man pages', () => {
 
   it('every CLI command is documented in a man page', async () => {
     const text = pages.map((p) => readFileSync(join(MAN, p), 'utf8').replace(/\\f[BIRP]|\\-/g, (m) => (m === '\\-' ? '-' : ''))).join('\n');
-    const { buildProgram } = (await import(join(ROOT, 'dist', 'cli', 'program.js'))) as { buildProgram: () => Command };
-    const missing = leaves(buildProgram())
+    const { buildProgram } = (await import(join(ROOT, 'dist', 'cli', 'program.js'))) as { buildProgram: () => Promise<Command> };
+    const missing = leaves(await buildProgram())
       .map((path) => path.slice(-2).join(' '))
       .filter((words) => !text.includes(words));
     expect(missing).toEqual([]);

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { ROOT } from '../helpers/daemon.js';
+
+type ProgramModule = typeof import('../../cli/program.js');
+
+describe('CLI command groups', async () => {
+  // The compiled module, as bin/ctl loads it.
+  const { GROUPS, commandWord, buildProgram } = (await import(join(ROOT, 'dist', 'cli', 'program.js'))) as ProgramModule;
+
+  it('each group registers exactly the top-level commands it claims, so lazy loading finds them', async () => {
+    const seen = new Set<string>();
+    for (const g of GROUPS) {
+      const p = new Command();
+      (await g.load()).register(p);
+      expect(p.commands.map((c) => c.name()).sort()).toEqual([...g.commands].sort());
+      for (const c of g.commands) {
+        expect(seen.has(c), `${c} claimed twice`).toBe(false);
+        seen.add(c);
+      }
+    }
+  });
+
+  it('finds the command word after global options', () => {
+    expect(commandWord(['--state-dir', '/x', '-o', 'json', 'status'])).toBe('status');
+    expect(commandWord(['--url', 'http://a', 'silence', 'add'])).toBe('silence');
+    expect(commandWord(['--state-dir=/x', 'node', 'list'])).toBe('node');
+    expect(commandWord(['--help'])).toBeUndefined();
+  });
+
+  it('loads one group for a known word and every group otherwise', async () => {
+    const one = await buildProgram(['status']);
+    expect(one.commands.map((c) => c.name()).sort()).toEqual(['daemon', 'status']);
+    const all = await buildProgram(['--help']);
+    expect(all.commands.length).toBe(GROUPS.reduce((n, g) => n + g.commands.length, 0));
+  });
+});
