@@ -1,5 +1,6 @@
 /**
- * `ctl gateway …`: the model gateway's providers, combos, keys, models, usage, and a streaming chat.
+ * `ctl gateway …`: the model gateway's providers, combos, keys, models, usage, a streaming chat, and
+ * resilience (breakers, cool-downs), the response cache, budgets and token limits.
  * Over the control socket no key is needed (the socket is trusted); with --url pass --api-key (or
  * CTL_GATEWAY_API_KEY) for inference and a management-scoped key for the rest.
  */
@@ -572,10 +573,367 @@ function registerChat(g: Command): void {
     );
 }
 
+// ----------------------------------------------------------------------------- resilience
+
+const ms = (n: number | undefined) => (n === undefined ? '' : n >= 1000 ? `${Math.ceil(n / 1000)}s` : `${n}ms`);
+
+interface BreakerRow {
+  provider: string;
+  profile: string;
+  state: string;
+  failures: number;
+  degradationThreshold: number;
+  failureThreshold: number;
+  openCycles: number;
+  resetTimeoutMs: number;
+  retryAfterMs?: number;
+  lastError?: string;
+}
+
+function printBreakers(rows: BreakerRow[], raw: unknown): Promise<void> {
+  return printRows(
+    rows,
+    [
+      { header: 'provider', get: (b) => b.provider },
+      { header: 'type', get: (b) => b.profile },
+      { header: 'state', get: (b) => b.state },
+      { header: 'failures', get: (b) => `${b.failures} (degraded ${b.degradationThreshold}, open ${b.failureThreshold})` },
+      { header: 'cycles', get: (b) => b.openCycles },
+      { header: 'reset', get: (b) => ms(b.resetTimeoutMs) },
+      { header: 'retry in', get: (b) => ms(b.retryAfterMs) },
+      { header: 'last error', get: (b) => (b.lastError ?? '').slice(0, 60) },
+    ],
+    raw,
+  );
+}
+
+function registerResilience(g: Command): void {
+  const r = g
+    .command('resilience')
+    .description('provider circuit breakers and resilience settings (GET /api/resilience); `reset` closes breakers')
+    .action(
+      action(async () => {
+        const v = await gw<{ breakers: BreakerRow[]; accounts: { strategy: string; sessionAffinity: boolean }; modelLockout: { enabled: boolean } }>('GET', '/api/resilience');
+        if (outputFormat() !== 'table') return printData(v);
+        await printBreakers(v.breakers, v);
+        process.stdout.write(
+          `accounts: ${v.accounts.strategy}, session affinity ${v.accounts.sessionAffinity ? 'on' : 'off'}; model lock-out ${v.modelLockout.enabled ? 'on' : 'off'} (settings: ctl gateway resilience -o yaml)\n`,
+        );
+      }),
+    );
+
+  r.command('reset')
+    .description('reset circuit breakers (POST /api/resilience/reset); --all also clears cool-downs and lock-outs')
+    .option('--provider <id>', 'only this provider')
+    .option('--all', 'also clear account cool-downs and model lock-outs')
+    .action(
+      action(async (o: { provider?: string; all?: boolean }) => {
+        const v = await gw<{ breakersReset: number; cooldownsCleared?: number; lockoutsCleared?: number; breakers: BreakerRow[] }>('POST', '/api/resilience/reset', {
+          ...(o.provider ? { provider: o.provider } : {}),
+          ...(o.all ? { cooldowns: true, lockouts: true } : {}),
+        });
+        if (outputFormat() !== 'table') return printData(v);
+        const extra = o.all ? `, ${v.cooldownsCleared ?? 0} cool-down(s) and ${v.lockoutsCleared ?? 0} lock-out(s) cleared` : '';
+        process.stdout.write(`reset ${v.breakersReset} breaker(s)${o.provider ? ` of ${o.provider}` : ''}${extra}\n`);
+      }),
+    );
+}
+
+interface CooldownRow {
+  provider: string;
+  account: string;
+  rateLimitedUntil: string;
+  remainingMs: number;
+  backoffLevel: number;
+  reason: string;
+  lastError?: string;
+}
+
+interface LockoutRow {
+  provider: string;
+  account: string;
+  model: string;
+  until: string;
+  remainingMs: number;
+  failures: number;
+  reason: string;
+}
+
+function registerCooldowns(g: Command): void {
+  const c = g
+    .command('cooldowns')
+    .description('account cool-downs (GET /api/rate-limits) and model lock-outs (GET /api/resilience/model-cooldowns); `clear` clears them')
+    .action(
+      action(async () => {
+        const [limits, locks] = await Promise.all([
+          gw<{ cooldowns: CooldownRow[] }>('GET', '/api/rate-limits'),
+          gw<{ cooldowns: LockoutRow[] }>('GET', '/api/resilience/model-cooldowns'),
+        ]);
+        if (outputFormat() !== 'table') return printData({ accounts: limits.cooldowns, models: locks.cooldowns });
+        const rows = [
+          ...limits.cooldowns.map((x) => ({ kind: 'account', provider: x.provider, account: x.account, model: '*', left: x.remainingMs, until: x.rateLimitedUntil, why: `${x.reason}${x.backoffLevel ? ` (level ${x.backoffLevel})` : ''}` })),
+          ...locks.cooldowns.map((x) => ({ kind: 'model', provider: x.provider, account: x.account, model: x.model, left: x.remainingMs, until: x.until, why: x.reason })),
+        ].sort((a, b) => a.left - b.left);
+        if (rows.length === 0) {
+          process.stdout.write('no account is cooling down and no model is locked out\n');
+          return;
+        }
+        await printRows(rows, [
+          { header: 'kind', get: (x) => x.kind },
+          { header: 'provider', get: (x) => x.provider },
+          { header: 'account', get: (x) => x.account },
+          { header: 'model', get: (x) => x.model },
+          { header: 'left', get: (x) => ms(x.left) },
+          { header: 'until', get: (x) => x.until },
+          { header: 'reason', get: (x) => x.why.slice(0, 70) },
+        ]);
+      }),
+    );
+
+  c.command('clear')
+    .description('clear model lock-outs and account cool-downs (all, one provider, or one provider model)')
+    .option('--provider <id>', 'only this provider')
+    .option('--model <id>', 'only this model of --provider (model lock-outs)')
+    .action(
+      action(async (o: { provider?: string; model?: string }) => {
+        if (o.model && !o.provider) throw new UsageError('--model needs --provider');
+        if (o.model) {
+          const v = await gw<{ cleared: number }>('DELETE', '/api/resilience/model-cooldowns', { provider: o.provider, model: o.model });
+          if (outputFormat() !== 'table') return printData(v);
+          process.stdout.write(`cleared ${v.cleared} lock-out(s) of ${o.provider}/${o.model}\n`);
+          return;
+        }
+        const v = await gw<{ cooldownsCleared: number; lockoutsCleared: number }>('POST', '/api/resilience/reset', {
+          ...(o.provider ? { provider: o.provider } : {}),
+          breakers: false,
+          cooldowns: true,
+          lockouts: true,
+        });
+        if (outputFormat() !== 'table') return printData(v);
+        process.stdout.write(`cleared ${v.cooldownsCleared} account cool-down(s) and ${v.lockoutsCleared} model lock-out(s)${o.provider ? ` of ${o.provider}` : ''}\n`);
+      }),
+    );
+}
+
+// ----------------------------------------------------------------------------- cache
+
+function registerCache(g: Command): void {
+  const c = g.command('cache').description('the response cache and idempotency keys (/api/cache*)');
+
+  c.command('stats')
+    .description('cache sizes, hit rate and idempotency keys (GET /api/cache/stats)')
+    .action(
+      action(async () => {
+        const v = await gw<{ semanticCache: Record<string, any>; idempotency: { activeKeys: number; windowMs: number } }>('GET', '/api/cache/stats');
+        const sc = v.semanticCache;
+        await printObject(
+          [
+            ['enabled', `${sc.enabled} (${sc.mode})`],
+            ['memory', `${sc.memorySize} / ${sc.memoryMaxSize} entries`],
+            ['database', `${sc.dbSize} entries`],
+            ['hit rate', `${(sc.hitRate * 100).toFixed(1)}% (${sc.hits} hits, ${sc.misses} misses)`],
+            ['ttl', ms(sc.ttlMs)],
+            ['idempotency', `${v.idempotency.activeKeys} active key(s), ${v.idempotency.windowMs} ms window`],
+          ],
+          v,
+        );
+      }),
+    );
+
+  c.command('clear')
+    .description('empty the cache (DELETE /api/cache/stats), or only matching entries (DELETE /api/cache/entries)')
+    .option('--model <id>', 'only entries of this model id')
+    .option('--older-than <age>', 'only entries older than this (30m, 2h, 7d)')
+    .action(
+      action(async (o: { model?: string; olderThan?: string }) => {
+        if (!o.model && !o.olderThan) {
+          const v = await gw<{ cleared: number }>('DELETE', '/api/cache/stats');
+          if (outputFormat() !== 'table') return printData(v);
+          process.stdout.write(`cleared ${v.cleared} cache entr${v.cleared === 1 ? 'y' : 'ies'}\n`);
+          return;
+        }
+        const v = await gw<{ deleted: number }>('DELETE', '/api/cache/entries', { ...(o.model ? { model: o.model } : {}), ...(o.olderThan ? { olderThan: o.olderThan } : {}) });
+        if (outputFormat() !== 'table') return printData(v);
+        process.stdout.write(`deleted ${v.deleted} cache entr${v.deleted === 1 ? 'y' : 'ies'}\n`);
+      }),
+    );
+}
+
+// ----------------------------------------------------------------------------- budgets and token limits
+
+/** A key given by id or by name. */
+async function keyId(ref: string): Promise<string> {
+  const r = await gw<{ keys: { id: string; name: string }[] }>('GET', '/api/keys');
+  const k = r.keys.find((x) => x.id === ref) ?? r.keys.find((x) => x.name === ref);
+  if (!k) throw new ApiError(404, `API key ${JSON.stringify(ref)} not found (ctl gateway key list)`, undefined);
+  return k.id;
+}
+
+function usd(v: string, name: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new UsageError(`${name} must be a non-negative number of USD`);
+  return n;
+}
+
+interface BudgetView {
+  apiKeyId: string;
+  warningThreshold: number;
+  resetTime: string;
+  periods: Record<string, { limitUsd: number; spentUsd: number; remainingUsd: number; nextResetAt: string; warning: boolean; exceeded: boolean }>;
+}
+
+function printBudgets(list: BudgetView[], raw: unknown): Promise<void> {
+  const rows = list.flatMap((b) => Object.entries(b.periods).map(([period, p]) => ({ key: b.apiKeyId, period, ...p })));
+  return printRows(
+    rows,
+    [
+      { header: 'key', get: (x) => x.key },
+      { header: 'period', get: (x) => x.period },
+      { header: 'limit usd', get: (x) => x.limitUsd },
+      { header: 'spent usd', get: (x) => x.spentUsd.toFixed(6) },
+      { header: 'left usd', get: (x) => x.remainingUsd.toFixed(6) },
+      { header: 'resets', get: (x) => x.nextResetAt },
+      { header: 'state', get: (x) => (x.exceeded ? 'EXCEEDED' : x.warning ? 'warning' : 'ok') },
+    ],
+    raw,
+  );
+}
+
+function registerBudget(g: Command): void {
+  const b = g.command('budget').description('USD budgets per API key (/api/usage/budget)');
+
+  b.command('get [key]')
+    .description('budgets with spend per window (all keys, or one key by id or name)')
+    .action(
+      action(async (key?: string) => {
+        if (key) {
+          const v = await gw<BudgetView>('GET', '/api/usage/budget', undefined, { apiKeyId: await keyId(key) });
+          return printBudgets([v], v);
+        }
+        const r = await gw<{ budgets: BudgetView[] }>('GET', '/api/usage/budget');
+        if (r.budgets.length === 0 && outputFormat() === 'table') {
+          process.stdout.write('no budgets\n');
+          return;
+        }
+        await printBudgets(r.budgets, r);
+      }),
+    );
+
+  b.command('set <key>')
+    .description('set the budget of an API key (by id or name); at least one limit must be above 0')
+    .option('--daily <usd>', 'daily limit in USD')
+    .option('--weekly <usd>', 'weekly limit in USD (weeks start on Monday)')
+    .option('--monthly <usd>', 'monthly limit in USD')
+    .option('--warning <fraction>', 'warning threshold, 0 to 1 (default 0.8)')
+    .option('--interval <interval>', 'main period shown: daily, weekly or monthly')
+    .option('--reset-time <HH:MM>', 'time of day (UTC) the windows start (default 00:00)')
+    .action(
+      action(async (key: string, o: { daily?: string; weekly?: string; monthly?: string; warning?: string; interval?: string; resetTime?: string }) => {
+        if (o.daily === undefined && o.weekly === undefined && o.monthly === undefined) throw new UsageError('give at least one of --daily, --weekly, --monthly');
+        const body: Record<string, unknown> = { apiKeyId: await keyId(key) };
+        if (o.daily !== undefined) body.dailyLimitUsd = usd(o.daily, '--daily');
+        if (o.weekly !== undefined) body.weeklyLimitUsd = usd(o.weekly, '--weekly');
+        if (o.monthly !== undefined) body.monthlyLimitUsd = usd(o.monthly, '--monthly');
+        if (o.warning !== undefined) {
+          const w = Number(o.warning);
+          if (!Number.isFinite(w)) throw new UsageError('--warning must be a number between 0 and 1');
+          body.warningThreshold = w;
+        }
+        if (o.interval !== undefined) body.resetInterval = o.interval;
+        if (o.resetTime !== undefined) body.resetTime = o.resetTime;
+        const v = await gw<BudgetView>('POST', '/api/usage/budget', body);
+        if (outputFormat() !== 'table') return printData(v);
+        await printBudgets([v], v);
+      }),
+    );
+}
+
+interface LimitView {
+  id: string;
+  apiKeyId: string;
+  scopeType: string;
+  scopeValue?: string;
+  tokenLimit: number;
+  tokensUsed: number;
+  remaining: number;
+  resetInterval: string;
+  nextResetAt: string;
+  enabled: boolean;
+}
+
+const limitColumns = [
+  { header: 'id', get: (x: LimitView) => x.id },
+  { header: 'key', get: (x: LimitView) => x.apiKeyId },
+  { header: 'scope', get: (x: LimitView) => (x.scopeType === 'global' ? 'global' : `${x.scopeType} ${x.scopeValue}`) },
+  { header: 'limit', get: (x: LimitView) => x.tokenLimit },
+  { header: 'used', get: (x: LimitView) => x.tokensUsed },
+  { header: 'left', get: (x: LimitView) => x.remaining },
+  { header: 'window', get: (x: LimitView) => x.resetInterval },
+  { header: 'resets', get: (x: LimitView) => x.nextResetAt },
+  { header: 'enabled', get: (x: LimitView) => x.enabled },
+];
+
+function registerLimits(g: Command): void {
+  const l = g.command('limits').description('token limits per API key (/api/usage/token-limits)');
+
+  l.command('list')
+    .description('token limits with the tokens used in their current window')
+    .option('--key <key>', 'only this API key (id or name)')
+    .action(
+      action(async (o: { key?: string }) => {
+        const r = await gw<{ limits: LimitView[] }>('GET', '/api/usage/token-limits', undefined, o.key ? { apiKeyId: await keyId(o.key) } : undefined);
+        if (r.limits.length === 0 && outputFormat() === 'table') {
+          process.stdout.write('no token limits\n');
+          return;
+        }
+        await printRows(r.limits, limitColumns, r);
+      }),
+    );
+
+  l.command('set')
+    .description('create a token limit, or update one with --id')
+    .requiredOption('--key <key>', 'API key (id or name)')
+    .requiredOption('--scope <scope>', 'model, provider or global')
+    .option('--value <id>', 'the model id or provider id the limit applies to (not for global)')
+    .requiredOption('--tokens <n>', 'tokens (input + output) allowed per window', intOption('--tokens'))
+    .option('--interval <interval>', 'daily, weekly or monthly (default monthly)')
+    .option('--reset-time <HH:MM>', 'time of day (UTC) the window starts (default 00:00)')
+    .option('--id <id>', 'update this limit instead of creating one')
+    .option('--disabled', 'keep the limit but do not enforce it')
+    .action(
+      action(async (o: { key: string; scope: string; value?: string; tokens: number; interval?: string; resetTime?: string; id?: string; disabled?: boolean }) => {
+        if (o.scope !== 'global' && !o.value) throw new UsageError(`--scope ${o.scope} needs --value (the ${o.scope === 'provider' ? 'provider' : 'model'} id)`);
+        const v = await gw<LimitView>('POST', '/api/usage/token-limits', {
+          ...(o.id ? { id: o.id } : {}),
+          apiKeyId: await keyId(o.key),
+          scopeType: o.scope,
+          ...(o.value && o.scope !== 'global' ? { scopeValue: o.value } : {}),
+          tokenLimit: o.tokens,
+          ...(o.interval ? { resetInterval: o.interval } : {}),
+          ...(o.resetTime ? { resetTime: o.resetTime } : {}),
+          enabled: !o.disabled,
+        });
+        if (outputFormat() !== 'table') return printData(v);
+        await printRows([v], limitColumns);
+      }),
+    );
+
+  l.command('rm <id>')
+    .alias('remove')
+    .description('delete a token limit')
+    .action(
+      action(async (id: string) => {
+        const v = await gw('DELETE', '/api/usage/token-limits', undefined, { id });
+        if (outputFormat() !== 'table') return printData(v);
+        process.stdout.write(`deleted token limit ${id}\n`);
+      }),
+    );
+}
+
 export function register(program: Command): void {
   const g = program
     .command('gateway')
-    .description('the model gateway: providers, combos, keys, models, usage and chat (DIR/gateway.yaml; SIGHUP reloads it)')
+    .description('the model gateway: providers, combos, keys, models, usage, chat, resilience, cache, budgets and limits (DIR/gateway.yaml; SIGHUP reloads it)')
     .option('--api-key <key>', 'gateway API key for --url listeners (default $CTL_GATEWAY_API_KEY; not needed on the socket)');
   g.hook('preAction', (thisCommand) => {
     apiKey = thisCommand.opts<{ apiKey?: string }>().apiKey;
@@ -586,4 +944,9 @@ export function register(program: Command): void {
   registerModels(g);
   registerUsage(g);
   registerChat(g);
+  registerResilience(g);
+  registerCooldowns(g);
+  registerCache(g);
+  registerBudget(g);
+  registerLimits(g);
 }

@@ -11,9 +11,10 @@ import { emptyUsage } from './canonical.js';
 import type { Principal } from './auth.js';
 import { costOf } from './pricing.js';
 import { callUpstream, type UpstreamResult } from './providers/index.js';
-import { AttemptsFailed, runAttempts } from './routing/attempts.js';
-import type { AttemptSubject } from './routing/policy.js';
-import { resolveModel, type Resolution } from './routing/resolve.js';
+import { accountUsage } from './limits/index.js';
+import { AttemptsFailed, runAttempts, type AttemptDeps } from './routing/attempts.js';
+import type { AttemptSubject, RequestInfo } from './routing/policy.js';
+import { resolveModel, type Resolution, type ResolvedTarget } from './routing/resolve.js';
 import { orderTargets } from './routing/strategies.js';
 import type { GatewayServices } from './services.js';
 import type { AttemptLog, RequestLogEntry } from './store.js';
@@ -81,21 +82,22 @@ export async function startCompletion(svc: GatewayServices, input: CompletionInp
   const startedAt = svc.clock.now();
   const resolution = resolved ?? resolveFor(svc, input.canonical.model, input.principal, input.providerScope);
   const settings = svc.state.catalog.settings;
-  const ordered = orderTargets(resolution.strategy, resolution.combo?.name, resolution.targets, svc.strategy);
+  const request = {
+    requestId: input.requestId,
+    ...(input.sessionId !== undefined ? { sessionId: input.sessionId } : {}),
+    ...(input.principal.key ? { apiKeyId: input.principal.key.id } : {}),
+  };
+  const ordered = preferPinned(svc, resolution, orderTargets(resolution.strategy, resolution.combo?.name, resolution.targets, svc.strategy), request);
   const run = await runAttempts(
     {
       resolution,
       ordered,
-      request: {
-        requestId: input.requestId,
-        ...(input.sessionId !== undefined ? { sessionId: input.sessionId } : {}),
-        ...(input.principal.key ? { apiKeyId: input.principal.key.id } : {}),
-      },
+      request,
       maxAttempts: resolution.combo?.maxAttempts ?? settings.maxAttempts,
       retryWaitMaxMs: settings.retryWaitMaxMs,
       signal: input.signal,
     },
-    { policy: svc.policy, metrics: svc.metrics, clock: svc.clock, sleep: svc.sleep },
+    attemptDeps(svc),
     (s, signal) =>
       callUpstream(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, forTarget(input.canonical, s.modelId, resolution.noThinking), {
         egress: svc.egress,
@@ -103,6 +105,9 @@ export async function startCompletion(svc: GatewayServices, input: CompletionInp
         now: () => svc.clock.now(),
       }),
   );
+  // The provider's concurrency slot is held for as long as the upstream call runs.
+  if (run.value.stream) void run.value.outcome.finally(run.release);
+  else run.release();
   return {
     resolution,
     subject: run.subject,
@@ -112,6 +117,20 @@ export async function startCompletion(svc: GatewayServices, input: CompletionInp
     startedAt,
     latencyMs: svc.clock.now() - startedAt,
   };
+}
+
+/** What the attempt loop needs from the services. */
+export function attemptDeps(svc: GatewayServices): AttemptDeps {
+  return { policy: svc.policy, metrics: svc.metrics, clock: svc.clock, sleep: svc.sleep, slots: svc.concurrency };
+}
+
+/** Session affinity across a combo's targets: the target the session is pinned to goes first. */
+export function preferPinned(svc: GatewayServices, resolution: Resolution, ordered: ResolvedTarget[], request: RequestInfo): ResolvedTarget[] {
+  if (!resolution.combo || request.sessionId === undefined || ordered.length < 2 || !svc.policy.preferredTarget) return ordered;
+  const ref = svc.policy.preferredTarget(resolution.combo.name, request, svc.clock.now());
+  if (ref === undefined || ordered[0]!.ref === ref) return ordered;
+  const i = ordered.findIndex((t) => t.ref === ref);
+  return i > 0 ? [ordered[i]!, ...ordered.slice(0, i), ...ordered.slice(i + 1)] : ordered;
 }
 
 export interface FinishInfo {
@@ -126,6 +145,12 @@ export interface FinishInfo {
   startedAt: number;
   ttfbMs?: number;
   clientAborted?: boolean;
+  /** Response cache / idempotency outcome. */
+  cache?: RequestLogEntry['cache'];
+  /** Cost of a request served without an upstream call (cache hit, replay): it costs 0. */
+  costSaved?: number;
+  /** Who produced a stored answer (cache hit, replay), when there was no attempt. */
+  served?: { provider: string; modelId: string };
 }
 
 /** Cost of a usage on the subject's price. */
@@ -146,7 +171,11 @@ export function recordRequest(svc: GatewayServices, f: FinishInfo): void {
     requestedModel: f.input.model,
     ...(f.resolution?.combo ? { combo: f.resolution.combo.name } : {}),
     ...(f.resolution ? { strategy: f.resolution.strategy } : {}),
-    ...(f.subject ? { provider: f.subject.provider.config.id, model: f.subject.modelId, account: f.subject.account.name } : {}),
+    ...(f.subject
+      ? { provider: f.subject.provider.config.id, model: f.subject.modelId, account: f.subject.account.name }
+      : f.served
+        ? { provider: f.served.provider, model: f.served.modelId }
+        : {}),
     status: f.status,
     ...(f.error !== undefined ? { error: f.error.slice(0, 2000) } : {}),
     stream: f.input.stream,
@@ -154,7 +183,10 @@ export function recordRequest(svc: GatewayServices, f: FinishInfo): void {
     tokensOut: usage.outputTokens,
     tokensCached: usage.cachedInputTokens ?? 0,
     tokensReasoning: usage.reasoningTokens ?? 0,
-    cost: costFor(svc, f.subject, f.usage),
+    tokensCacheWrite: usage.cacheCreationInputTokens ?? 0,
+    cost: f.costSaved !== undefined ? 0 : costFor(svc, f.subject, f.usage),
+    ...(f.cache !== undefined ? { cache: f.cache } : {}),
+    ...(f.costSaved !== undefined ? { costSaved: f.costSaved } : {}),
     latencyMs: svc.clock.now() - f.startedAt,
     ...(f.ttfbMs !== undefined ? { ttfbMs: f.ttfbMs } : {}),
     fallbackAttempts: f.failedAttempts,
@@ -162,6 +194,7 @@ export function recordRequest(svc: GatewayServices, f: FinishInfo): void {
     clientAborted: f.clientAborted ?? false,
   };
   svc.usage.record(entry);
+  accountUsage(svc, entry);
 }
 
 /**
@@ -176,9 +209,12 @@ export function failRequest(
 ): HttpError {
   const err = toHttpError(e);
   const { attempts, failedAttempts } = attemptsOf(e);
+  // The failure is attributed to the last upstream that was actually called (latency and error stats).
+  const lastCalled = [...attempts].reverse().find((a) => a.outcome === 'error');
   recordRequest(svc, {
     input: f.input,
     ...(f.resolution ? { resolution: f.resolution } : {}),
+    ...(lastCalled ? { served: { provider: lastCalled.provider, modelId: lastCalled.model } } : {}),
     status: err.status,
     error: err.message,
     attempts,

@@ -7,7 +7,12 @@ import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { Type, type Static } from '@sinclair/typebox';
-import { compile, describeErrors } from '../http/schema.js';
+import { compile, describeErrors, type Validator } from '../http/schema.js';
+import { camelizeKeys } from './case.js';
+import { validateCachePatch } from './cache/settings.js';
+import { validateConcurrencyPatch } from './resilience/concurrency.js';
+import { checkResilience, DEFAULT_RESILIENCE, validateResiliencePatch, type ResilienceSettings } from './resilience/settings.js';
+import { deepMerge, type Plain } from './runtime-settings.js';
 import type { EmbeddingModality } from './canonical.js';
 import { parseProviderKind, PROVIDER_KINDS, providerAdapter } from './providers/index.js';
 import {
@@ -144,9 +149,22 @@ const FileSchema = Type.Object(
     keys: Type.Optional(Type.Array(KeyObj)),
     pricing: Type.Optional(Type.Record(Type.String(), PriceObj)),
     settings: Type.Optional(SettingsObj),
+    // Runtime settings sections (issue 6); checked against the API's schemas below.
+    resilience: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    cache: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    concurrency: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   },
   { additionalProperties: false },
 );
+
+/** Keys of these maps are ids, not field names: they are not camelised. */
+const DATA_MAPS = new Set(['headers', 'providerProfiles', 'perProvider']);
+
+const SECTIONS: Record<'resilience' | 'cache' | 'concurrency', Validator<unknown>> = {
+  resilience: validateResiliencePatch,
+  cache: validateCachePatch,
+  concurrency: validateConcurrencyPatch,
+};
 
 type FileShape = Static<typeof FileSchema>;
 const validateFile = compile(FileSchema);
@@ -160,10 +178,12 @@ export interface GatewayFileConfig {
   keys: ApiKeyRecord[];
   pricing: PriceEntry[];
   settings: RoutingSettings;
+  /** Runtime settings sections, camelCased and schema-checked (applied under the API overrides). */
+  sections: { resilience?: Record<string, unknown>; cache?: Record<string, unknown>; concurrency?: Record<string, unknown> };
 }
 
 export function emptyFileConfig(): GatewayFileConfig {
-  return { providers: [], aliases: new Map(), combos: [], mappings: [], keys: [], pricing: [], settings: { ...DEFAULT_ROUTING } };
+  return { providers: [], aliases: new Map(), combos: [], mappings: [], keys: [], pricing: [], settings: { ...DEFAULT_ROUTING }, sections: {} };
 }
 
 export class ConfigFileError extends Error {
@@ -349,6 +369,15 @@ function convert(doc: FileShape, env: NodeJS.ProcessEnv, now: number): GatewayFi
     streamReadinessTimeoutMs: s.stream_readiness_timeout_ms ?? DEFAULT_ROUTING.streamReadinessTimeoutMs,
     rateLimitCooldownMs: s.rate_limit_cooldown_ms ?? DEFAULT_ROUTING.rateLimitCooldownMs,
   };
+  for (const name of ['resilience', 'cache', 'concurrency'] as const) {
+    const raw = doc[name];
+    if (raw === undefined) continue;
+    const section = camelizeKeys(raw, DATA_MAPS) as Record<string, unknown>;
+    const validate = SECTIONS[name];
+    if (!validate(section)) throw new Error(describeErrors(validate.errors, name));
+    if (name === 'resilience') checkResilience(deepMerge(DEFAULT_RESILIENCE as unknown as Plain, section) as unknown as ResilienceSettings);
+    out.sections[name] = section;
+  }
   return out;
 }
 

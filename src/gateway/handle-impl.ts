@@ -38,9 +38,13 @@ export function buildHandle(svc: GatewayServices): GatewayHandle {
       const info = { endpoint: 'internal', requestId, principal, stream: false, model: req.model };
       const signal = opts.signal ?? new AbortController().signal;
       let resolution: Resolution | undefined;
+      let release: (() => void) | undefined;
       try {
         resolution = resolveFor(svc, req.model, principal);
+        release = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(signal));
         const started = await startCompletion(svc, { canonical, principal, endpoint: 'internal', requestId, signal }, resolution);
+        release();
+        release = undefined;
         if (started.result.stream) {
           started.result.cancel();
           throw new Error('upstream answered a non-streaming request with a stream');
@@ -65,6 +69,7 @@ export function buildHandle(svc: GatewayServices): GatewayHandle {
           usage: { prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens },
         };
       } catch (e) {
+        release?.();
         const err = toHttpError(e);
         const { attempts, failedAttempts } = attemptsOf(e);
         recordRequest(svc, {

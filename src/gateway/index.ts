@@ -1,15 +1,28 @@
 /**
  * The model gateway component (seed 001): inference routes in every client format, management API,
- * gateway.yaml, and the in-process chat handle the pipeline drafts through.
+ * gateway.yaml, resilience (breakers, cool-downs, lock-outs, concurrency limits), the response cache
+ * and idempotency, budgets and token limits, and the in-process chat handle the pipeline drafts
+ * through.
  */
 import type { ComponentDefinition, ComponentInstance } from '../http/component.js';
 import { GatewayAuth } from './auth.js';
+import { IdempotencyStore } from './cache/idempotency.js';
+import { ResponseCache } from './cache/response-cache.js';
+import { DEFAULT_CACHE, validateCachePatch } from './cache/settings.js';
+import type { GatewayFileConfig } from './config-file.js';
 import { buildHandle } from './handle-impl.js';
-import { BasicPolicy } from './routing/policy.js';
+import { Budgets } from './limits/budgets.js';
+import { LimitsStore } from './limits/store.js';
+import { TokenLimits } from './limits/token-limits.js';
+import { ConcurrencyLimiter, DEFAULT_CONCURRENCY, validateConcurrencyPatch } from './resilience/concurrency.js';
+import { ResilienceState } from './resilience/persist.js';
+import { ResilientPolicy } from './resilience/policy.js';
+import { checkResilience, DEFAULT_RESILIENCE, validateResiliencePatch } from './resilience/settings.js';
 import { RoutingMetrics } from './routing/metrics.js';
 import { sleepWithSignal } from './routing/attempts.js';
 import { gatewayRouter, renderGatewayError } from './routes/index.js';
-import type { GatewayServices } from './services.js';
+import { LayeredSettings } from './runtime-settings.js';
+import type { GatewayServices, RuntimeSettings } from './services.js';
 import { GatewayState } from './state.js';
 import { GATEWAY_MIGRATIONS, GatewayStore } from './store.js';
 import { H } from './telemetry.js';
@@ -31,6 +44,22 @@ function effectiveEnv(env: NodeJS.ProcessEnv, config: Record<string, unknown>): 
   return out;
 }
 
+/** Apply gateway.yaml's runtime sections (throws with a message naming the section on a bad value). */
+function applyFileSections(runtime: RuntimeSettings, file: GatewayFileConfig): void {
+  runtime.resilience.setFile(file.sections.resilience, 'gateway.yaml resilience');
+  runtime.cache.setFile(file.sections.cache, 'gateway.yaml cache');
+  runtime.concurrency.setFile(file.sections.concurrency, 'gateway.yaml concurrency');
+}
+
+function parseMetrics(raw: string | undefined): { hits?: number; misses?: number } | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    return JSON.parse(raw) as { hits?: number; misses?: number };
+  } catch {
+    return undefined;
+  }
+}
+
 export function createGatewayServices(ctx: Parameters<ComponentDefinition['create']>[0]): GatewayServices {
   const env = effectiveEnv(ctx.env, ctx.config ?? {});
   const db = new GatewayStore(ctx.openStore(GATEWAY_MIGRATIONS));
@@ -43,17 +72,51 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
   } catch (e) {
     ctx.log.warn({ err: e }, 'gateway: could not seed combo metrics from the request log');
   }
+  const runtime: RuntimeSettings = {
+    resilience: new LayeredSettings(db, 'resilience', DEFAULT_RESILIENCE, validateResiliencePatch, checkResilience),
+    cache: new LayeredSettings(db, 'cache', DEFAULT_CACHE, validateCachePatch),
+    concurrency: new LayeredSettings(db, 'concurrency', DEFAULT_CONCURRENCY, validateConcurrencyPatch),
+  };
+  applyFileSections(runtime, state.fileConfig);
+
+  const limitsDb = new LimitsStore(db.store);
+  const budgets = new Budgets(limitsDb, ctx.log, () => usage.flush());
+  const tokenLimits = new TokenLimits(limitsDb, () => usage.flush());
+  const policy = new ResilientPolicy({
+    settings: () => runtime.resilience.value,
+    defaultCooldownMs: () => state.catalog.settings.rateLimitCooldownMs,
+    provider: (id) => state.catalog.providers.get(id),
+    clock: ctx.clock,
+    limits: tokenLimits,
+  });
+  const resilienceState = new ResilienceState(db.store, policy, ctx.log);
+  resilienceState.restore(ctx.clock.now());
+  const concurrency = new ConcurrencyLimiter();
+  concurrency.configure(runtime.concurrency.value);
+  runtime.concurrency.onChange((s) => concurrency.configure(s));
+  const cache = new ResponseCache(db.store, () => runtime.cache.value, ctx.clock, ctx.log, (m) => db.setSetting('cache.metrics', JSON.stringify(m)));
+  cache.restore(parseMetrics(db.getSetting('cache.metrics')));
+  runtime.cache.onChange(() => cache.reconfigure());
+
   return {
     state,
     auth,
     usage,
     metrics,
-    policy: new BasicPolicy(() => state.catalog.settings),
+    policy,
+    resilienceState,
+    runtime,
+    cache,
+    idempotency: new IdempotencyStore(() => ctx.clock.now()),
+    budgets,
+    tokenLimits,
+    concurrency,
     strategy: { metrics, pricing: state.catalog.pricing, random: Math.random, counters: new Map() },
     clock: ctx.clock,
     egress: ctx.egress,
     log: ctx.log,
     version: ctx.version,
+    startedAt: ctx.clock.now(),
     sleep: sleepWithSignal,
   };
 }
@@ -63,11 +126,16 @@ export const gatewayComponent: ComponentDefinition = {
   defaultAddress: '127.0.0.1:20128',
   create(ctx): ComponentInstance {
     const svc = createGatewayServices(ctx);
-    // The strategy context reads prices of the current catalog.
+    // The strategy context reads prices of the current catalog; deleted providers lose their state.
     svc.state.onChange(() => {
       svc.strategy.pricing = svc.state.catalog.pricing;
+      svc.policy.prune();
     });
     for (const s of svc.state.catalog.shadowed) ctx.log.warn(`gateway: ${s} in the database is shadowed by gateway.yaml`);
+    // Background flushes (unref'd timers): resilience state, cache entries, idempotency sweeps.
+    svc.resilienceState.start();
+    svc.cache.start();
+    svc.idempotency.start();
     return {
       router: gatewayRouter(svc),
       renderError: renderGatewayError,
@@ -76,11 +144,22 @@ export const gatewayComponent: ComponentDefinition = {
       },
       handle: buildHandle(svc),
       reload() {
+        const file = svc.state.fileConfig;
         svc.state.reloadFile();
+        try {
+          applyFileSections(svc.runtime, svc.state.fileConfig);
+        } catch (e) {
+          // The catalog already changed; keep the previous runtime settings and say why.
+          applyFileSections(svc.runtime, file);
+          throw e;
+        }
         ctx.log.info({ file: svc.state.filePath }, 'gateway: configuration reloaded');
       },
       stop() {
         svc.usage.stop();
+        svc.resilienceState.stop();
+        svc.cache.stop();
+        svc.idempotency.stop();
       },
     };
   },

@@ -3,23 +3,49 @@ import type { Logger } from 'pino';
 import type { Clock } from '../http/clock.js';
 import type { Egress } from '../egress/index.js';
 import type { GatewayAuth } from './auth.js';
+import type { IdempotencyStore } from './cache/idempotency.js';
+import type { ResponseCache } from './cache/response-cache.js';
+import type { CacheSettings } from './cache/settings.js';
+import type { Budgets } from './limits/budgets.js';
+import type { TokenLimits } from './limits/token-limits.js';
+import type { ConcurrencyLimiter, ConcurrencySettings } from './resilience/concurrency.js';
+import type { ResilienceState } from './resilience/persist.js';
+import type { ResilientPolicy } from './resilience/policy.js';
+import type { ResilienceSettings } from './resilience/settings.js';
 import type { RoutingMetrics } from './routing/metrics.js';
-import type { ResiliencePolicy } from './routing/policy.js';
 import type { StrategyContext } from './routing/strategies.js';
+import type { LayeredSettings } from './runtime-settings.js';
 import type { GatewayState } from './state.js';
 import type { UsageRecorder } from './usage.js';
+
+export interface RuntimeSettings {
+  resilience: LayeredSettings<ResilienceSettings>;
+  cache: LayeredSettings<CacheSettings>;
+  concurrency: LayeredSettings<ConcurrencySettings>;
+}
 
 export interface GatewayServices {
   state: GatewayState;
   auth: GatewayAuth;
   usage: UsageRecorder;
   metrics: RoutingMetrics;
-  /** Availability and outcome hook of the attempt loop (replaceable: resilience, issue 6). */
-  policy: ResiliencePolicy;
+  /** Availability and outcome hook of the attempt loop: breakers, cool-downs, lock-outs, affinity. */
+  policy: ResilientPolicy;
+  /** Batched persistence of breaker and cool-down state. */
+  resilienceState: ResilienceState;
+  /** Settings the management API changes (defaults < gateway.yaml < API). */
+  runtime: RuntimeSettings;
+  cache: ResponseCache;
+  idempotency: IdempotencyStore;
+  budgets: Budgets;
+  tokenLimits: TokenLimits;
+  concurrency: ConcurrencyLimiter;
   strategy: StrategyContext;
   clock: Clock;
   egress: Egress;
   log: Logger;
   version: string;
+  /** When the component started (uptime in the health view). */
+  startedAt: number;
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
 }

@@ -138,6 +138,63 @@ CREATE INDEX request_log_ts ON request_log(ts);
 CREATE INDEX request_log_combo ON request_log(combo, ts);
 `,
   },
+  {
+    // Issue 6: resilience state, response cache, budgets and token limits; cache and prompt-cache
+    // columns of the request log.
+    version: 2,
+    up: `
+ALTER TABLE request_log ADD COLUMN cache TEXT;
+ALTER TABLE request_log ADD COLUMN cost_saved REAL NOT NULL DEFAULT 0;
+ALTER TABLE request_log ADD COLUMN tokens_cache_write INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX request_log_key_ts ON request_log(api_key_id, ts);
+-- Breaker and connection-cooldown state that must survive a restart (written in batches).
+CREATE TABLE resilience_state (
+  kind TEXT NOT NULL,
+  key TEXT NOT NULL,
+  data TEXT NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (kind, key)
+);
+-- Exact-signature response cache (the memory LRU is in front of it).
+CREATE TABLE response_cache (
+  signature TEXT PRIMARY KEY,
+  namespace TEXT NOT NULL,
+  model TEXT NOT NULL,
+  answer TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  tokens_in INTEGER NOT NULL DEFAULT 0,
+  tokens_out INTEGER NOT NULL DEFAULT 0,
+  hit_count INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX response_cache_expires ON response_cache(expires_at);
+CREATE TABLE budgets (
+  api_key_id TEXT PRIMARY KEY,
+  daily_limit_usd REAL,
+  weekly_limit_usd REAL,
+  monthly_limit_usd REAL,
+  warning_threshold REAL NOT NULL,
+  reset_interval TEXT,
+  reset_time TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE token_limits (
+  id TEXT PRIMARY KEY,
+  api_key_id TEXT NOT NULL,
+  scope_type TEXT NOT NULL,
+  scope_value TEXT,
+  token_limit INTEGER NOT NULL,
+  reset_interval TEXT NOT NULL,
+  reset_time TEXT NOT NULL,
+  enabled INTEGER NOT NULL DEFAULT 1,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX token_limits_key ON token_limits(api_key_id);
+`,
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -248,7 +305,13 @@ export interface RequestLogEntry {
   tokensOut: number;
   tokensCached: number;
   tokensReasoning: number;
+  /** Prompt-cache writes (subset of tokensIn), for /api/usage/cache-health. */
+  tokensCacheWrite?: number;
   cost: number;
+  /** Response cache: hit (served from the cache), miss (cacheable, went upstream), replay (idempotent duplicate). */
+  cache?: 'hit' | 'miss' | 'replay';
+  /** USD a cache hit or replay avoided. */
+  costSaved?: number;
   latencyMs: number;
   ttfbMs?: number;
   fallbackAttempts: number;
@@ -295,7 +358,8 @@ function parseJson<T>(text: string | null, fallback: T): T {
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
 export class GatewayStore {
-  constructor(private readonly store: Store) {}
+  /** The kit store (the issue-6 stores in store-*.ts share it). */
+  constructor(readonly store: Store) {}
 
   transaction<T>(fn: () => T): T {
     return this.store.transaction(fn);
@@ -659,8 +723,8 @@ export class GatewayStore {
     const st = this.store.prepare(
       `INSERT INTO request_log (request_id, ts, endpoint, api_key_id, session_id, requested_model, combo, strategy, provider, model,
          account, status, error, stream, tokens_in, tokens_out, tokens_cached, tokens_reasoning, cost, latency_ms, ttfb_ms,
-         fallback_attempts, attempts, client_aborted)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         fallback_attempts, attempts, client_aborted, cache, cost_saved, tokens_cache_write)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.store.transaction(() => {
       for (const e of entries) {
@@ -689,6 +753,9 @@ export class GatewayStore {
           e.fallbackAttempts,
           JSON.stringify(e.attempts),
           e.clientAborted ? 1 : 0,
+          e.cache ?? null,
+          e.costSaved ?? 0,
+          e.tokensCacheWrite ?? 0,
         );
       }
     });
@@ -781,6 +848,7 @@ function toLogRow(r: Record<string, unknown>): RequestLogRow {
       account: s('account'),
       error: s('error'),
       ttfbMs: opt(r.ttfb_ms as number | null),
+      cache: s('cache') as RequestLogEntry['cache'],
     }),
     status: r.status as number,
     stream: r.stream === 1,
@@ -788,7 +856,9 @@ function toLogRow(r: Record<string, unknown>): RequestLogRow {
     tokensOut: r.tokens_out as number,
     tokensCached: r.tokens_cached as number,
     tokensReasoning: r.tokens_reasoning as number,
+    tokensCacheWrite: (r.tokens_cache_write as number | undefined) ?? 0,
     cost: r.cost as number,
+    costSaved: (r.cost_saved as number | undefined) ?? 0,
     latencyMs: r.latency_ms as number,
     fallbackAttempts: r.fallback_attempts as number,
     attempts: parseJson<AttemptLog[]>(r.attempts as string, []),

@@ -24,6 +24,11 @@ export const H = {
   fallbackAttempts: 'X-Gateway-Fallback-Attempts',
   requestId: 'X-Gateway-Request-Id',
   sessionId: 'X-Gateway-Session-Id',
+  cache: 'X-Gateway-Cache',
+  costSaved: 'X-Gateway-Cost-Saved',
+  idempotent: 'X-Gateway-Idempotent',
+  budgetWarning: 'X-Gateway-Budget-Warning',
+  tokenLimitRemaining: 'X-Gateway-Token-Limit-Remaining',
 } as const;
 
 /** Header-safe text: control characters dropped, non-ASCII percent-encoded. */

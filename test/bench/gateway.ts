@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'no
 import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import net from 'node:net';
 import { Pool } from 'undici';
 import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
@@ -34,6 +34,22 @@ interface Path {
   body: string;
   streamBody: string;
   headers: Record<string, string>;
+  /** Why streaming is not measured on this path (it failed its probe). */
+  noStream?: string;
+}
+
+/** One streaming request; the reason it failed, or undefined when it worked. */
+async function probeStream(p: Path): Promise<string | undefined> {
+  const pool = new Pool(p.origin, { connections: 1 });
+  try {
+    const res = await pool.request({ method: 'POST', path: p.path, headers: { 'content-type': 'application/json', ...p.headers }, body: p.streamBody });
+    const text = await res.body.text();
+    return res.statusCode === 200 ? undefined : `HTTP ${res.statusCode} ${text.slice(0, 120)}`;
+  } catch (e) {
+    return (e as Error).message;
+  } finally {
+    await pool.close();
+  }
 }
 
 /** Pin the daemon to CPU 1 and the bench to CPU 0 only when asked: on a shared, busy 2-core machine
@@ -113,11 +129,13 @@ async function startGatewayDaemon(mock: MockUpstream, pin: boolean): Promise<Dae
 }
 
 /** The gateway component alone (test/bench/gateway-server.ts) on the same configuration. */
-async function startStandalone(daemonDir: string): Promise<{ origin: string; pid: number; stop: () => Promise<void> }> {
+async function startStandalone(daemonDir: string, mode: 'full' | 'core' = 'full', pin = false): Promise<{ origin: string; pid: number; stop: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'ctl-bench-gw1-'));
   writeFileSync(join(dir, 'gateway.yaml'), readFileSync(join(daemonDir, 'gateway.yaml')));
   const script = join(dirname(fileURLToPath(import.meta.url)), 'gateway-server.js');
-  const child = spawn(process.execPath, [script, dir], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, REQUIRE_API_KEY: 'true' } });
+  const args = [script, dir, ...(mode === 'core' ? ['--core'] : [])];
+  const opts = { stdio: ['ignore', 'pipe', 'inherit'] as ('ignore' | 'pipe' | 'inherit')[], env: { ...process.env, REQUIRE_API_KEY: 'true' } };
+  const child = pin ? spawn('taskset', ['-c', '1', process.execPath, ...args], opts) : spawn(process.execPath, args, opts);
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c) => {
@@ -157,8 +175,14 @@ async function startPortkey(mock: MockUpstream, pin: boolean): Promise<{ path: P
       s.close(() => resolve(p));
     });
   });
-  const args = [entry, '--port', String(port)];
-  const child = pin ? spawn('taskset', ['-c', '1', process.execPath, ...args], { stdio: 'ignore' }) : spawn(process.execPath, args, { stdio: 'ignore' });
+  // Portkey reads `--port=N` (a separate `--port N` is ignored and it falls back to 8787) and listens on
+  // every interface: the preload pins its listener to 127.0.0.1. `--headless` skips its console UI.
+  const preload = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), 'gateway-loopback-preload.js')).href;
+  const args = ['--import', preload, entry, `--port=${port}`, '--headless'];
+  const env = { ...process.env, NODE_ENV: 'production' };
+  const child = pin
+    ? spawn('taskset', ['-c', '1', process.execPath, ...args], { stdio: 'ignore', env })
+    : spawn(process.execPath, args, { stdio: 'ignore', env });
   const origin = `http://127.0.0.1:${port}`;
   const until = Date.now() + 15_000;
   for (;;) {
@@ -219,7 +243,7 @@ async function sequential(paths: Path[], rounds = 5, perRound = 300, warmup = 20
         const pool = pools.get(p.name)!;
         const rec = out.get(p.name)!;
         for (let i = 0; i < perRound; i++) rec.plain.push(await once(pool, p, p.body));
-        for (let i = 0; i < perRound / 10; i++) rec.ttfb.push(await ttfb(pool, p));
+        if (!p.noStream) for (let i = 0; i < perRound / 10; i++) rec.ttfb.push(await ttfb(pool, p));
       }
     }
   } finally {
@@ -264,6 +288,10 @@ export async function runGatewayBench(): Promise<void> {
   try {
     const direct: Path = { name: 'direct', origin: mock.origin, path: '/openai/v1/chat/completions', body: DIRECT_BODY, streamBody: DIRECT_STREAM_BODY, headers: { authorization: 'Bearer sk-up' } };
     const gateway: Path = { name: 'ctl', origin: d.origin, path: '/v1/chat/completions', body: BODY, streamBody: STREAM_BODY, headers: { authorization: `Bearer ${KEY}` } };
+    if (portkey) {
+      const why = await probeStream(portkey.path);
+      if (why) portkey.path.noStream = why;
+    }
     const paths = [direct, gateway, ...(portkey ? [portkey.path] : [])];
     process.stdout.write(
       `  (node ${process.version}; ${pin ? 'daemon on CPU 1, bench and mock on CPU 0' : 'unpinned (CTL_BENCH_PIN=1 pins)'}; ` +
@@ -292,7 +320,10 @@ export async function runGatewayBench(): Promise<void> {
       report('A. portkey', 'n/a', '@portkey-ai/gateway not installed (npm i -D @portkey-ai/gateway to compare)');
     }
     report('A. streaming TTFB p50, direct / ctl', `${fmt(percentile(dp.ttfb, 50), 3)} / ${fmt(percentile(gp.ttfb, 50), 3)}`);
-    if (portkey) report('A. streaming TTFB p50, portkey', fmt(percentile(seq.get('portkey')!.ttfb, 50), 3));
+    if (portkey) {
+      if (portkey.path.noStream) report('A. streaming TTFB p50, portkey', 'n/a', `its streaming fails here: ${portkey.path.noStream}`);
+      else report('A. streaming TTFB p50, portkey', fmt(percentile(seq.get('portkey')!.ttfb, 50), 3));
+    }
 
     mock.defaults = { ...mock.defaults, latencyMs: 50 };
     const bDirect = await load(direct, 100, 5);
@@ -323,11 +354,140 @@ export async function runGatewayBench(): Promise<void> {
       await alone.stop();
     }
     if (portkey) report('C. portkey RSS after load', `${rssMb(portkey.pid).toFixed(0)} MB`);
+
+    await resilienceAndCacheBench(mock, d.dir, direct, gateway, { rps: bGw.rps, p50: bGw.p50 }, bDirect, pin);
   } finally {
     await portkey?.stop();
     await d.stop();
     await mock.close();
     if (pin) spawnSync('taskset', ['-p', '-c', `0-${cpus().length - 1}`, String(process.pid)], { stdio: 'ignore' });
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Issue 6: response cache and resilience bookkeeping
+// ------------------------------------------------------------------------------------------------
+
+const CACHED_BODY = JSON.stringify({ model: 'mock/m1', temperature: 0, messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 32 });
+const CACHED_STREAM_BODY = JSON.stringify({ model: 'mock/m1', temperature: 0, messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 32, stream: true });
+
+/** Per-request cost (µs) of the issue-6 bookkeeping, measured in-process on one subject. */
+async function bookkeepingMicrobench(): Promise<{ basicUs: number; resilientUs: number; checksUs: number }> {
+  const { Catalog } = await import('../../src/gateway/catalog.js');
+  const { parseConfigText } = await import('../../src/gateway/config-file.js');
+  const { GATEWAY_MIGRATIONS, GatewayStore } = await import('../../src/gateway/store.js');
+  const { openStore } = await import('../../src/store/index.js');
+  const { BasicPolicy } = await import('../../src/gateway/routing/policy.js');
+  const { ResilientPolicy } = await import('../../src/gateway/resilience/policy.js');
+  const { DEFAULT_RESILIENCE } = await import('../../src/gateway/resilience/settings.js');
+  const { DEFAULT_ROUTING } = await import('../../src/gateway/types.js');
+  const { idempotencyKeyOf } = await import('../../src/gateway/cache/idempotency.js');
+  const { isDeterministic } = await import('../../src/gateway/cache/signature.js');
+  const { ConcurrencyLimiter } = await import('../../src/gateway/resilience/concurrency.js');
+  const { systemClock } = await import('../../src/http/clock.js');
+  const db = new GatewayStore(openStore(':memory:', GATEWAY_MIGRATIONS));
+  const catalog = new Catalog(db, parseConfigText('providers:\n  - {id: mock, kind: openai, base_url: "http://127.0.0.1:1/v1", api_key: k, models: [m1]}\n', {}, 0));
+  const provider = catalog.providers.get('mock')!;
+  const request = { requestId: 'r', apiKeyId: 'file:bench' };
+  const basic = new BasicPolicy(() => DEFAULT_ROUTING);
+  const resilient = new ResilientPolicy({ settings: () => DEFAULT_RESILIENCE, defaultCooldownMs: () => 5000, provider: (id) => catalog.providers.get(id), clock: systemClock });
+  const limiter = new ConcurrencyLimiter();
+  const headers = { authorization: 'Bearer x', 'content-type': 'application/json' };
+  const canonical = { model: 'mock/m1', messages: [], stream: false, maxTokens: 32 };
+  const N = 200_000;
+  const run = (policy: typeof basic | typeof resilient): number => {
+    const t0 = performance.now();
+    for (let i = 0; i < N; i++) {
+      const accounts = policy.accounts(provider, 'm1', request);
+      const s = { ref: 'mock/m1', provider, modelId: 'm1', account: accounts[0]!, request };
+      const now = Date.now();
+      if (policy.admit(s, now).ok) policy.record(s, { ok: true, latencyMs: 1 }, now);
+    }
+    return ((performance.now() - t0) * 1000) / N;
+  };
+  const checks = async (): Promise<number> => {
+    const signal = new AbortController().signal;
+    const t0 = performance.now();
+    for (let i = 0; i < N; i++) {
+      idempotencyKeyOf(headers);
+      isDeterministic(canonical);
+      limiter.limited('mock');
+      (limiter.tryGlobal() ?? (await limiter.acquireGlobal(signal)))();
+    }
+    return ((performance.now() - t0) * 1000) / N;
+  };
+  // Warm up, then measure the two policies alternately.
+  run(basic);
+  run(resilient);
+  const b: number[] = [];
+  const r: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    b.push(run(basic));
+    r.push(run(resilient));
+  }
+  await checks();
+  const c = await checks();
+  return { basicUs: percentile(b, 50), resilientUs: percentile(r, 50), checksUs: c };
+}
+
+async function resilienceAndCacheBench(
+  mock: MockUpstream,
+  daemonDir: string,
+  direct: Path,
+  gateway: Path,
+  uncachedLoad: { rps: number; p50: number },
+  directLoad: { rps: number; p50: number },
+  pin: boolean,
+): Promise<void> {
+  section('Model gateway: response cache and resilience (issue 6)');
+
+  // D. Cache hits against the daemon: the answer is served without an upstream call.
+  const cached: Path = { ...gateway, name: 'ctl-cache-hit', body: CACHED_BODY, streamBody: CACHED_STREAM_BODY };
+  mock.reset();
+  const pool = new Pool(gateway.origin, { connections: 1, pipelining: 1 });
+  try {
+    await once(pool, cached, CACHED_BODY); // the miss that fills the cache
+  } finally {
+    await pool.close();
+  }
+  const seq = await sequential([direct, gateway, cached], 3, 300, 100);
+  const hit = seq.get('ctl-cache-hit')!;
+  const dp = seq.get('direct')!;
+  const gp = seq.get('ctl')!;
+  report('D. cache hit, sequential p50 / p99', `${fmt(percentile(hit.plain, 50), 3)} / ${fmt(percentile(hit.plain, 99), 3)}`);
+  report('D. uncached ctl p50 / direct p50 (0 ms mock)', `${fmt(percentile(gp.plain, 50), 3)} / ${fmt(percentile(dp.plain, 50), 3)}`);
+  report('D. cache hit p50 − direct p50', fmt(percentile(hit.plain, 50) - percentile(dp.plain, 50), 3), 'a hit replaces the upstream call');
+  report('D. cache-hit stream TTFB p50', fmt(percentile(hit.ttfb, 50), 3));
+  const upstreamCalls = mock.requests.filter((q) => (q.body as { temperature?: number } | undefined)?.temperature === 0).length;
+  report('D. upstream calls for the cached request', String(upstreamCalls), 'expected 1 (the first miss)');
+
+  mock.defaults = { ...mock.defaults, latencyMs: 50 };
+  const hitLoad = await load(cached, 100, 5);
+  mock.reset();
+  report('D. c=100, 50 ms mock, cache hits: RPS / p50', `${hitLoad.rps.toFixed(0)} / ${fmt(hitLoad.p50, 2)}`, `errors ${hitLoad.errors}`);
+  report('D. cache-hit RPS vs uncached ctl / vs direct', `${(hitLoad.rps / uncachedLoad.rps).toFixed(1)}× / ${(hitLoad.rps / directLoad.rps).toFixed(1)}×`);
+
+  // E. Resilience bookkeeping on the uncached path: the gateway alone, issue-5 core vs full.
+  const coreGw = await startStandalone(daemonDir, 'core', pin);
+  const fullGw = await startStandalone(daemonDir, 'full', pin);
+  try {
+    const paths = [direct, { ...gateway, name: 'core', origin: coreGw.origin }, { ...gateway, name: 'full', origin: fullGw.origin }];
+    const ab = await sequential(paths, 5, 300, 200);
+    const d50 = percentile(ab.get('direct')!.plain, 50);
+    const coreAdd = percentile(ab.get('core')!.plain, 50) - d50;
+    const fullAdd = percentile(ab.get('full')!.plain, 50) - d50;
+    report('E. added p50, core routing (issue 5 policy, no cache)', fmt(coreAdd, 3));
+    report('E. added p50, with resilience, cache checks, limits', fmt(fullAdd, 3), 'goal < 0.5 ms');
+    report('E. bookkeeping cost over the core (end to end)', `${(((fullAdd - coreAdd) / coreAdd) * 100).toFixed(1)} %`, 'goal < 10 %; noisy: see the in-process figure');
+    const micro = await bookkeepingMicrobench();
+    report('E. in-process: basic policy per attempt', `${micro.basicUs.toFixed(2)} µs`);
+    report('E. in-process: resilient policy per attempt', `${micro.resilientUs.toFixed(2)} µs`);
+    report('E. in-process: idempotency/cache/limit/concurrency checks', `${micro.checksUs.toFixed(2)} µs`);
+    const extra = micro.resilientUs - micro.basicUs + micro.checksUs;
+    report('E. bookkeeping added per request / core added p50', `${extra.toFixed(2)} µs = ${((extra / 1000 / coreAdd) * 100).toFixed(2)} %`, 'goal < 10 %');
+  } finally {
+    await coreGw.stop();
+    await fullGw.stop();
   }
 }
 

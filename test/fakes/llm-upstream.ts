@@ -32,7 +32,7 @@ export interface MockBehaviour {
   text?: string;
   reasoning?: string;
   toolCalls?: MockToolCall[];
-  usage?: { input: number; output: number; cached?: number; reasoning?: number };
+  usage?: { input: number; output: number; cached?: number; reasoning?: number; /** Anthropic prompt-cache writes (part of input). */ cacheWrite?: number };
   finish?: 'stop' | 'length';
   /** Stream shape: normal, empty (200 then nothing), truncated (stops midway, no terminator),
    * garbage (not the format at all), error-event (an error event after some content). */
@@ -339,7 +339,7 @@ export async function startLlmUpstream(
       content,
       stop_reason: b.toolCalls?.length ? 'tool_use' : b.finish === 'length' ? 'max_tokens' : 'end_turn',
       stop_sequence: null,
-      usage: { input_tokens: u.input - (u.cached ?? 0), output_tokens: u.output, cache_read_input_tokens: u.cached ?? 0, cache_creation_input_tokens: 0 },
+      usage: { input_tokens: u.input - (u.cached ?? 0) - (u.cacheWrite ?? 0), output_tokens: u.output, cache_read_input_tokens: u.cached ?? 0, cache_creation_input_tokens: u.cacheWrite ?? 0 },
     };
   }
 
@@ -352,7 +352,7 @@ export async function startLlmUpstream(
     };
     await send('message_start', {
       type: 'message_start',
-      message: { id: 'msg_mock', type: 'message', role: 'assistant', model: p.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: u.input - (u.cached ?? 0), output_tokens: 1, cache_read_input_tokens: u.cached ?? 0, cache_creation_input_tokens: 0 } },
+      message: { id: 'msg_mock', type: 'message', role: 'assistant', model: p.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: u.input - (u.cached ?? 0) - (u.cacheWrite ?? 0), output_tokens: 1, cache_read_input_tokens: u.cached ?? 0, cache_creation_input_tokens: u.cacheWrite ?? 0 } },
     });
     await send('ping', { type: 'ping' });
     let index = 0;

@@ -144,6 +144,8 @@ export async function* decodeOllamaStream(res: UpstreamHttpResponse): AsyncGener
   let done = false;
   let calls = 0;
   for await (const line of ndjsonLines(res.body)) {
+    // After done:true the body is drained rather than abandoned (see decodeOpenAIStream).
+    if (done) continue;
     const obj = parseEventJson(line, 'ollama');
     if (typeof obj.error === 'string') throw new UpstreamError('http', `upstream stream error: ${obj.error}`, { status: 502, upstreamMessage: obj.error });
     if (!started) {
@@ -158,7 +160,6 @@ export async function* decodeOllamaStream(res: UpstreamHttpResponse): AsyncGener
       done = true;
       yield { type: 'usage', usage: usageOf(obj) };
       yield { type: 'finish', stopReason: stopFromOllama(obj.done_reason, calls > 0) };
-      break;
     }
   }
   if (!done) throw new UpstreamError('truncated', 'ollama stream ended without done:true');

@@ -184,11 +184,14 @@ export async function* decodeOpenAIStream(res: UpstreamHttpResponse, what = 'ope
   let sawToolCall = false;
   let finishReason: unknown;
   for await (const ev of sseEvents(res.body)) {
+    // After [DONE] the body is drained, not abandoned: breaking out of the loop would destroy the
+    // undici body mid-read, and Node reports that as an AbortError on every stream.
+    if (done) continue;
     const data = ev.data.trim();
     if (data === '') continue;
     if (data === '[DONE]') {
       done = true;
-      break;
+      continue;
     }
     const obj = parseEventJson(data, what);
     if (obj.error !== undefined && obj.error !== null) {

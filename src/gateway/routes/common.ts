@@ -7,28 +7,11 @@ import { describeErrors, type Validator } from '../../http/schema.js';
 import type { ApiKeyRecord, ComboConfig, ComboMapping, ModelSpec, PriceEntry, ProviderConfig } from '../types.js';
 import { maskSecret } from '../validate.js';
 import { keyUsable } from '../auth.js';
+import { camelizeKeys } from '../case.js';
+
+export { camelCase, camelizeKeys } from '../case.js';
 
 export const MANAGEMENT_BODY_LIMIT = 4 << 20;
-
-/** `base_url` → `baseUrl`. */
-export function camelCase(key: string): string {
-  return key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-}
-
-/**
- * The management API speaks camelCase (as the seed's bodies do) and accepts snake_case too, the
- * spelling gateway.yaml uses. Keys of `headers` maps are left alone.
- */
-export function camelizeKeys(v: unknown, keepKeysOf: ReadonlySet<string> = new Set(['headers'])): unknown {
-  if (Array.isArray(v)) return v.map((x) => camelizeKeys(x, keepKeysOf));
-  if (v === null || typeof v !== 'object') return v;
-  const out: Record<string, unknown> = {};
-  for (const [k, val] of Object.entries(v as Record<string, unknown>)) {
-    const ck = camelCase(k);
-    out[ck] = keepKeysOf.has(ck) ? val : camelizeKeys(val, keepKeysOf);
-  }
-  return out;
-}
 
 /** Read a JSON object body (camelised). Empty body → `{}` when `allowEmpty`. */
 export async function readObject(ctx: RequestContext, allowEmpty = false): Promise<Record<string, unknown>> {

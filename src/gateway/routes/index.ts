@@ -17,6 +17,10 @@ import { keyRoutes } from './management/keys.js';
 import { modelRoutes } from './management/models.js';
 import { providerRoutes } from './management/providers.js';
 import { usageRoutes } from './management/usage.js';
+import { analyticsRoutes } from './management/analytics.js';
+import { cacheRoutes } from './management/cache.js';
+import { limitRoutes } from './management/limits.js';
+import { resilienceRoutes } from './management/resilience.js';
 
 export type AuthKind = 'inference' | 'management' | 'public';
 
@@ -55,5 +59,9 @@ export function gatewayRouter(svc: GatewayServices): Router {
   comboRoutes(r, svc);
   keyRoutes(r, svc);
   usageRoutes(r, svc);
+  limitRoutes(r, svc);
+  analyticsRoutes(r, svc);
+  resilienceRoutes(r, svc);
+  cacheRoutes(r, svc);
   return r;
 }

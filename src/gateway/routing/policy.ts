@@ -17,6 +17,8 @@ export interface AttemptSubject {
   account: ProviderAccount;
   /** Combo name when the request came through a combo. */
   combo?: string;
+  /** The request this attempt belongs to (session affinity, per-key limits). */
+  request?: RequestInfo;
 }
 
 /** What the policy knows about the request (for affinity, per-key rules). */
@@ -26,13 +28,31 @@ export interface RequestInfo {
   apiKeyId?: string;
 }
 
-export type Admission = { ok: true } | { ok: false; reason: string; retryAfterMs?: number };
+/**
+ * Why an attempt was not made. The attempt loop turns the kinds of the skips into the answer when
+ * nothing was tried: rate limits (cooldown, lockout, quota) → 429; an open breaker → 503
+ * `provider_circuit_open`; a full provider → 503; a spent token limit → 429.
+ */
+export type SkipKind = 'cooldown' | 'quota' | 'lockout' | 'breaker' | 'concurrency' | 'token-limit' | 'other';
+
+export type Admission =
+  | { ok: true }
+  | {
+      ok: false;
+      reason: string;
+      retryAfterMs?: number;
+      kind?: SkipKind;
+      /** `target`: the other accounts of this provider would be refused too (skip the provider at once). */
+      scope?: 'account' | 'target';
+    };
 
 export interface AttemptOutcome {
   ok: boolean;
   latencyMs: number;
   /** Set for failures. */
   classification?: Classification;
+  /** The attempt was admitted but not completed (client gone, attempt limit): nothing to count. */
+  aborted?: boolean;
 }
 
 export interface ResiliencePolicy {
@@ -42,6 +62,8 @@ export interface ResiliencePolicy {
   admit(s: AttemptSubject, now: number): Admission;
   /** Every attempt's outcome. */
   record(s: AttemptSubject, outcome: AttemptOutcome, now: number): void;
+  /** The combo target a session is pinned to, tried first (session affinity). */
+  preferredTarget?(combo: string, req: RequestInfo, now: number): string | undefined;
 }
 
 /** Providers without credentials (local Ollama, open OpenAI-compatible servers) get one keyless account. */
@@ -69,7 +91,7 @@ export class BasicPolicy implements ResiliencePolicy {
       this.cooldowns.delete(`${s.provider.config.id}#${s.account.id}`);
       return { ok: true };
     }
-    return { ok: false, reason: 'account cooling down after a rate limit', retryAfterMs: until - now };
+    return { ok: false, kind: 'cooldown', reason: 'account cooling down after a rate limit', retryAfterMs: until - now };
   }
 
   record(s: AttemptSubject, outcome: AttemptOutcome, now: number): void {

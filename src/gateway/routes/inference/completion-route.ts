@@ -4,19 +4,31 @@
  * parse the client body, route it, and answer in the client's format, as JSON or as a stream that
  * flushes every event. A client that disconnects aborts the upstream call; what usage is known by
  * then is still recorded.
+ *
+ * Order of the checks before any upstream call: model resolution and the key's allow-list; the
+ * idempotency key (a replay or a wait for the in-flight duplicate); the response cache (a hit);
+ * budgets and token limits (429); the global concurrency gate (queue, then 429). Then the attempt
+ * loop, where breakers, cool-downs, lock-outs, per-target token limits and per-provider concurrency
+ * decide which targets are tried.
  */
 import type { ServerResponse } from 'node:http';
 import type { RequestContext } from '../../../http/context.js';
 import { badRequest, toHttpError } from '../../../http/errors.js';
 import { readJson } from '../../../http/body.js';
 import { sendJson } from '../../../http/respond.js';
-import type { ClientFormat, Usage } from '../../canonical.js';
+import { HttpError } from '../../../http/errors.js';
+import type { CanonicalRequest, CanonicalResponse, ClientFormat, Usage } from '../../canonical.js';
 import { mergeUsage } from '../../canonical.js';
 import type { Principal } from '../../auth.js';
-import { costFor, failRequest, recordRequest, resolveFor, startCompletion, type CompletionStarted } from '../../completion.js';
+import { ResponseAssembler, type StoredAnswer } from '../../cache/answer.js';
+import { idempotencyKeyOf } from '../../cache/idempotency.js';
+import { isDeterministic, requestSignature } from '../../cache/signature.js';
+import { costFor, failRequest, recordRequest, resolveFor, startCompletion, type CompletionStarted, type FinishInfo } from '../../completion.js';
+import { checkLimits, type LimitCheck } from '../../limits/index.js';
 import type { Resolution } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
-import { sessionIdOf, setTelemetryHeaders } from '../../telemetry.js';
+import { H, sessionIdOf, setTelemetryHeaders } from '../../telemetry.js';
+import { serveStored } from './stored-answer.js';
 import { createStreamEncoder, parseRequest, renderResponse, streamContentType, type ParseOptions } from '../../translate/index.js';
 import { estimateTokens } from '../../translate/tokens.js';
 
@@ -60,6 +72,38 @@ function shownModel(started: CompletionStarted): string {
   return started.subject.ref;
 }
 
+/** Whether the response cache may serve or keep this request's answer. */
+function cacheable(svc: GatewayServices, ctx: RequestContext, canonical: CanonicalRequest): boolean {
+  const s = svc.runtime.cache.value;
+  if (!s.enabled) return false;
+  if (String(ctx.req.headers['x-gateway-no-cache'] ?? '').toLowerCase() === 'true') return false;
+  return s.mode === 'all' || isDeterministic(canonical);
+}
+
+/** Wait for an in-flight duplicate to settle, or for the client to leave. */
+function waitOrAbort(p: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    void p.then(done);
+  });
+}
+
+function storedAnswer(started: CompletionStarted, response: CanonicalResponse): StoredAnswer {
+  return {
+    response,
+    provider: started.subject.provider.config.id,
+    modelId: started.subject.modelId,
+    ref: started.subject.ref,
+    strategy: started.resolution.strategy,
+    createdAt: started.startedAt,
+  };
+}
+
 export async function serveCompletion(ctx: RequestContext, svc: GatewayServices, route: CompletionRoute): Promise<void> {
   const principal = ctx.state.principal as Principal;
   const body = await readInferenceBody(ctx);
@@ -83,17 +127,89 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
 
   let resolution: Resolution | undefined;
   let started: CompletionStarted;
+  /** Set while this request holds an idempotency key: every path must complete it. */
+  let ticket: { complete(a: StoredAnswer | undefined): void } | undefined;
+  let releaseGlobal: (() => void) | undefined;
+  let signature: string | undefined;
+  let limits: LimitCheck;
   try {
     resolution = resolveFor(svc, canonical.model, principal, route.providerScope);
+    const ns = principal.key?.id ?? '-';
+    const idemKey = idempotencyKeyOf(ctx.req.headers);
+    if (idemKey !== undefined) {
+      const fingerprint = `${requestSignature(canonical, ns)}|${route.format}|${canonical.stream ? 's' : 'j'}`;
+      for (;;) {
+        const claim = svc.idempotency.claim(`${ns}\u0000${idemKey}`, fingerprint);
+        if (claim.kind === 'conflict') {
+          throw new HttpError(409, `idempotency key ${JSON.stringify(idemKey)} was used for a different request within ${svc.idempotency.windowMs} ms`, {
+            code: 'idempotency_key_reused',
+          });
+        }
+        if (claim.kind === 'replay') {
+          ctx.res.off('close', onClose);
+          serveStored(ctx, svc, route, canonical, claim.answer, 'replay', info, resolution, startedAt);
+          return;
+        }
+        if (claim.kind === 'wait') {
+          await waitOrAbort(claim.settled, abort.signal);
+          if (abort.signal.aborted) throw new HttpError(499, 'client closed the request', { code: 'client_closed_request' });
+          continue;
+        }
+        ticket = claim;
+        break;
+      }
+    }
+    if (cacheable(svc, ctx, canonical)) {
+      signature = requestSignature(canonical, ns);
+      const hit = svc.cache.lookup(signature);
+      if (hit) {
+        ticket?.complete(hit);
+        ticket = undefined;
+        ctx.res.off('close', onClose);
+        serveStored(ctx, svc, route, canonical, hit, 'hit', info, resolution, startedAt);
+        return;
+      }
+    }
+    limits = checkLimits(svc, principal, resolution);
+    releaseGlobal = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort.signal));
     started = await startCompletion(
       svc,
       { canonical, principal, endpoint: route.endpoint, requestId: ctx.requestId, signal: abort.signal, ...(sessionId !== undefined ? { sessionId } : {}) },
       resolution,
     );
   } catch (e) {
+    ticket?.complete(undefined);
+    releaseGlobal?.();
     throw failRequest(svc, ctx.res, e, { input: info, ...(resolution ? { resolution } : {}), startedAt });
   }
 
+  try {
+    await respond(ctx, svc, route, { canonical, started, info, startedAt, signature, ticket, limits, abort, onClose, releaseGlobal, principal });
+  } finally {
+    // Every path has settled the idempotency key by now; this only guards against an unexpected throw
+    // leaving duplicates waiting (complete() is idempotent).
+    ticket?.complete(undefined);
+  }
+}
+
+interface Responding {
+  canonical: CanonicalRequest;
+  started: CompletionStarted;
+  info: FinishInfo['input'];
+  startedAt: number;
+  signature: string | undefined;
+  ticket: { complete(a: StoredAnswer | undefined): void } | undefined;
+  limits: LimitCheck;
+  abort: AbortController;
+  onClose: () => void;
+  releaseGlobal: () => void;
+  principal: Principal;
+}
+
+/** Answer from the upstream result: JSON, or a stream flushed event by event. */
+async function respond(ctx: RequestContext, svc: GatewayServices, route: CompletionRoute, r: Responding): Promise<void> {
+  const { canonical, started, info, startedAt, signature, ticket, limits, abort, onClose, releaseGlobal, principal } = r;
+  const sessionId = info.sessionId;
   const { result, subject } = started;
   const base = {
     decision: { strategy: started.resolution.strategy, provider: subject.provider.config.id, latencyMs: started.latencyMs },
@@ -103,17 +219,27 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
     model: subject.modelId,
     fallbackAttempts: started.failedAttempts,
   };
+  const res = ctx.res;
+  if (svc.runtime.cache.value.enabled) res.setHeader(H.cache, 'MISS');
+  if (limits.budgetWarning !== undefined) res.setHeader(H.budgetWarning, limits.budgetWarning);
+  if (limits.tokensLeft !== undefined) res.setHeader(H.tokenLimitRemaining, String(limits.tokensLeft));
 
   if (!result.stream) {
     ctx.res.off('close', onClose);
+    releaseGlobal();
     const usage = result.response.usage;
     const cost = costFor(svc, subject, usage);
-    setTelemetryHeaders(ctx.res, {
+    setTelemetryHeaders(res, {
       ...base,
       usage: { tokensIn: usage.inputTokens, tokensOut: usage.outputTokens, cost, latencyMs: svc.clock.now() - startedAt, cacheHit: false },
     });
     const out = renderResponse(route.format, result.response, { model: shownModel(started) });
-    sendJson(ctx.res, 200, out);
+    sendJson(res, 200, out);
+    if (signature !== undefined || ticket) {
+      const answer = storedAnswer(started, result.response);
+      if (signature !== undefined) svc.cache.put(signature, principal.key?.id ?? '-', canonical.model, answer);
+      ticket?.complete(answer);
+    }
     recordRequest(svc, {
       input: info,
       resolution: started.resolution,
@@ -124,12 +250,12 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
       failedAttempts: started.failedAttempts,
       startedAt,
       ttfbMs: started.latencyMs,
+      ...(signature !== undefined ? { cache: 'miss' as const } : {}),
     });
     return;
   }
 
   // Streaming: commit headers now (the provider layer already saw the first useful event).
-  const res = ctx.res;
   res.statusCode = 200;
   res.setHeader('Content-Type', streamContentType(route.format));
   res.setHeader('Cache-Control', 'no-cache');
@@ -141,11 +267,14 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
     ...(canonical.includeUsage !== undefined ? { includeUsage: canonical.includeUsage } : {}),
     estimatedInputTokens: estimateTokens(canonical),
   });
+  /** Collects the stream when its answer is to be kept (cache, idempotency). */
+  const assembler = signature !== undefined || ticket ? new ResponseAssembler() : undefined;
   const onAbort = () => result.cancel();
   abort.signal.addEventListener('abort', onAbort, { once: true });
   let streamError: string | undefined;
   try {
     for await (const chunk of result.chunks) {
+      assembler?.push(chunk);
       const wait = writeFrames(res, encoder.chunk(chunk));
       if (!res.headersSent) res.flushHeaders(); // an encoder that held its first frames back
       if (wait) await wait;
@@ -163,10 +292,22 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
     abort.signal.removeEventListener('abort', onAbort);
     ctx.res.off('close', onClose);
     if (!res.writableEnded) res.end();
+    releaseGlobal();
   }
   const outcome = await result.outcome;
   const usage: Usage = mergeUsage({ ...encoder.usage() }, outcome.usage);
   const aborted = abort.signal.aborted;
+  const failed = aborted || streamError !== undefined || outcome.error !== undefined;
+  let kept: StoredAnswer | undefined;
+  if (assembler && !failed) {
+    assembler.push({ type: 'usage', usage });
+    const response = assembler.result(subject.modelId, Math.floor(started.startedAt / 1000));
+    if (response) {
+      kept = storedAnswer(started, response);
+      if (signature !== undefined) svc.cache.put(signature, principal.key?.id ?? '-', canonical.model, kept);
+    }
+  }
+  ticket?.complete(kept);
   recordRequest(svc, {
     input: info,
     resolution: started.resolution,
@@ -179,5 +320,6 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
     startedAt,
     ttfbMs: started.latencyMs,
     clientAborted: aborted,
+    ...(signature !== undefined ? { cache: 'miss' as const } : {}),
   });
 }

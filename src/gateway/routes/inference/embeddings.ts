@@ -8,7 +8,8 @@ import type { RequestContext } from '../../../http/context.js';
 import { sendJson } from '../../../http/respond.js';
 import type { Route, Router } from '../../../http/router.js';
 import type { Principal } from '../../auth.js';
-import { costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
+import { attemptDeps, costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
+import { checkLimits } from '../../limits/index.js';
 import { assertEmbeddingSupport, parseEmbeddingsRequest, renderEmbeddingsResponse } from '../../embeddings.js';
 import { callEmbeddings, modelCapabilities } from '../../providers/index.js';
 import { runAttempts } from '../../routing/attempts.js';
@@ -32,6 +33,7 @@ async function serveEmbeddings(ctx: RequestContext, svc: GatewayServices, provid
   };
   ctx.res.once('close', onClose);
   let resolution: Resolution | undefined;
+  let release: (() => void) | undefined;
   try {
     resolution = resolveFor(svc, req.model, principal, providerScope);
     const capable = resolution.targets.filter((t) => {
@@ -47,6 +49,8 @@ async function serveEmbeddings(ctx: RequestContext, svc: GatewayServices, provid
       assertEmbeddingSupport(req, modelCapabilities(t.provider.conn, t.modelId), t.ref); // throws the 400
     }
     const settings = svc.state.catalog.settings;
+    checkLimits(svc, principal, resolution);
+    release = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort.signal));
     const run = await runAttempts(
       {
         resolution,
@@ -56,9 +60,12 @@ async function serveEmbeddings(ctx: RequestContext, svc: GatewayServices, provid
         retryWaitMaxMs: settings.retryWaitMaxMs,
         signal: abort.signal,
       },
-      { policy: svc.policy, metrics: svc.metrics, clock: svc.clock, sleep: svc.sleep },
+      attemptDeps(svc),
       (s, signal) => callEmbeddings(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, { ...req, model: s.modelId }, { egress: svc.egress, signal, now: () => svc.clock.now() }),
     );
+    run.release();
+    release();
+    release = undefined;
     ctx.res.off('close', onClose);
     const usage = { inputTokens: run.value.usage.inputTokens, outputTokens: 0 };
     setTelemetryHeaders(ctx.res, {
@@ -73,6 +80,7 @@ async function serveEmbeddings(ctx: RequestContext, svc: GatewayServices, provid
     sendJson(ctx.res, 200, renderEmbeddingsResponse(run.value, req, run.subject.ref));
     recordRequest(svc, { input: info, resolution, subject: run.subject, status: 200, usage, attempts: run.attempts, failedAttempts: run.failedAttempts, startedAt });
   } catch (e) {
+    release?.();
     throw failRequest(svc, ctx.res, e, { input: info, ...(resolution ? { resolution } : {}), startedAt });
   }
 }

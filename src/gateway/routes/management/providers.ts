@@ -14,6 +14,7 @@ import { toConnection, type ProviderRuntime } from '../../catalog.js';
 import type { GatewayServices } from '../../services.js';
 import type { ProviderAccount, ProviderConfig } from '../../types.js';
 import { camelizeKeys, MANAGEMENT_BODY_LIMIT, ok, providerView, readObject } from '../common.js';
+import { accountStates, breakerView } from '../../resilience/views.js';
 import { csvObjects } from './csv.js';
 import { newAccountId, providerFromCreate, providerFromUpdate } from './provider-input.js';
 
@@ -128,13 +129,28 @@ function csvRows(text: string): unknown[] {
   });
 }
 
+/**
+ * A provider as the API shows it, each account with its connection cool-down (`rateLimitedUntil`,
+ * null when usable; backoff level; last error): the seed reads cool-downs from the connection.
+ */
+function withAccountStates(svc: GatewayServices, rt: ProviderRuntime, now: number): Record<string, unknown> {
+  const view = providerView(rt.config);
+  const states = new Map(accountStates(svc, rt, now).map((a) => [a.accountId, a]));
+  const accounts = (view.accounts as Record<string, unknown>[]).map((a) => {
+    const st = states.get(a.id as string);
+    return st ? { ...a, available: st.available, rateLimitedUntil: st.rateLimitedUntil, backoffLevel: st.backoffLevel, ...(st.reason ? { lastError: st.lastError, lastStatus: st.lastStatus } : {}) } : a;
+  });
+  return { ...view, accounts };
+}
+
 export function providerRoutes(r: Router, svc: GatewayServices): void {
   const m = (route: ReturnType<Router['get']>) => route.tag('auth', 'management');
 
   m(
     r.get('/api/providers', (ctx) => {
       const c = svc.state.catalog;
-      ok(ctx, { providers: [...c.providers.values()].map((p) => providerView(p.config)), shadowed: c.shadowed });
+      const now = svc.clock.now();
+      ok(ctx, { providers: [...c.providers.values()].map((p) => withAccountStates(svc, p, now)), shadowed: c.shadowed });
     }),
   );
 
@@ -230,7 +246,8 @@ export function providerRoutes(r: Router, svc: GatewayServices): void {
     r.get('/api/providers/:id', (ctx) => {
       const rt = svc.state.catalog.providers.get(ctx.params.id!);
       if (!rt) throw notFound(`provider ${ctx.params.id} not found`);
-      ok(ctx, providerView(rt.config));
+      const now = svc.clock.now();
+      ok(ctx, { ...withAccountStates(svc, rt, now), breaker: breakerView(svc, rt.config.id, now) });
     }),
   );
 
@@ -244,6 +261,9 @@ export function providerRoutes(r: Router, svc: GatewayServices): void {
       if (models) svc.state.db.replaceModels(provider.id, models, now);
     });
     svc.state.rebuild();
+    // Seed: a connection's cool-down is cleared by updating the connection.
+    svc.policy.cooldowns.clear(provider.id);
+    svc.resilienceState.flush();
     ok(ctx, providerView(svc.state.catalog.providers.get(provider.id)!.config));
   };
   m(r.put('/api/providers/:id', update));

@@ -1,0 +1,106 @@
+/**
+ * Idempotency (seed: `Idempotency-Key`, else `X-Request-Id`; 5 s window). Keys are scoped per API key.
+ * Unlike OmniRoute, a key is claimed as soon as the first request starts: a concurrent duplicate
+ * waits for that request instead of going upstream again, then replays its answer (as JSON or as a
+ * stream, whichever it asked for) with `X-Gateway-Idempotent: true`. Successful answers are kept for
+ * `windowMs` after they finish. When the first request fails, one waiting duplicate takes over.
+ * The same key with a different request body within the window is refused (409), so a reused
+ * request id never returns somebody else's answer.
+ */
+import type { StoredAnswer } from './answer.js';
+
+export const IDEMPOTENCY_WINDOW_MS = 5000;
+
+interface Entry {
+  fingerprint: string;
+  /** Set once the answer is in; until then the key is in flight. */
+  answer?: StoredAnswer;
+  expiresAt: number;
+  /** Resolves when the in-flight request settles (either way). */
+  settled: Promise<void>;
+  settle: () => void;
+}
+
+export type Claim =
+  | { kind: 'leader'; complete(answer: StoredAnswer | undefined): void }
+  | { kind: 'replay'; answer: StoredAnswer }
+  | { kind: 'wait'; settled: Promise<void> }
+  | { kind: 'conflict' };
+
+/** The raw idempotency key of a request, if it sent one. */
+export function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>): string | undefined {
+  for (const name of ['idempotency-key', 'x-request-id']) {
+    const v = headers[name];
+    if (typeof v === 'string' && v.trim() !== '') return v.trim().slice(0, 256);
+  }
+  return undefined;
+}
+
+export class IdempotencyStore {
+  private readonly entries = new Map<string, Entry>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly now: () => number,
+    readonly windowMs = IDEMPOTENCY_WINDOW_MS,
+  ) {}
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.sweep(), 30_000);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Claim `key` for a request whose body hashes to `fingerprint`. */
+  claim(key: string, fingerprint: string): Claim {
+    const now = this.now();
+    const e = this.entries.get(key);
+    if (e !== undefined && (e.answer === undefined || e.expiresAt > now)) {
+      if (e.fingerprint !== fingerprint) return { kind: 'conflict' };
+      if (e.answer !== undefined) return { kind: 'replay', answer: e.answer };
+      return { kind: 'wait', settled: e.settled };
+    }
+    if (this.entries.size > 10_000) this.sweep();
+    let settle!: () => void;
+    const settled = new Promise<void>((r) => (settle = r));
+    const entry: Entry = { fingerprint, expiresAt: Number.POSITIVE_INFINITY, settled, settle };
+    this.entries.set(key, entry);
+    let done = false;
+    return {
+      kind: 'leader',
+      complete: (answer) => {
+        if (done) return;
+        done = true;
+        if (answer !== undefined && this.entries.get(key) === entry) {
+          entry.answer = answer;
+          entry.expiresAt = this.now() + this.windowMs;
+        } else if (this.entries.get(key) === entry) {
+          this.entries.delete(key); // failed: a waiting duplicate takes over
+        }
+        entry.settle();
+      },
+    };
+  }
+
+  /** Keys in flight or within their window. */
+  activeKeys(): number {
+    const now = this.now();
+    let n = 0;
+    for (const e of this.entries.values()) if (e.answer === undefined || e.expiresAt > now) n++;
+    return n;
+  }
+
+  sweep(): void {
+    const now = this.now();
+    for (const [k, e] of this.entries) if (e.answer !== undefined && e.expiresAt <= now) this.entries.delete(k);
+  }
+
+  clear(): void {
+    for (const [k, e] of this.entries) if (e.answer !== undefined) this.entries.delete(k);
+  }
+}

@@ -1,0 +1,199 @@
+/**
+ * USD budgets per API key (seed `setBudgetSchema`): daily, weekly and monthly limits, each over its
+ * own calendar window (UTC, starting at `resetTime`). Spend is kept in memory per window, seeded from
+ * the request log the first time a window is needed and then added to as requests finish, so the
+ * check before a request reads no database. A key whose spend in any window reached its limit gets 429
+ * `"<Period> budget exceeded: $x / $y"` (the exhausted window that resets last is named, since it is
+ * the one that blocks longest). Crossing `warningThreshold` of a limit is logged once per window,
+ * shown by GET and sent as `X-Gateway-Budget-Warning`. Spend is added when a request finishes, so
+ * requests already in flight when the limit is reached still complete (a soft limit).
+ */
+import { Type } from '@sinclair/typebox';
+import type { Logger } from 'pino';
+import { HttpError } from '../../http/errors.js';
+import { compile } from '../../http/schema.js';
+import type { BudgetConfig, LimitsStore } from './store.js';
+import { RESET_INTERVALS, RESET_TIME_PATTERN, windowAt, type ResetInterval, type Window } from './windows.js';
+
+export const BUDGET_PERIODS = ['daily', 'weekly', 'monthly'] as const;
+export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
+
+const LIMIT_FIELD: Record<BudgetPeriod, 'dailyLimitUsd' | 'weeklyLimitUsd' | 'monthlyLimitUsd'> = {
+  daily: 'dailyLimitUsd',
+  weekly: 'weeklyLimitUsd',
+  monthly: 'monthlyLimitUsd',
+};
+
+const Usd = Type.Number({ minimum: 0, maximum: 1e9 });
+/** The seed's setBudgetSchema. */
+export const SetBudgetSchema = Type.Object(
+  {
+    apiKeyId: Type.String({ minLength: 1, maxLength: 256 }),
+    dailyLimitUsd: Type.Optional(Usd),
+    weeklyLimitUsd: Type.Optional(Usd),
+    monthlyLimitUsd: Type.Optional(Usd),
+    warningThreshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    resetInterval: Type.Optional(Type.Union(RESET_INTERVALS.map((r) => Type.Literal(r)))),
+    resetTime: Type.Optional(Type.String({ pattern: RESET_TIME_PATTERN })),
+  },
+  { additionalProperties: false },
+);
+export const validateSetBudget = compile(SetBudgetSchema);
+
+export const DEFAULT_WARNING_THRESHOLD = 0.8;
+
+interface Counter extends Window {
+  spent: number;
+  warned: boolean;
+}
+
+export interface PeriodStatus {
+  limitUsd: number;
+  spentUsd: number;
+  remainingUsd: number;
+  periodStartAt: string;
+  nextResetAt: string;
+  warning: boolean;
+  exceeded: boolean;
+}
+
+const round = (n: number) => Number(n.toFixed(10));
+const cap = (p: BudgetPeriod) => p[0]!.toUpperCase() + p.slice(1);
+
+export class Budgets {
+  private readonly configs = new Map<string, BudgetConfig>();
+  private readonly counters = new Map<string, Partial<Record<BudgetPeriod, Counter>>>();
+
+  constructor(
+    private readonly db: LimitsStore,
+    private readonly log: Logger,
+    /** Write queued request-log rows before a window is seeded from the table. */
+    private readonly flushUsage: () => void,
+  ) {
+    for (const b of db.listBudgets()) this.configs.set(b.apiKeyId, b);
+  }
+
+  get size(): number {
+    return this.configs.size;
+  }
+
+  get(apiKeyId: string): BudgetConfig | undefined {
+    return this.configs.get(apiKeyId);
+  }
+
+  list(): BudgetConfig[] {
+    return [...this.configs.values()];
+  }
+
+  set(b: BudgetConfig): void {
+    this.db.saveBudget(b);
+    this.configs.set(b.apiKeyId, b);
+    // Limits and reset times may have changed: windows are rebuilt on next use.
+    this.counters.delete(b.apiKeyId);
+  }
+
+  remove(apiKeyId: string): boolean {
+    const had = this.db.deleteBudget(apiKeyId);
+    this.configs.delete(apiKeyId);
+    this.counters.delete(apiKeyId);
+    return had;
+  }
+
+  private counter(b: BudgetConfig, period: BudgetPeriod, now: number): Counter {
+    let byPeriod = this.counters.get(b.apiKeyId);
+    if (!byPeriod) this.counters.set(b.apiKeyId, (byPeriod = {}));
+    let c = byPeriod[period];
+    if (c && now < c.end && now >= c.start) return c;
+    const w = windowAt(period, b.resetTime, now);
+    if (c) c = { ...w, spent: 0, warned: false }; // rolled over into a new window
+    else {
+      this.flushUsage();
+      c = { ...w, spent: this.db.spend(b.apiKeyId, w.start, w.end), warned: false };
+    }
+    byPeriod[period] = c;
+    return c;
+  }
+
+  private periods(b: BudgetConfig): BudgetPeriod[] {
+    return BUDGET_PERIODS.filter((p) => (b[LIMIT_FIELD[p]] ?? 0) > 0);
+  }
+
+  /** 429 when the key spent a whole limit; otherwise the warning to send, if a threshold was crossed. */
+  check(apiKeyId: string, now: number): string | undefined {
+    if (this.configs.size === 0) return undefined;
+    const b = this.configs.get(apiKeyId);
+    if (!b) return undefined;
+    let blocking: { period: BudgetPeriod; c: Counter; limit: number } | undefined;
+    let warning: string | undefined;
+    for (const p of this.periods(b)) {
+      const limit = b[LIMIT_FIELD[p]]!;
+      const c = this.counter(b, p, now);
+      if (c.spent >= limit) {
+        if (!blocking || c.end > blocking.c.end) blocking = { period: p, c, limit };
+      } else if (c.spent >= limit * b.warningThreshold) warning ??= `${p} ${Math.floor((c.spent / limit) * 100)}%`;
+    }
+    if (blocking) {
+      throw new HttpError(429, `${cap(blocking.period)} budget exceeded: $${blocking.c.spent.toFixed(4)} / $${blocking.limit.toFixed(4)}`, {
+        code: 'budget_exceeded',
+        headers: { 'Retry-After': String(Math.max(1, Math.ceil((blocking.c.end - now) / 1000))) },
+      });
+    }
+    return warning;
+  }
+
+  /** A finished request's cost (`ts` is when it started). */
+  onUsage(apiKeyId: string, cost: number, ts: number, now: number): void {
+    if (this.configs.size === 0 || !(cost > 0)) return;
+    const b = this.configs.get(apiKeyId);
+    if (!b) return;
+    const byPeriod = this.counters.get(apiKeyId);
+    if (!byPeriod) return; // not seeded yet: the table sum will include this request
+    for (const p of this.periods(b)) {
+      if (!byPeriod[p]) continue;
+      const c = this.counter(b, p, now);
+      if (ts < c.start || ts >= c.end) continue;
+      c.spent += cost;
+      const limit = b[LIMIT_FIELD[p]]!;
+      if (!c.warned && c.spent >= limit * b.warningThreshold) {
+        c.warned = true;
+        this.log.warn({ apiKeyId, period: p, spentUsd: round(c.spent), limitUsd: limit }, `gateway: API key ${apiKeyId} reached ${Math.round(b.warningThreshold * 100)}% of its ${p} budget`);
+      }
+    }
+  }
+
+  /** GET view of one budget with the state of each window. */
+  view(b: BudgetConfig, now: number): Record<string, unknown> {
+    const periods: Record<string, PeriodStatus> = {};
+    for (const p of this.periods(b)) {
+      const limit = b[LIMIT_FIELD[p]]!;
+      const c = this.counter(b, p, now);
+      periods[p] = {
+        limitUsd: limit,
+        spentUsd: round(c.spent),
+        remainingUsd: round(Math.max(0, limit - c.spent)),
+        periodStartAt: new Date(c.start).toISOString(),
+        nextResetAt: new Date(c.end).toISOString(),
+        warning: c.spent >= limit * b.warningThreshold,
+        exceeded: c.spent >= limit,
+      };
+    }
+    const primary = b.resetInterval ?? this.periods(b)[0];
+    return {
+      apiKeyId: b.apiKeyId,
+      ...(b.dailyLimitUsd !== undefined ? { dailyLimitUsd: b.dailyLimitUsd } : {}),
+      ...(b.weeklyLimitUsd !== undefined ? { weeklyLimitUsd: b.weeklyLimitUsd } : {}),
+      ...(b.monthlyLimitUsd !== undefined ? { monthlyLimitUsd: b.monthlyLimitUsd } : {}),
+      warningThreshold: b.warningThreshold,
+      ...(b.resetInterval !== undefined ? { resetInterval: b.resetInterval } : {}),
+      resetTime: b.resetTime,
+      ...(primary && periods[primary] ? { periodStartAt: periods[primary]!.periodStartAt, nextResetAt: periods[primary]!.nextResetAt, spentUsd: periods[primary]!.spentUsd } : {}),
+      periods,
+      exceeded: Object.values(periods).some((s) => s.exceeded),
+      warning: Object.values(periods).some((s) => s.warning),
+      createdAt: new Date(b.createdAt).toISOString(),
+      updatedAt: new Date(b.updatedAt).toISOString(),
+    };
+  }
+}
+
+export type { ResetInterval };

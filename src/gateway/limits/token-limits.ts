@@ -1,0 +1,243 @@
+/**
+ * Token limits per API key (seed `setTokenLimitSchema`), scoped to a model, a provider or globally,
+ * each over a calendar window (`resetInterval`, `resetTime`, UTC). Tokens are input + output of
+ * requests that reached an upstream (cache hits and idempotent replays use none). Counting starts at
+ * `windowStart` = the later of the period start and the limit's creation, seeded from the request log
+ * once and then kept in memory.
+ *
+ * Enforcement: before routing, the limits that match the request as a whole (global ones, and model
+ * limits naming the requested id) are checked, and the most restrictive one (least remaining) wins:
+ * spent → 429 `token_limit_exceeded`. Limits on one provider or one `<provider>/<model>` make only
+ * that target unavailable (the attempt loop asks `admitTarget`), so a combo moves to its other
+ * targets; when nothing is left the answer is 429 as well.
+ */
+import { randomUUID } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import { HttpError } from '../../http/errors.js';
+import { compile } from '../../http/schema.js';
+import type { Admission } from '../routing/policy.js';
+import type { LimitsStore, ScopeType, TokenLimit } from './store.js';
+import { RESET_INTERVALS, RESET_TIME_PATTERN, windowAt } from './windows.js';
+
+/** The seed's setTokenLimitSchema (tokenLimit may arrive as a string; it is coerced first). */
+export const SetTokenLimitSchema = Type.Object(
+  {
+    id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    apiKeyId: Type.String({ minLength: 1, maxLength: 256 }),
+    scopeType: Type.Union([Type.Literal('model'), Type.Literal('provider'), Type.Literal('global')]),
+    scopeValue: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    tokenLimit: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+    resetInterval: Type.Optional(Type.Union(RESET_INTERVALS.map((r) => Type.Literal(r)))),
+    resetTime: Type.Optional(Type.String({ pattern: RESET_TIME_PATTERN })),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export const validateSetTokenLimit = compile(SetTokenLimitSchema);
+
+interface Counter {
+  start: number;
+  end: number;
+  /** Counting starts here (the later of the period start and the limit's creation). */
+  from: number;
+  used: number;
+}
+
+/** What a finished request used, for the counters. */
+export interface TokenUsage {
+  apiKeyId: string;
+  requestedModel?: string;
+  provider?: string;
+  model?: string;
+  tokens: number;
+  ts: number;
+}
+
+export interface LimitView extends Omit<TokenLimit, 'createdAt' | 'updatedAt'> {
+  tokensUsed: number;
+  remaining: number;
+  windowStart: string;
+  periodStartAt: string;
+  nextResetAt: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+function matchesModel(l: TokenLimit, requested: string | undefined, ref: string | undefined, modelId: string | undefined): boolean {
+  const v = l.scopeValue;
+  return v !== undefined && (v === requested || v === ref || v === modelId);
+}
+
+export class TokenLimits {
+  private readonly byKey = new Map<string, TokenLimit[]>();
+  private readonly byId = new Map<string, TokenLimit>();
+  private readonly counters = new Map<string, Counter>();
+
+  constructor(
+    private readonly db: LimitsStore,
+    private readonly flushUsage: () => void,
+  ) {
+    for (const l of db.listLimits()) this.index(l);
+  }
+
+  private index(l: TokenLimit): void {
+    this.byId.set(l.id, l);
+    const list = (this.byKey.get(l.apiKeyId) ?? []).filter((x) => x.id !== l.id);
+    list.push(l);
+    this.byKey.set(l.apiKeyId, list);
+  }
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  get(id: string): TokenLimit | undefined {
+    return this.byId.get(id);
+  }
+
+  list(apiKeyId?: string): TokenLimit[] {
+    return apiKeyId !== undefined ? [...(this.byKey.get(apiKeyId) ?? [])] : [...this.byId.values()];
+  }
+
+  /** Create (no id) or update; returns the saved limit and whether it was created. */
+  save(body: { id?: string; apiKeyId: string; scopeType: ScopeType; scopeValue?: string; tokenLimit: number; resetInterval?: TokenLimit['resetInterval']; resetTime?: string; enabled?: boolean }, now: number): { limit: TokenLimit; created: boolean } {
+    const prev = body.id !== undefined ? this.byId.get(body.id) : undefined;
+    if (body.id !== undefined && !prev) throw new HttpError(404, `token limit ${body.id} not found (omit id to create one)`, { code: 'not_found' });
+    const limit: TokenLimit = {
+      id: prev?.id ?? randomUUID(),
+      apiKeyId: body.apiKeyId,
+      scopeType: body.scopeType,
+      ...(body.scopeType !== 'global' && body.scopeValue !== undefined ? { scopeValue: body.scopeValue } : {}),
+      tokenLimit: body.tokenLimit,
+      resetInterval: body.resetInterval ?? prev?.resetInterval ?? 'monthly',
+      resetTime: body.resetTime ?? prev?.resetTime ?? '00:00',
+      enabled: body.enabled ?? prev?.enabled ?? true,
+      createdAt: prev?.createdAt ?? now,
+      updatedAt: now,
+    };
+    this.db.saveLimit(limit);
+    if (prev && prev.apiKeyId !== limit.apiKeyId) this.byKey.set(prev.apiKeyId, (this.byKey.get(prev.apiKeyId) ?? []).filter((x) => x.id !== prev.id));
+    this.index(limit);
+    this.counters.delete(limit.id);
+    return { limit, created: !prev };
+  }
+
+  remove(id: string): boolean {
+    const l = this.byId.get(id);
+    this.db.deleteLimit(id);
+    if (!l) return false;
+    this.byId.delete(id);
+    this.byKey.set(l.apiKeyId, (this.byKey.get(l.apiKeyId) ?? []).filter((x) => x.id !== id));
+    this.counters.delete(id);
+    return true;
+  }
+
+  private counter(l: TokenLimit, now: number): Counter {
+    let c = this.counters.get(l.id);
+    if (c && now >= c.start && now < c.end) return c;
+    const w = windowAt(l.resetInterval, l.resetTime, now);
+    const from = Math.max(w.start, l.createdAt);
+    if (c) c = { ...w, from, used: 0 };
+    else {
+      this.flushUsage();
+      c = { ...w, from, used: this.db.tokens(l.apiKeyId, l.scopeType, l.scopeValue, from, w.end) };
+    }
+    this.counters.set(l.id, c);
+    return c;
+  }
+
+  private tooMany(l: TokenLimit, c: Counter, now: number, what: string): HttpError {
+    const scope = l.scopeType === 'global' ? 'all models' : `${l.scopeType} ${l.scopeValue}`;
+    return new HttpError(429, `token limit reached for ${what}: ${c.used} / ${l.tokenLimit} tokens (${scope}, ${l.resetInterval} window resets at ${new Date(c.end).toISOString()})`, {
+      code: 'token_limit_exceeded',
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil((c.end - now) / 1000))) },
+    });
+  }
+
+  /**
+   * Before routing: global limits and model limits naming the requested id (or, for a single target,
+   * its provider and `<provider>/<model>`). Throws 429 when the most restrictive one is spent; else
+   * returns the tokens it has left (undefined when no limit applies).
+   */
+  checkRequest(apiKeyId: string, requested: string, single: { provider: string; ref: string; modelId: string } | undefined, now: number): number | undefined {
+    if (this.byId.size === 0) return undefined;
+    const list = this.byKey.get(apiKeyId);
+    if (!list) return undefined;
+    let tightest: { l: TokenLimit; c: Counter; left: number } | undefined;
+    for (const l of list) {
+      if (!l.enabled) continue;
+      const applies =
+        l.scopeType === 'global' ||
+        (l.scopeType === 'model' && matchesModel(l, requested, single?.ref, single?.modelId)) ||
+        (l.scopeType === 'provider' && single !== undefined && l.scopeValue === single.provider);
+      if (!applies) continue;
+      const c = this.counter(l, now);
+      const left = l.tokenLimit - c.used;
+      if (!tightest || left < tightest.left) tightest = { l, c, left };
+    }
+    if (!tightest) return undefined;
+    if (tightest.left <= 0) throw this.tooMany(tightest.l, tightest.c, now, `API key ${apiKeyId}`);
+    return tightest.left;
+  }
+
+  /** In the attempt loop: a target whose provider or model limit is spent is skipped. */
+  admitTarget(apiKeyId: string, provider: string, ref: string, modelId: string, now: number): Admission | undefined {
+    if (this.byId.size === 0) return undefined;
+    const list = this.byKey.get(apiKeyId);
+    if (!list) return undefined;
+    for (const l of list) {
+      if (!l.enabled || l.scopeType === 'global') continue;
+      const applies = l.scopeType === 'provider' ? l.scopeValue === provider : l.scopeValue === ref || l.scopeValue === modelId;
+      if (!applies) continue;
+      const c = this.counter(l, now);
+      if (c.used >= l.tokenLimit) {
+        return {
+          ok: false,
+          kind: 'token-limit',
+          scope: 'target',
+          reason: this.tooMany(l, c, now, `${ref}`).message,
+          retryAfterMs: c.end - now,
+        };
+      }
+    }
+    return undefined;
+  }
+
+  /** A finished request's tokens go to every limit of its key that matches it. */
+  onUsage(u: TokenUsage, now: number): void {
+    if (this.byId.size === 0 || !(u.tokens > 0)) return;
+    const list = this.byKey.get(u.apiKeyId);
+    if (!list) return;
+    const ref = u.provider !== undefined && u.model !== undefined ? `${u.provider}/${u.model}` : undefined;
+    for (const l of list) {
+      const c = this.counters.get(l.id);
+      if (!c) continue; // not seeded yet: the table sum will include this request
+      const applies =
+        l.scopeType === 'global' || (l.scopeType === 'provider' ? l.scopeValue === u.provider : matchesModel(l, u.requestedModel, ref, u.model));
+      if (!applies) continue;
+      const cur = this.counter(l, now);
+      if (u.ts >= cur.from && u.ts < cur.end) cur.used += u.tokens;
+    }
+  }
+
+  view(l: TokenLimit, now: number): LimitView {
+    const c = this.counter(l, now);
+    return {
+      id: l.id,
+      apiKeyId: l.apiKeyId,
+      scopeType: l.scopeType,
+      ...(l.scopeValue !== undefined ? { scopeValue: l.scopeValue } : {}),
+      tokenLimit: l.tokenLimit,
+      resetInterval: l.resetInterval,
+      resetTime: l.resetTime,
+      enabled: l.enabled,
+      tokensUsed: c.used,
+      remaining: Math.max(0, l.tokenLimit - c.used),
+      windowStart: new Date(c.from).toISOString(),
+      periodStartAt: new Date(c.start).toISOString(),
+      nextResetAt: new Date(c.end).toISOString(),
+      createdAt: new Date(l.createdAt).toISOString(),
+      updatedAt: new Date(l.updatedAt).toISOString(),
+    };
+  }
+}

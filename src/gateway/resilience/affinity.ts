@@ -1,0 +1,50 @@
+/**
+ * Session affinity (notes §3.5): a session id (`X-Session-Id`, `x_session_id`, `X-Gateway-Session-Id`)
+ * is pinned to the account of a provider, and to the target of a combo, that last served it, so an
+ * agent's turns keep hitting the same provider prompt cache. Pins expire after `ttlMs` without use
+ * (never "pinned forever"), are dropped when the pinned account fails, and are re-pinned to whatever
+ * serves the next request. Bounded: the least recently used pin goes first.
+ */
+export class SessionAffinity {
+  /** `<session>\0<scope>` → pinned value; Map order = least recently used first. */
+  private readonly pins = new Map<string, { value: string; expiresAt: number }>();
+
+  get(session: string, scope: string, now: number): string | undefined {
+    if (this.pins.size === 0) return undefined;
+    const key = `${session}\u0000${scope}`;
+    const p = this.pins.get(key);
+    if (!p) return undefined;
+    if (p.expiresAt <= now) {
+      this.pins.delete(key);
+      return undefined;
+    }
+    return p.value;
+  }
+
+  set(session: string, scope: string, value: string, now: number, ttlMs: number, max: number): void {
+    const key = `${session}\u0000${scope}`;
+    this.pins.delete(key);
+    this.pins.set(key, { value, expiresAt: now + ttlMs });
+    while (this.pins.size > max) {
+      const oldest = this.pins.keys().next().value as string;
+      this.pins.delete(oldest);
+    }
+  }
+
+  /** Forget a pin (when `value` is given, only if it still points there). */
+  drop(session: string, scope: string, value?: string): void {
+    const key = `${session}\u0000${scope}`;
+    if (value === undefined || this.pins.get(key)?.value === value) this.pins.delete(key);
+  }
+
+  /** Live pins (for the health view). */
+  count(now: number): number {
+    let n = 0;
+    for (const p of this.pins.values()) if (p.expiresAt > now) n++;
+    return n;
+  }
+
+  clear(): void {
+    this.pins.clear();
+  }
+}
