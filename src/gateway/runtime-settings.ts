@@ -78,7 +78,8 @@ export class LayeredSettings<T extends object> {
    */
   setFile(section: unknown, where: string): void {
     const next = section === undefined ? {} : section;
-    if (!isPlain(next) || !this.validatePatch(next)) throw new Error(`${where}: ${describeErrors(this.validatePatch.errors, where)}`);
+    // An absent section needs no schema check (and so no Ajv compile at start-up).
+    if (!isPlain(next) || (Object.keys(next).length > 0 && !this.validatePatch(next))) throw new Error(`${where}: ${describeErrors(this.validatePatch.errors, where)}`);
     const fileOnly = this.merge(next, {});
     try {
       this.check(fileOnly);

@@ -2,9 +2,13 @@
  * The upstream HTTP call: undici `request` through the egress dispatcher (the only way out), with
  * timeouts, abort, and every failure turned into an UpstreamError.
  */
-import { request, errors as undiciErrors, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { lazyRequire } from '../../http/lazy.js';
 import { EgressRefusedError, type Egress } from '../../egress/index.js';
 import { UpstreamError, retryAfterFromHeaders } from './errors.js';
+
+// undici loads with the first upstream call, not at daemon start.
+const undici = lazyRequire<typeof import('undici')>('undici');
 
 export interface UpstreamHttpResponse {
   status: number;
@@ -45,7 +49,7 @@ export function classifyTransportError(err: unknown, signal: AbortSignal, what: 
     return new UpstreamError('aborted', `${what}: request aborted`, { cause: err });
   }
   if (err instanceof EgressRefusedError) return new UpstreamError('connection', `${what}: ${err.message}`, { cause: err });
-  if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError || err instanceof undiciErrors.ConnectTimeoutError) {
+  if (err instanceof undici().errors.HeadersTimeoutError || err instanceof undici().errors.BodyTimeoutError || err instanceof undici().errors.ConnectTimeoutError) {
     return new UpstreamError('timeout', `${what}: ${err.message}`, { cause: err });
   }
   if (err instanceof TypeError || err instanceof SyntaxError || err instanceof RangeError) {
@@ -60,7 +64,7 @@ export function classifyTransportError(err: unknown, signal: AbortSignal, what: 
 export async function upstreamRequest(url: string, init: UpstreamRequestInit): Promise<UpstreamHttpResponse> {
   const what = `upstream ${new URL(url).host}`;
   try {
-    const res = await request(url, {
+    const res = await undici().request(url, {
       method: init.method ?? 'POST',
       headers: init.headers,
       body: init.body,

@@ -7,9 +7,12 @@
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { Agent, buildConnector, request } from 'undici';
+import type { Agent } from 'undici';
+import { lazyRequire } from '../../http/lazy.js';
 import { badRequest, HttpError } from '../../http/errors.js';
 import type { Egress } from '../../egress/index.js';
+
+const undici = lazyRequire<typeof import('undici')>('undici');
 
 export interface MediaPolicy {
   /** Allow plain http URLs (default false: public HTTPS only). */
@@ -85,8 +88,8 @@ async function checkedAddress(host: string): Promise<string> {
 
 /** An agent that connects to `ip` (through egress: address map, loopback-only) whatever the URL says. */
 function pinnedAgent(egress: Egress, ip: string, servername: string | undefined, timeoutMs: number): Agent {
-  const tls = buildConnector({ timeout: timeoutMs });
-  return new Agent({
+  const tls = undici().buildConnector({ timeout: timeoutMs });
+  return new (undici().Agent)({
     connections: 1,
     connect: (options, callback) => {
       const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
@@ -122,7 +125,7 @@ export async function fetchMedia(url: string, egress: Egress, policy: MediaPolic
     const ip = await checkedAddress(u.hostname);
     const agent = pinnedAgent(egress, ip, isIP(u.hostname.replace(/^\[(.*)\]$/, '$1')) ? undefined : u.hostname, timeoutMs);
     try {
-      const res = await request(u, { method: 'GET', dispatcher: agent, signal: sig, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      const res = await undici().request(u, { method: 'GET', dispatcher: agent, signal: sig, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
       if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location) {
         await res.body.dump();
         current = new URL(String(res.headers.location), u).toString();
