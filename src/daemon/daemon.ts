@@ -111,8 +111,11 @@ export class Daemon implements DaemonControl {
     this.egress = new Egress({ addressMap: this.startup.egress.addressMap, loopbackOnly: this.startup.egress.loopbackOnly });
     this.handles.set('daemon', this);
 
+    const createMs: Record<string, number> = {};
     for (const def of this.defs) {
+      const tc = performance.now();
       const instance = await def.create(this.contextFor(def));
+      createMs[def.name] = Math.round(performance.now() - tc);
       if (def.name !== 'core') {
         const reserved = instance.router.routes().find((r) => r.pattern === '/core' || r.pattern.startsWith('/core/'));
         if (reserved) throw new Error(`component ${def.name} mounts ${reserved.pattern}: the /core prefix is reserved for the Core API`);
@@ -146,7 +149,10 @@ export class Daemon implements DaemonControl {
     if (this.startup.preInitListenAddress ?? this.opts.preInitListenAddress) await this.startPreInit();
     for (const inst of this.instances.values()) await inst.start?.();
     this.state = 'ready';
-    this.log.info({ socket: this.paths.socket, ms: Math.round(performance.now() - t0), servers: this.serverStatuses() }, 'ctl daemon ready');
+    this.log.info(
+      { socket: this.paths.socket, ms: Math.round(performance.now() - t0), processMs: Math.round(process.uptime() * 1000), createMs, servers: this.serverStatuses() },
+      'ctl daemon ready',
+    );
   }
 
   private loadOrInitConfig(): DaemonConfig {
