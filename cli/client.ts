@@ -1,5 +1,5 @@
 import http from 'node:http';
-import https from 'node:https';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { homedir } from 'node:os';
 
@@ -12,6 +12,9 @@ export interface ClientOptions {
 }
 
 let options: ClientOptions = {};
+
+// node:https (and TLS with it) loads only for an https --url: the socket needs neither.
+const https = (): typeof import('node:https') => createRequire(import.meta.url)('node:https') as typeof import('node:https');
 
 export function setClientOptions(o: ClientOptions): void {
   options = o;
@@ -114,7 +117,7 @@ export function send(spec: RequestSpec): Promise<RawResponse> {
     if (options.url) {
       const base = new URL(options.url);
       const url = new URL(path.replace(/^\//, ''), base.href.endsWith('/') ? base.href : base.href + '/');
-      const mod = url.protocol === 'https:' ? https : http;
+      const mod = url.protocol === 'https:' ? https() : http;
       req = mod.request(url, { method, headers, rejectUnauthorized: process.env.CTL_INSECURE !== '1' }, onResponse);
     } else {
       headers.Host = spec.host;
