@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { existsSync, mkdirSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import {
   ClientIpResolver,
   createDispatcher,
@@ -24,6 +24,7 @@ import { loadStartupConfig, serverSettings, type StartupConfig } from './startup
 import { Listener, type ListenerHandlers } from './listener.js';
 
 import { ctlVersion } from './version.js';
+import { createLogger } from './logger.js';
 import { COMPONENTS } from './components.js';
 
 /** What the daemon needs from the rate limiter (src/ratelimit implements it). */
@@ -94,7 +95,7 @@ export class Daemon implements DaemonControl {
     this.paths = ensureStateDir(opts.stateDir);
     this.clock = opts.clock ?? systemClock;
     this.defs = opts.components ?? COMPONENTS;
-    this.log = opts.logger ?? pino({ level: opts.logLevel ?? 'info', base: { pid: process.pid } });
+    this.log = opts.logger ?? createLogger(opts.logLevel ?? 'info');
   }
 
   /** Names of the servers (components with a TCP listener). */

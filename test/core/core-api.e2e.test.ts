@@ -295,6 +295,19 @@ describe('start-up and durability', () => {
     }
   });
 
+  it('SIGTERM exits 0 even when whoever read the log went away (stdout is a broken pipe)', async () => {
+    const d = await startDaemon({ daemonYaml: { servers: {} } });
+    try {
+      d.child.stdout!.destroy();
+      d.child.stderr!.destroy();
+      d.signal('SIGTERM');
+      const code = await Promise.race([d.waitExit(), new Promise((r) => setTimeout(() => r('hung'), 5000))]);
+      expect(code).toBe(0);
+    } finally {
+      await d.cleanup();
+    }
+  });
+
   it('SIGTERM drains and exits 0', async () => {
     const d = await startDaemon({ daemonYaml: { servers: {} } });
     try {
