@@ -13,7 +13,6 @@ import {
   type ComponentContext,
   type ComponentDefinition,
   type ComponentInstance,
-  type RouteGuard,
 } from '../http/index.js';
 import { Store, type Migration } from '../store/index.js';
 import { Egress } from '../egress/index.js';
@@ -22,20 +21,10 @@ import { applyPatch, applyPut, loadDaemonYaml, parseListenAddress, saveDaemonYam
 import { ensureStateDir, type StatePaths } from './state-dir.js';
 import { loadStartupConfig, serverSettings, type StartupConfig } from './startup-config.js';
 import { Listener, type ListenerHandlers } from './listener.js';
-
 import { ctlVersion } from './version.js';
 import { createLogger } from './logger.js';
 import { COMPONENTS } from './components.js';
-
-/** What the daemon needs from the rate limiter (src/ratelimit implements it). */
-export interface DaemonRateLimiter extends RateLimitAdmin {
-  guardFor(server: string): RouteGuard;
-  /** For the control socket, which serves every component: the server is found from the route. */
-  readonly guard: RouteGuard;
-  register(server: string, routes: readonly import('../http/index.js').Route[]): void;
-  reload(): Promise<void>;
-  close(): Promise<void>;
-}
+import type { createRateLimiter, RateLimiter } from '../ratelimit/index.js';
 
 export interface DaemonOptions {
   stateDir: string;
@@ -49,7 +38,7 @@ export interface DaemonOptions {
   clock?: Clock;
   env?: NodeJS.ProcessEnv;
   logger?: Logger;
-  createRateLimiter?: (opts: { stateDir: string; log: Logger; clock: Clock; egress: Egress }) => Promise<DaemonRateLimiter>;
+  createRateLimiter?: typeof createRateLimiter;
 }
 
 interface ServerSlot {
@@ -85,11 +74,10 @@ export class Daemon implements DaemonControl {
   private preInit?: Listener;
   private egress!: Egress;
   private ips = new ClientIpResolver();
-  private limiter?: DaemonRateLimiter;
+  private limiter?: RateLimiter;
   private readonly mutex = new Mutex();
   private startedAt = 0;
   private state: 'starting' | 'ready' | 'stopping' | 'stopped' = 'starting';
-  ratelimit?: RateLimitAdmin;
 
   constructor(private readonly opts: DaemonOptions) {
     this.paths = ensureStateDir(opts.stateDir);
@@ -128,7 +116,6 @@ export class Daemon implements DaemonControl {
     if (this.opts.createRateLimiter) {
       this.limiter = await this.opts.createRateLimiter({ stateDir: this.paths.dir, log: this.log.child({ component: 'ratelimit' }), clock: this.clock, egress: this.egress });
       for (const [name, inst] of this.instances) this.limiter.register(name, inst.router.routes());
-      this.ratelimit = this.limiter;
     }
 
     this.socket = await Listener.unix('unix', this.paths.socket, this.handlersFor('unix', true, (req) => this.routeByHost(req)));
@@ -256,6 +243,10 @@ export class Daemon implements DaemonControl {
   }
 
   // ---- DaemonControl -------------------------------------------------------------------------
+
+  get ratelimit(): RateLimitAdmin | undefined {
+    return this.limiter;
+  }
 
   info(): DaemonInfo {
     return {
