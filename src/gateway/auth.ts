@@ -115,8 +115,20 @@ export class GatewayAuth {
     return /^(1|true|yes|on)$/i.test(this.env.REQUIRE_API_KEY ?? '');
   }
 
+  /** Presented key → its sha256, for keys that matched (every inference call hashes otherwise). Bounded. */
+  private readonly hashOf = new Map<string, string>();
+
   private lookup(raw: string): ApiKeyRecord | undefined {
-    return this.catalog().keysByHash.get(sha256Hex(raw));
+    const keys = this.catalog().keysByHash;
+    const cached = this.hashOf.get(raw);
+    if (cached !== undefined) return keys.get(cached);
+    const hash = sha256Hex(raw);
+    const key = keys.get(hash);
+    if (key) {
+      if (this.hashOf.size >= 1024) this.hashOf.clear();
+      this.hashOf.set(raw, hash);
+    }
+    return key;
   }
 
   /** Authenticate an inference call; throws 401 when a key is required and missing or invalid. */

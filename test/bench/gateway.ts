@@ -3,7 +3,8 @@
  * and through ctl's gateway (and through `@portkey-ai/gateway` when that package is installed),
  * side by side in one run:
  *   A. sequential added latency, one connection, p50/p99 (non-streaming), and streaming time to first byte;
- *   B. 100 connections against a 50 ms mock: throughput and p50, gateway/direct;
+ *   B. 100 connections against a 50 ms mock: throughput and p50, gateway/direct (the paths take turns,
+ *      two rounds of 3 s each, order reversed in the second);
  *   C. gateway resident memory at rest and after B.
  * Bounded in count and time; loopback only. The daemon runs on CPU 1 and the bench (mock and load
  * generator) on CPU 0 with CTL_BENCH_PIN=1 (and `taskset`), as the notes recommend on a quiet 2-core
@@ -239,7 +240,8 @@ async function sequential(paths: Path[], rounds = 5, perRound = 300, warmup = 20
   try {
     for (const p of paths) for (let i = 0; i < warmup; i++) await once(pools.get(p.name)!, p, p.body);
     for (let r = 0; r < rounds; r++) {
-      for (const p of paths) {
+      // Alternate the order every round so no path always runs right after another.
+      for (const p of r % 2 === 0 ? paths : [...paths].reverse()) {
         const pool = pools.get(p.name)!;
         const rec = out.get(p.name)!;
         for (let i = 0; i < perRound; i++) rec.plain.push(await once(pool, p, p.body));
@@ -252,8 +254,34 @@ async function sequential(paths: Path[], rounds = 5, perRound = 300, warmup = 20
   return out;
 }
 
+type LoadResult = { rps: number; p50: number; p99: number; errors: number };
+
+/**
+ * B, fair on a shared machine: the paths take turns (order reversed every round), each round a fresh
+ * pool with its own warm-up second, against a mock answering after `mockMs`; RPS over all the measured
+ * seconds, percentiles over every measured request.
+ */
+async function loadRounds(mock: MockUpstream, paths: Path[], mockMs: number, rounds = 2, seconds = 3): Promise<Map<string, LoadResult>> {
+  const acc = new Map(paths.map((p) => [p.name, { n: 0, secs: 0, lat: [] as number[], errors: 0 }]));
+  for (let r = 0; r < rounds; r++) {
+    for (const p of r % 2 === 0 ? paths : [...paths].reverse()) {
+      mock.defaults = { ...mock.defaults, latencyMs: mockMs };
+      const res = await load(p, 100, seconds, true);
+      mock.reset();
+      const a = acc.get(p.name)!;
+      a.n += res.rps * seconds;
+      a.secs += seconds;
+      a.lat.push(...res.lat);
+      a.errors += res.errors;
+    }
+  }
+  return new Map([...acc].map(([name, a]) => [name, { rps: a.n / a.secs, p50: percentile(a.lat, 50), p99: percentile(a.lat, 99), errors: a.errors }]));
+}
+
 /** B: `connections` closed loops for `seconds` against the path; RPS and p50. */
-async function load(p: Path, connections: number, seconds: number): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
+async function load(p: Path, connections: number, seconds: number): Promise<LoadResult>;
+async function load(p: Path, connections: number, seconds: number, keep: true): Promise<LoadResult & { lat: number[] }>;
+async function load(p: Path, connections: number, seconds: number, keep = false): Promise<LoadResult & { lat?: number[] }> {
   const pool = new Pool(p.origin, { connections, pipelining: 1 });
   const lat: number[] = [];
   let errors = 0;
@@ -275,7 +303,7 @@ async function load(p: Path, connections: number, seconds: number): Promise<{ rp
   };
   await Promise.all(Array.from({ length: connections }, worker));
   await pool.close();
-  return { rps: measured / seconds, p50: percentile(lat, 50), p99: percentile(lat, 99), errors };
+  return { rps: measured / seconds, p50: percentile(lat, 50), p99: percentile(lat, 99), errors, ...(keep ? { lat } : {}) };
 }
 
 export async function runGatewayBench(): Promise<void> {
@@ -325,20 +353,15 @@ export async function runGatewayBench(): Promise<void> {
       else report('A. streaming TTFB p50, portkey', fmt(percentile(seq.get('portkey')!.ttfb, 50), 3));
     }
 
-    mock.defaults = { ...mock.defaults, latencyMs: 50 };
-    const bDirect = await load(direct, 100, 5);
-    mock.reset();
-    mock.defaults = { ...mock.defaults, latencyMs: 50 };
-    const bGw = await load(gateway, 100, 5);
-    mock.reset();
+    const b = await loadRounds(mock, paths, 50);
+    const bDirect = b.get('direct')!;
+    const bGw = b.get('ctl')!;
     report('B. c=100, 50 ms mock, direct: RPS / p50', `${bDirect.rps.toFixed(0)} / ${fmt(bDirect.p50, 1)}`, `errors ${bDirect.errors}`);
     report('B. c=100, 50 ms mock, ctl:    RPS / p50', `${bGw.rps.toFixed(0)} / ${fmt(bGw.p50, 1)}`, `errors ${bGw.errors}, p99 ${fmt(bGw.p99, 1)}`);
     report('B. throughput ratio ctl/direct', `${((bGw.rps / bDirect.rps) * 100).toFixed(1)} %`, 'goal ≥ 97 %');
     report('B. added p50 (ctl − direct)', fmt(bGw.p50 - bDirect.p50, 2));
     if (portkey) {
-      mock.defaults = { ...mock.defaults, latencyMs: 50 };
-      const bPk = await load(portkey.path, 100, 5);
-      mock.reset();
+      const bPk = b.get('portkey')!;
       report('B. c=100, 50 ms mock, portkey: RPS / p50', `${bPk.rps.toFixed(0)} / ${fmt(bPk.p50, 1)}`, `errors ${bPk.errors}`);
     }
     const rssLoad = rssMb(d.child.pid!);
