@@ -13,11 +13,16 @@ export function sendJson(
     return;
   }
   const text = body === undefined ? '' : JSON.stringify(body) + (trailingNewline ? '\n' : '');
-  res.statusCode = status;
-  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-  if (body !== undefined && !res.hasHeader('content-type')) res.setHeader('Content-Type', 'application/json');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
+  // One writeHead (merged with headers set earlier) and one end: Node sends them in one write.
+  const all: Record<string, string | number> = { ...headers, 'Content-Length': Buffer.byteLength(text) };
+  if (body !== undefined && !res.hasHeader('content-type') && !hasKey(headers, 'content-type')) all['Content-Type'] = 'application/json';
+  res.writeHead(status, all);
   res.end(text);
+}
+
+function hasKey(headers: Record<string, unknown>, lower: string): boolean {
+  for (const k in headers) if (k.toLowerCase() === lower) return true;
+  return false;
 }
 
 /** Write a text body. */

@@ -17,6 +17,11 @@ function fakeCtx(ip = '192.0.2.1'): RequestContext & { sent: { status?: number; 
     hasHeader(k: string) {
       return k.toLowerCase() in sent.headers;
     },
+    writeHead(status: number, headers: Record<string, unknown> = {}) {
+      this.statusCode = status;
+      for (const [k, v] of Object.entries(headers)) this.setHeader(k, v);
+      return this;
+    },
     end(body?: string) {
       sent.status = this.statusCode;
       sent.body = body;
