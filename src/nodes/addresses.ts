@@ -1,36 +1,20 @@
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import { isPublicIPv4 as isPublicV4 } from '../egress/public-address.js';
 
 /**
- * Address rules for nodes. A node address must be a dotted IPv4 address in a public network.
- * The origin refuses 10/8, 127/8, 172.16/12, 192.168/16 and 169.254/16; we also refuse the
- * obviously unroutable ranges (this network, CGNAT, IETF protocol assignments, multicast,
- * reserved, broadcast). The documentation ranges (RFC 5737) and the benchmarking range
- * 198.18.0.0/15 (RFC 2544) are accepted on purpose: tests and benchmarks use them with the
- * egress address map, so they never reach a real host.
+ * Address rules for nodes. A node address must be a dotted IPv4 address in a public network: the
+ * origin refuses 10/8, 127/8, 172.16/12, 192.168/16 and 169.254/16; we also refuse the obviously
+ * unroutable ranges (src/egress/public-address.ts). The documentation ranges (RFC 5737) and the
+ * benchmarking range 198.18.0.0/15 (RFC 2544) are accepted on purpose: tests and benchmarks use them
+ * with the egress address map, so they never reach a real host.
  */
-const NON_PUBLIC = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  NON_PUBLIC.addSubnet(net, bits, 'ipv4');
-}
-
 export type AddressClass = 'invalid' | 'ipv6' | 'private' | 'public';
 
 export function classifyAddress(text: string): AddressClass {
   const family = isIP(text);
   if (family === 0) return 'invalid';
   if (family === 6) return 'ipv6';
-  return NON_PUBLIC.check(text, 'ipv4') ? 'private' : 'public';
+  return isPublicV4(text, { allowBenchmarkRange: true }) ? 'public' : 'private';
 }
 
 export function isPublicIPv4(text: string): boolean {

@@ -5,7 +5,8 @@ import { Egress } from '../../src/egress/index.js';
 import { HttpError } from '../../src/http/errors.js';
 import { assertEmbeddingSupport, base64DecodedSize, parseEmbeddingsRequest, renderEmbeddingsResponse } from '../../src/gateway/embeddings.js';
 import { callEmbeddings, modelCapabilities } from '../../src/gateway/providers/index.js';
-import { fetchMedia, isPublicAddress } from '../../src/gateway/providers/media.js';
+import { fetchMedia } from '../../src/gateway/providers/media.js';
+import { isPublicAddress } from '../../src/egress/public-address.js';
 import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
 
 function status(fn: () => unknown): { status: number; message: string } {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Egress, isLoopback, loopbackOnlyFromEnv, parseHostPort } from '../../src/egress/index.js';
+import { isPublicAddress, isPublicIPv4 } from '../../src/egress/public-address.js';
 
 describe('egress', () => {
   let server: http.Server;
@@ -60,5 +61,15 @@ describe('egress', () => {
     expect(isLoopback('::ffff:127.0.0.1')).toBe(true);
     expect(isLoopback('10.0.0.1')).toBe(false);
     expect(isLoopback('localhost')).toBe(false);
+  });
+
+  it('tells public addresses from the rest; the benchmarking range only on request', () => {
+    expect(isPublicIPv4('203.0.113.7')).toBe(true);
+    expect(isPublicIPv4('10.0.0.1')).toBe(false);
+    expect(isPublicIPv4('198.18.0.9')).toBe(false);
+    expect(isPublicIPv4('198.18.0.9', { allowBenchmarkRange: true })).toBe(true);
+    expect(isPublicIPv4('::1')).toBe(false);
+    expect(isPublicAddress('::ffff:192.168.1.1')).toBe(false);
+    expect(isPublicAddress('2001:db8::1')).toBe(true);
   });
 });

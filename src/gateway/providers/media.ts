@@ -11,6 +11,7 @@ import type { Agent } from 'undici';
 import { lazyRequire } from '../../http/lazy.js';
 import { badRequest, HttpError } from '../../http/errors.js';
 import type { Egress } from '../../egress/index.js';
+import { isPublicAddress } from '../../egress/public-address.js';
 
 const undici = lazyRequire<typeof import('undici')>('undici');
 
@@ -26,47 +27,6 @@ export interface MediaPolicy {
 }
 
 export const MEDIA_ITEM_MAX_BYTES = 8 * 1024 * 1024;
-
-function v4ToInt(ip: string): number {
-  return ip.split('.').reduce((a, o) => (a << 8) + Number(o), 0) >>> 0;
-}
-
-const V4_PRIVATE: [string, number][] = [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-];
-
-/**
- * True for addresses reachable on the public internet. The documentation ranges (192.0.2.0/24,
- * 198.51.100.0/24, 203.0.113.0/24) count as public so tests can use them with the egress address map.
- */
-export function isPublicAddress(ip: string): boolean {
-  if (isIP(ip) === 4) {
-    const n = v4ToInt(ip);
-    return !V4_PRIVATE.some(([base, bits]) => (n >>> (32 - bits)) === (v4ToInt(base) >>> (32 - bits)));
-  }
-  if (isIP(ip) === 6) {
-    const l = ip.toLowerCase();
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(l);
-    if (mapped) return isPublicAddress(mapped[1]!);
-    if (l === '::' || l === '::1') return false;
-    const first = parseInt(l.split(':')[0] || '0', 16);
-    if ((first & 0xfe00) === 0xfc00) return false; // unique local fc00::/7
-    if ((first & 0xffc0) === 0xfe80) return false; // link local fe80::/10
-    if ((first & 0xff00) === 0xff00) return false; // multicast
-    return true;
-  }
-  return false;
-}
 
 async function checkedAddress(host: string): Promise<string> {
   const h = host.replace(/^\[(.*)\]$/, '$1');
