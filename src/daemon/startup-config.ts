@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import YAML from 'yaml';
+import { parseDuration } from '../http/duration.js';
 
 /** Per-server start-up settings (ctl.yaml `servers.<name>`), as microcluster's server definition. */
 export interface ServerSettings {
@@ -24,21 +25,11 @@ export interface StartupConfig {
 
 export const DEFAULT_DRAIN_MS = 10_000;
 
-/** Go-style duration (`500ms`, `10s`, `1m30s`) or a number of seconds → ms. */
-export function parseDuration(value: unknown, what: string): number {
-  if (typeof value === 'number' && value >= 0) return value * 1000;
-  if (typeof value !== 'string') throw new Error(`${what}: want a duration like 10s`);
-  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
-  let total = 0;
-  let m: RegExpExecArray | null;
-  let consumed = 0;
-  while ((m = re.exec(value))) {
-    total += Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
-    consumed = re.lastIndex;
-  }
-  if (value === '0') return 0;
-  if (consumed === 0 || consumed !== value.length) throw new Error(`${what}: ${JSON.stringify(value)} is not a duration (e.g. 10s, 500ms)`);
-  return total;
+/** A duration setting (`10s`, `500ms`, or seconds) → ms, or an error naming the key. */
+function durationMs(value: unknown, what: string): number {
+  const ms = parseDuration(value);
+  if (ms === null) throw new Error(`${what}: ${JSON.stringify(value)} is not a duration (e.g. 10s, 500ms)`);
+  return ms;
 }
 
 const KNOWN_TOP = new Set(['pre-init-listen-address', 'init-failure-domain', 'servers', 'egress', 'log-level']);
@@ -76,7 +67,7 @@ export function loadStartupConfig(path: string | undefined, required: boolean): 
     const settings: ServerSettings = {
       dedicatedCertificate: s['dedicated-certificate'] === true,
       serveUnix: s['serve-unix'] !== false,
-      drainTimeoutMs: s['drain-connections-timeout'] === undefined ? DEFAULT_DRAIN_MS : parseDuration(s['drain-connections-timeout'], where(`servers.${name}.drain-connections-timeout`)),
+      drainTimeoutMs: s['drain-connections-timeout'] === undefined ? DEFAULT_DRAIN_MS : durationMs(s['drain-connections-timeout'], where(`servers.${name}.drain-connections-timeout`)),
     };
     if (s.address !== undefined) {
       if (typeof s.address !== 'string') throw new Error(where(`servers.${name}.address must be host:port`));

@@ -9,3 +9,4 @@ export * from './schema.js';
 export * from './dispatch.js';
 export type * from './component.js';
 export * from './lazy.js';
+export * from './duration.js';

@@ -3,6 +3,7 @@
  * Every outbound base URL is configuration; the password is hashed here and never kept in clear.
  */
 import { hashPassword, isPasswordHash } from './auth/password.js';
+import { parseDuration } from '../http/duration.js';
 
 export interface PipelineConfig {
   /** scrypt hash of the owner password, or null when login is disabled. */
@@ -141,19 +142,4 @@ export function loadPipelineConfig(section: Record<string, unknown>, env: NodeJS
 
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v.trim() === '' ? undefined : v;
-}
-
-/** `500ms`, `10s`, `1m30s`, `2h`, or a number of seconds → ms; null when not a duration. */
-export function parseDuration(value: unknown): number | null {
-  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value * 1000 : null;
-  if (typeof value !== 'string' || value === '') return null;
-  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/y;
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
-  let total = 0;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(value))) {
-    total += Number(m[1]) * unit[m[2] as keyof typeof unit];
-    if (re.lastIndex === value.length) return total;
-  }
-  return null;
 }

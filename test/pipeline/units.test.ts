@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadPipelineConfig, parseDuration } from '../../src/pipeline/config.js';
+import { loadPipelineConfig } from '../../src/pipeline/config.js';
+import { parseDuration } from '../../src/http/duration.js';
 import { hashPassword, verifyPassword, isPasswordHash } from '../../src/pipeline/auth/password.js';
 import { parseIsoDateTime } from '../../src/pipeline/time.js';
 import { splitIntoParts, weightedLength } from '../../src/pipeline/drafting/length.js';
