@@ -4,7 +4,7 @@
  * batch, and garbage-collected once resolved. Unlike Alertmanager, alerts survive a restart.
  */
 import type { Clock } from '../http/clock.js';
-import type { LabelSet } from './labels.js';
+import { labelSetsEqual, type LabelSet } from './labels.js';
 import type { AlertmanagerPersistence, StoredAlert } from './persist.js';
 
 export interface Alert extends StoredAlert {
@@ -24,32 +24,74 @@ export interface RouteSet {
 export interface AlertCache {
   configGen: number;
   set: RouteSet;
-  /** Per matched route: the aggregation group key (route id + group labels fingerprint). */
-  groupKeys?: string[];
-  /** Recent renderings (at most two), with the receivers and status they show. */
-  rendered: { receivers: string; inh: string; sil: string; json: Buffer }[];
+  /** The aggregation group key per matched route (route id + group labels fingerprint); a string for one route. */
+  groupKeys: string | string[] | undefined;
+}
+
+/** Where a batch of posted alerts came from: the request body and, per alert, its element index. */
+export interface PostedBatch {
+  body: Buffer;
+  updatedAt: number;
+  /** Elements in the body. */
+  elements: number;
+  /** `origin[j]` is the body element alerts[j] was decoded from. */
+  origin: number[];
 }
 
 export function isResolved(a: { endsAt: number }, now: number): boolean {
   return a.endsAt <= now;
 }
 
+/**
+ * Every Alert in memory is built here, fields in one order, so all share one hidden class
+ * (monomorphic property access on the hot paths, no map transitions when the cache is set).
+ */
+export function newAlert(s: StoredAlert, startsAt = s.startsAt, endsAt = s.endsAt): Alert {
+  return {
+    fingerprint: s.fingerprint,
+    labels: s.labels,
+    annotations: s.annotations,
+    startsAt,
+    endsAt,
+    updatedAt: s.updatedAt,
+    generatorURL: s.generatorURL,
+    timeout: s.timeout,
+    cache: undefined,
+  };
+}
+
 /** types.Alert.Merge: the younger (by updatedAt) wins, keeping the earliest start and the right end. */
 export function mergeAlerts(a: Alert, o: Alert, now: number): Alert {
   if (o.updatedAt < a.updatedAt) return mergeAlerts(o, a, now);
-  const res: Alert = { ...o, cache: undefined };
-  if (a.startsAt < o.startsAt) res.startsAt = a.startsAt;
+  const startsAt = a.startsAt < o.startsAt ? a.startsAt : o.startsAt;
+  let endsAt = o.endsAt;
   if (isResolved(o, now)) {
-    if (isResolved(a, now) && a.endsAt > o.endsAt) res.endsAt = a.endsAt;
+    if (isResolved(a, now) && a.endsAt > o.endsAt) endsAt = a.endsAt;
   } else if (a.endsAt > o.endsAt && !a.timeout) {
-    res.endsAt = a.endsAt;
+    endsAt = a.endsAt;
   }
-  return res;
+  return newAlert(o, startsAt, endsAt);
+}
+
+/**
+ * A re-posted alert (Prometheus re-sends every firing alert each evaluation) keeps the stored
+ * alert's fingerprint, labels and annotations objects when they are equal: those are long-lived
+ * already, and the freshly decoded copies die young instead of filling the old generation.
+ * `a` is a new state owned by the caller.
+ */
+function shareUnchanged(a: Alert, old: Alert): void {
+  if (a.labels !== old.labels && labelSetsEqual(a.labels, old.labels)) {
+    a.labels = old.labels;
+    a.fingerprint = old.fingerprint;
+  }
+  if (a.annotations !== old.annotations && labelSetsEqual(a.annotations, old.annotations)) a.annotations = old.annotations;
 }
 
 export class AlertStore {
   private readonly byFp = new Map<string, Alert>();
   private sorted: Alert[] | null = null;
+  /** `sorted` holds the right fingerprints but may hold replaced states. */
+  private sortedStale = false;
   /** Bumped on every change (inhibition indexes key on it). */
   version = 0;
 
@@ -57,7 +99,7 @@ export class AlertStore {
     private readonly persist: AlertmanagerPersistence,
     private readonly clock: Clock,
   ) {
-    for (const a of persist.loadAlerts()) this.byFp.set(a.fingerprint, a);
+    for (const a of persist.loadAlerts()) this.byFp.set(a.fingerprint, newAlert(a));
   }
 
   get size(): number {
@@ -71,6 +113,12 @@ export class AlertStore {
   /** Every stored alert (resolved ones included), sorted by fingerprint. */
   list(): readonly Alert[] {
     if (!this.sorted) this.sorted = [...this.byFp.values()].sort((x, y) => (x.fingerprint < y.fingerprint ? -1 : x.fingerprint > y.fingerprint ? 1 : 0));
+    else if (this.sortedStale) {
+      // Same fingerprints, some replaced by newer states: refresh in place, no re-sort.
+      const s = this.sorted;
+      for (let i = 0; i < s.length; i++) s[i] = this.byFp.get(s[i]!.fingerprint)!;
+    }
+    this.sortedStale = false;
     return this.sorted;
   }
 
@@ -78,28 +126,52 @@ export class AlertStore {
    * mem.Alerts.Put: an alert overlapping the stored one's activity interval is merged into it,
    * otherwise it replaces it. One transaction for the whole batch.
    */
-  put(alerts: Alert[]): void {
+  put(alerts: Alert[], source?: PostedBatch): void {
     if (alerts.length === 0) return;
     const now = this.clock.now();
-    const next = new Map<string, Alert>();
-    for (let a of alerts) {
-      const old = next.get(a.fingerprint) ?? this.byFp.get(a.fingerprint);
+    // New states go into the map at once (a later duplicate in the batch merges into an earlier
+    // one); `previous` undoes them if the write fails, so memory never runs ahead of the disk.
+    const states: Alert[] = new Array(alerts.length);
+    const previous: (Alert | undefined)[] = new Array(alerts.length);
+    let added = false;
+    // The outcome of each body element, for journaling the body as it is (raw-batch.ts); not
+    // possible when a merge keeps the stored alert as the base (it is younger: the clock went back).
+    let outcome = source ? new Float64Array(source.elements * 3).fill(NaN) : undefined;
+    for (let j = 0; j < alerts.length; j++) {
+      let a = alerts[j]!;
+      const old = this.byFp.get(a.fingerprint);
+      previous[j] = old;
       if (old) {
         const overlaps =
           (a.endsAt > old.startsAt && a.endsAt < old.endsAt) || (a.startsAt > old.startsAt && a.startsAt < old.endsAt);
-        if (overlaps) a = mergeAlerts(old, a, now);
-      }
-      next.set(a.fingerprint, a);
-    }
-    const batch = [...next.values()];
-    this.persist.write({ alerts: batch });
-    let added = false;
-    for (const a of batch) {
-      if (!this.byFp.has(a.fingerprint)) added = true;
+        if (overlaps) {
+          if (a.updatedAt < old.updatedAt) outcome = undefined;
+          a = mergeAlerts(old, a, now);
+        }
+        shareUnchanged(a, old);
+      } else added = true;
+      states[j] = a;
       this.byFp.set(a.fingerprint, a);
+      if (outcome) {
+        const k = 3 * source!.origin[j]!;
+        outcome[k] = a.startsAt;
+        outcome[k + 1] = a.endsAt;
+        outcome[k + 2] = a.timeout ? 1 : 0;
+      }
+    }
+    try {
+      // In batch order: a fingerprint written twice ends with its last state, as on replay.
+      this.persist.write({ alerts: states, raw: outcome && { body: source!.body, updatedAt: source!.updatedAt, outcome } });
+    } catch (e) {
+      for (let j = alerts.length - 1; j >= 0; j--) {
+        const old = previous[j];
+        if (old) this.byFp.set(old.fingerprint, old);
+        else this.byFp.delete(states[j]!.fingerprint);
+      }
+      throw e;
     }
     if (added) this.sorted = null;
-    else if (this.sorted) this.sorted = this.sorted.map((a) => next.get(a.fingerprint) ?? a);
+    else this.sortedStale = true;
     this.version++;
   }
 

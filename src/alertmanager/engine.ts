@@ -8,7 +8,7 @@ import { AlertStore, type Alert, type AlertCache, type RouteSet } from './alerts
 import { groupLabels, matchRoutes, type RouteNode } from './config/runtime.js';
 import type { LoadedConfig } from './config/load.js';
 import { Inhibitor } from './inhibit.js';
-import { compareLabelSets, fingerprint, isValidLabelName, labelSetsEqual, sortedNames, type LabelSet } from './labels.js';
+import { compareLabelSets, fingerprint, isValidLabelName, labelSetsEqual, sortedNames, withoutEmptyValues, type LabelSet } from './labels.js';
 import type { Matcher } from './matchers.js';
 import type { AnchoredRegex } from './regex.js';
 import { SilenceStore, apiSilenceState, type Silence, type SilenceIndex } from './silences.js';
@@ -55,10 +55,16 @@ function compareInGroup(a: Alert, b: Alert): number {
   return compareLabelSets(a.labels, b.labels);
 }
 
-const OPEN = Buffer.from('[');
-const COMMA = Buffer.from(',');
-/** Go's json.Encoder ends every document with a newline. */
-const CLOSE_NL = Buffer.from(']\n');
+/**
+ * A JSON document as a sequence of pieces, rendered while it is being sent: a response never
+ * holds the whole document, and the strings die young.
+ */
+export type JsonPieces = Iterable<string>;
+
+/** The aggregation group of an alert under a route: route id + fingerprint of its group labels. */
+function groupKey(route: RouteNode, labels: LabelSet): string {
+  return route.id + '\xff' + fingerprint(groupLabels(route, labels));
+}
 
 const NONE: string[] = [];
 
@@ -120,12 +126,18 @@ export class Engine {
 
   // ---- ingestion -----------------------------------------------------------------------------
 
-  /** postAlertsHandler: defaults, validation, best-effort store. Returns the validation errors. */
-  postAlerts(input: PostableAlert[]): string[] {
+  /**
+   * postAlertsHandler: defaults, validation, best-effort store. Returns the validation errors.
+   * `body` is the request body `input` was decoded from by the plain path, if it was (the store
+   * may journal it as it is; see raw-batch.ts).
+   */
+  postAlerts(input: PostableAlert[], body?: Buffer): string[] {
     const now = this.clock.now();
     const errors: string[] = [];
     const valid: Alert[] = [];
-    for (const p of input) {
+    const origin: number[] = [];
+    for (let i = 0; i < input.length; i++) {
+      const p = input[i]!;
       let startsAt = p.startsAt;
       let endsAt = p.endsAt;
       let timeout = false;
@@ -134,8 +146,7 @@ export class Engine {
         timeout = true;
         endsAt = now + this.config.resolveTimeoutMs;
       }
-      const labels: LabelSet = {};
-      for (const [k, v] of Object.entries(p.labels)) if (v !== '') labels[k] = v;
+      const labels = withoutEmptyValues(p.labels);
       const err = validateAlert(startsAt, endsAt, labels, p.annotations);
       if (err) {
         errors.push(err);
@@ -150,9 +161,11 @@ export class Engine {
         updatedAt: now,
         generatorURL: p.generatorURL,
         timeout,
+        cache: undefined,
       });
+      origin.push(i);
     }
-    this.alerts.put(valid);
+    this.alerts.put(valid, body && { body, updatedAt: now, elements: input.length, origin });
     return errors;
   }
 
@@ -173,26 +186,9 @@ export class Engine {
         set = { routes, receivers, receiversJson: json, sortedReceiversJson: sorted === json ? json : sorted };
         this.routeSets.set(key, set);
       }
-      c = a.cache = { configGen: this.configGen, set, rendered: [] };
+      c = a.cache = { configGen: this.configGen, set, groupKeys: undefined };
     }
     return c;
-  }
-
-  /**
-   * The alert's JSON; reuses a previous rendering for the same receivers and status (two slots:
-   * /alerts lists receivers in route order, groups sorted, and they differ only for alerts with
-   * several receivers). Kept as UTF-8 bytes so responses are streamed without string joins.
-   */
-  private alertJson(a: Alert, receivers: string, status: Status): Buffer {
-    const c = this.cacheOf(a);
-    const inh = status.inhibitedBy.length ? status.inhibitedBy.join(',') : '';
-    const sil = status.silencedBy.length ? status.silencedBy.join(',') : '';
-    for (const r of c.rendered) if (r.inh === inh && r.sil === sil && r.receivers === receivers) return r.json;
-    const json = Buffer.from(renderAlert(a, receivers, statusJson(status)));
-    const slot = { receivers, inh, sil, json };
-    if (c.rendered.length < 2) c.rendered.push(slot);
-    else c.rendered[receivers === c.set.receiversJson ? 0 : 1] = slot;
-    return json;
   }
 
   private readyInhibitor(): Inhibitor {
@@ -221,27 +217,32 @@ export class Engine {
     return { silencedBy, inhibitedBy };
   }
 
-  /** GET /api/v2/alerts as JSON bytes (sorted by fingerprint), in pieces to stream. */
-  alertsJson(q: AlertQuery): Buffer[] {
+  /** GET /api/v2/alerts as JSON (sorted by fingerprint), rendered piece by piece. */
+  alertsJson(q: AlertQuery): JsonPieces {
     const now = this.clock.now();
     const silences = this.silences.index(now);
     const inhibitor = this.config.inhibitRules.length > 0 ? this.readyInhibitor() : this.inhibitor;
-    const parts: Buffer[] = [OPEN];
+    // Statuses are computed up front (one consistent snapshot); only the rendering is lazy.
+    const picked: { a: Alert; receivers: string; st: Status }[] = [];
     for (const a of this.alerts.list()) {
       if (a.endsAt < now) continue;
       const c = this.cacheOf(a);
       if (q.receiver && !c.set.receivers.some((r) => q.receiver!.test(r))) continue;
       const st = this.filterAlert(a, q, now, silences, inhibitor);
-      if (!st) continue;
-      if (parts.length > 1) parts.push(COMMA);
-      parts.push(this.alertJson(a, c.set.receiversJson, st));
+      if (st) picked.push({ a, receivers: c.set.receiversJson, st });
     }
-    parts.push(CLOSE_NL);
-    return parts;
+    return (function* () {
+      yield '[';
+      for (let i = 0; i < picked.length; i++) {
+        const { a, receivers, st } = picked[i]!;
+        yield (i > 0 ? ',' : '') + renderAlert(a, receivers, statusJson(st));
+      }
+      yield ']\n';
+    })();
   }
 
-  /** GET /api/v2/alerts/groups as JSON bytes, in pieces to stream. */
-  groupsJson(q: AlertQuery): Buffer[] {
+  /** GET /api/v2/alerts/groups as JSON, rendered piece by piece. */
+  groupsJson(q: AlertQuery): JsonPieces {
     const now = this.clock.now();
     const silences = this.silences.index(now);
     const inhibitor = this.config.inhibitRules.length > 0 ? this.readyInhibitor() : this.inhibitor;
@@ -259,15 +260,18 @@ export class Engine {
       const c = this.cacheOf(a);
       const routes = c.set.routes;
       let st: Status | undefined | null = null;
-      const keys = (c.groupKeys ??= routes.map((r) => r.id + '\xff' + fingerprint(groupLabels(r, a.labels))));
+      // One route (the common case) keeps its key as a string, several as an array.
+      const keys = (c.groupKeys ??=
+        routes.length === 1 ? groupKey(routes[0]!, a.labels) : routes.map((r) => groupKey(r, a.labels)));
       let taken = 0;
       for (let i = 0; i < routes.length; i++) {
         const route = routes[i]!;
         if (q.receiver && !q.receiver.test(route.receiver)) continue;
         if (st === null) st = this.filterAlert(a, q, now, silences, inhibitor);
         if (!st) break;
-        let g = groups.get(keys[i]!);
-        if (!g) groups.set(keys[i]!, (g = { route, labels: groupLabels(route, a.labels), alerts: [], statuses: [] }));
+        const key = typeof keys === 'string' ? keys : keys[i]!;
+        let g = groups.get(key);
+        if (!g) groups.set(key, (g = { route, labels: groupLabels(route, a.labels), alerts: [], statuses: [] }));
         g.alerts.push(a);
         g.statuses.push(st);
         taken++;
@@ -284,18 +288,20 @@ export class Engine {
       if (labelSetsEqual(x.labels, y.labels)) return x.route.receiver < y.route.receiver ? -1 : x.route.receiver > y.route.receiver ? 1 : 0;
       return compareLabelSets(x.labels, y.labels);
     });
-    const out: Buffer[] = [OPEN];
-    sorted.forEach((g, i) => {
-      const order = g.alerts.map((_, j) => j).sort((x, y) => compareInGroup(g.alerts[x]!, g.alerts[y]!));
-      out.push(Buffer.from((i > 0 ? ',' : '') + '{"alerts":['));
-      order.forEach((j, n) => {
-        if (n > 0) out.push(COMMA);
-        out.push(this.alertJson(g.alerts[j]!, receiversFor(g.alerts[j]!), g.statuses[j]!));
-      });
-      out.push(Buffer.from('],"labels":' + goJsonLabelSet(g.labels) + ',"receiver":{"name":' + goJsonString(g.route.receiver) + '}}'));
-    });
-    out.push(CLOSE_NL);
-    return out;
+    return (function* () {
+      yield '[';
+      for (let i = 0; i < sorted.length; i++) {
+        const g = sorted[i]!;
+        const order = g.alerts.map((_, j) => j).sort((x, y) => compareInGroup(g.alerts[x]!, g.alerts[y]!));
+        yield (i > 0 ? ',' : '') + '{"alerts":[';
+        for (let n = 0; n < order.length; n++) {
+          const a = g.alerts[order[n]!]!;
+          yield (n > 0 ? ',' : '') + renderAlert(a, receiversFor(a), statusJson(g.statuses[order[n]!]!));
+        }
+        yield '],"labels":' + goJsonLabelSet(g.labels) + ',"receiver":{"name":' + goJsonString(g.route.receiver) + '}}';
+      }
+      yield ']\n';
+    })();
   }
 
   // ---- silences ------------------------------------------------------------------------------
@@ -377,10 +383,25 @@ export class Engine {
   }
 }
 
+/** Label names seen valid, so the regex runs once per distinct name (bounded: names are few). */
+const validNames = new Set<string>();
+
+function knownValidName(n: string): boolean {
+  if (validNames.has(n)) return true;
+  if (!isValidLabelName(n)) return false;
+  if (validNames.size < 4096) validNames.add(n);
+  return true;
+}
+
 /** The first invalid name (in Go string order), if any. */
 function invalidName(ls: LabelSet): string | undefined {
-  for (const n in ls) if (!isValidLabelName(n)) return sortedNames(ls).find((x) => !isValidLabelName(x));
+  for (const n in ls) if (!knownValidName(n)) return sortedNames(ls).find((x) => !isValidLabelName(x));
   return undefined;
+}
+
+function isEmpty(ls: LabelSet): boolean {
+  for (const _ in ls) return false;
+  return true;
 }
 
 /** types.Alert.Validate (0.25 messages). */
@@ -388,7 +409,7 @@ function validateAlert(startsAt: number, endsAt: number, labels: LabelSet, annot
   if (endsAt < startsAt) return 'start time must be before end time';
   let bad = invalidName(labels);
   if (bad !== undefined) return `invalid label set: invalid name ${goQuote(bad)}`;
-  if (Object.keys(labels).length === 0) return 'at least one label pair required';
+  if (isEmpty(labels)) return 'at least one label pair required';
   bad = invalidName(annotations);
   if (bad !== undefined) return `invalid annotations: invalid name ${goQuote(bad)}`;
   return undefined;

@@ -25,65 +25,83 @@ function isAscii(s: string): boolean {
 export function sortedNames(ls: LabelSet): string[] {
   const keys = Object.keys(ls);
   for (const k of keys) if (!isAscii(k)) return keys.sort(compareGoStrings);
-  return keys.sort();
+  if (keys.length > 16) return keys.sort();
+  // Label sets are small: an insertion sort beats Array.prototype.sort's generic comparisons.
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i]!;
+    let j = i - 1;
+    for (; j >= 0 && keys[j]! > k; j--) keys[j + 1] = keys[j]!;
+    keys[j + 1] = k;
+  }
+  return keys;
 }
 
 /**
  * FNV-1a 64 over sorted names: name bytes, 0xFF, value bytes, 0xFF (prometheus/common
- * labelSetToFingerprint), printed as 16 lowercase hex digits. The 64-bit state is kept in four
- * 16-bit limbs so no BigInt is needed; the prime 0x100000001b3 is `0x1b3 + 2^40`.
+ * labelSetToFingerprint), printed as 16 lowercase hex digits. No BigInt: the 64-bit state is two
+ * int32 locals; the prime 0x100000001b3 is `0x1b3 + 2^40`, so `h * prime` is `lo * 0x1b3`
+ * (computed in 16-bit halves to stay in int32 arithmetic) plus `lo << 8` added to the high half.
+ * ASCII is hashed straight from the string; from the first non-ASCII character on, the UTF-8
+ * bytes (lone surrogates become U+FFFD, as Go's decoder does).
  */
 export function fingerprint(ls: LabelSet): string {
-  const h = [0x2325, 0x8422, 0x9ce4, 0xcbf2]; // 0xcbf29ce484222325, low limb first
+  let lo = 0x84222325 | 0;
+  let hi = 0xcbf29ce4 | 0;
   const names = sortedNames(ls);
-  for (const name of names) {
-    hashString(h, name);
-    hashByte(h, 0xff);
-    hashString(h, ls[name]!);
-    hashByte(h, 0xff);
-  }
-  return hex4(h[3]!) + hex4(h[2]!) + hex4(h[1]!) + hex4(h[0]!);
-}
-
-const HEX4 = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
-
-function hashByte(h: number[], b: number): void {
-  const h0 = h[0]! ^ b;
-  const h1 = h[1]!;
-  const h2 = h[2]!;
-  const h3 = h[3]!;
-  const t0 = h0 * 0x1b3;
-  const t1 = h1 * 0x1b3 + (t0 >>> 16);
-  const t2 = h2 * 0x1b3 + (t1 >>> 16) + (h0 << 8);
-  const t3 = h3 * 0x1b3 + (t2 >>> 16) + (h1 << 8);
-  h[0] = t0 & 0xffff;
-  h[1] = t1 & 0xffff;
-  h[2] = t2 & 0xffff;
-  h[3] = t3 & 0xffff;
-}
-
-function hashString(h: number[], s: string): void {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c > 0x7f) {
-      // Non-ASCII: hash the UTF-8 bytes (lone surrogates become U+FFFD, as Go's decoder does).
-      for (const b of Buffer.from(s.slice(i), 'utf8')) hashByte(h, b);
-      return;
+  for (let n = 0; n < 2 * names.length; n++) {
+    const s = (n & 1) === 0 ? names[n >> 1]! : ls[names[n >> 1]!]!;
+    let i = 0;
+    for (; i <= s.length; i++) {
+      const b = i < s.length ? s.charCodeAt(i) : 0xff;
+      if (b > 0x7f && i < s.length) break;
+      const x = lo ^ b;
+      const tl = (x & 0xffff) * 0x1b3;
+      const th = (x >>> 16) * 0x1b3 + (tl >>> 16);
+      lo = (th << 16) | (tl & 0xffff);
+      hi = (Math.imul(hi, 0x1b3) + (th >>> 16) + (x << 8)) | 0;
     }
-    hashByte(h, c);
+    if (i > s.length) continue;
+    const rest = Buffer.from(s.slice(i), 'utf8');
+    for (let j = 0; j <= rest.length; j++) {
+      const x = lo ^ (j < rest.length ? rest[j]! : 0xff);
+      const tl = (x & 0xffff) * 0x1b3;
+      const th = (x >>> 16) * 0x1b3 + (tl >>> 16);
+      lo = (th << 16) | (tl & 0xffff);
+      hi = (Math.imul(hi, 0x1b3) + (th >>> 16) + (x << 8)) | 0;
+    }
   }
+  // One flat string (not a concatenation tree): fingerprints are hashed as Map keys right away.
+  const h = HEX_CODES;
+  return String.fromCharCode(
+    h[(hi >>> 28) & 15]!, h[(hi >>> 24) & 15]!, h[(hi >>> 20) & 15]!, h[(hi >>> 16) & 15]!,
+    h[(hi >>> 12) & 15]!, h[(hi >>> 8) & 15]!, h[(hi >>> 4) & 15]!, h[hi & 15]!,
+    h[(lo >>> 28) & 15]!, h[(lo >>> 24) & 15]!, h[(lo >>> 20) & 15]!, h[(lo >>> 16) & 15]!,
+    h[(lo >>> 12) & 15]!, h[(lo >>> 8) & 15]!, h[(lo >>> 4) & 15]!, h[lo & 15]!,
+  );
 }
 
-function hex4(n: number): string {
-  return HEX4[n >> 8]! + HEX4[n & 0xff]!;
+const HEX_CODES = Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+
+/** Empty label values mean "no label" (model.LabelSet): the same object when there are none. */
+export function withoutEmptyValues(ls: LabelSet): LabelSet {
+  for (const k in ls) {
+    if (ls[k] !== '') continue;
+    const out: LabelSet = {};
+    for (const [n, v] of Object.entries(ls)) if (v !== '') out[n] = v;
+    return out;
+  }
+  return ls;
 }
 
 /** Equal label sets (same names and values). */
 export function labelSetsEqual(a: LabelSet, b: LabelSet): boolean {
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) if (b[k] !== a[k]) return false;
-  return true;
+  let n = 0;
+  for (const k in a) {
+    if (b[k] !== a[k]) return false;
+    n++;
+  }
+  for (const _ in b) n--;
+  return n === 0;
 }
 
 /**

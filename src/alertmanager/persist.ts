@@ -11,6 +11,7 @@
  * Another backend (a shared SQL server for several daemons) would implement the same interface.
  */
 import type { Migration, Store } from '../store/index.js';
+import { replayRawBatch, type RawAlertBatch } from './raw-batch.js';
 
 export interface StoredSilence {
   id: string;
@@ -35,7 +36,10 @@ export interface StoredAlert {
 
 export interface WriteBatch {
   silences?: StoredSilence[];
+  /** Alert states to store. */
   alerts?: StoredAlert[];
+  /** The request body these states came from, with their outcome: a backend may journal it instead. */
+  raw?: RawAlertBatch;
   deleteSilences?: string[];
   deleteAlerts?: string[];
 }
@@ -67,6 +71,15 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    // Raw journal rows (raw-batch.ts): data is {"u":updatedAt}, body the request body, outcome
+    // three float64 per element.
+    version: 2,
+    up: `
+      ALTER TABLE alert_journal ADD COLUMN body BLOB;
+      ALTER TABLE alert_journal ADD COLUMN outcome BLOB;
+    `,
+  },
 ];
 
 /** Compact alert record: [fp, labels, annotations, startsAt, endsAt, updatedAt, generatorURL, timeout]. */
@@ -84,7 +97,15 @@ const fromRow = (r: Row): StoredAlert => ({
   timeout: r[7] === 1,
 });
 
+interface JournalRow {
+  data: string;
+  body: Buffer | null;
+  outcome: Buffer | null;
+}
+
 interface JournalEntry {
+  /** updatedAt of a raw row (its body and outcome are columns of their own). */
+  u?: number;
   /** Alert states written. */
   a?: Row[];
   /** Fingerprints deleted. */
@@ -94,8 +115,11 @@ interface JournalEntry {
 const COMPACT_CHUNK = 500;
 
 export class SqlitePersistence implements AlertmanagerPersistence {
-  /** Fingerprints changed or deleted since the last compaction. */
-  private readonly dirty = new Set<string>();
+  /**
+   * Fingerprints changed or deleted since the last compaction, a list per write (deduplicated by
+   * the compaction, off the request path).
+   */
+  private dirty: string[][] = [];
   private journalRows = 0;
   private tunedDb: unknown;
 
@@ -105,12 +129,15 @@ export class SqlitePersistence implements AlertmanagerPersistence {
    * SQLite checkpoints the WAL into the database file (with an fsync) from inside whichever
    * commit crosses 1000 pages: with alert batches that is a request every few dozen. Turn that
    * off for this connection and checkpoint from the compaction step instead, off the request
-   * path. Re-applied after the Core API reopens the store.
+   * path. The connection also keeps the file lock (locking_mode EXCLUSIVE): no lock and unlock
+   * system calls around every commit; nothing else opens this database while the daemon runs.
+   * Re-applied after the Core API reopens the store.
    */
   private tune(): void {
     const db = this.store.db;
     if (db === this.tunedDb) return;
     db.pragma('wal_autocheckpoint = 0');
+    db.pragma('locking_mode = EXCLUSIVE');
     this.tunedDb = db;
   }
 
@@ -124,17 +151,19 @@ export class SqlitePersistence implements AlertmanagerPersistence {
       const a = fromRow(JSON.parse(r.data));
       byFp.set(a.fingerprint, a);
     }
-    const journal = this.store.prepare('SELECT data FROM alert_journal ORDER BY seq').all() as { data: string }[];
+    const journal = this.store.prepare('SELECT data, body, outcome FROM alert_journal ORDER BY seq').all() as JournalRow[];
     for (const r of journal) {
       const e = JSON.parse(r.data) as JournalEntry;
-      for (const row of e.a ?? []) {
-        byFp.set(row[0], fromRow(row));
-        this.dirty.add(row[0]);
+      if (r.body && r.outcome) {
+        const outcome = new Float64Array(r.outcome.buffer.slice(r.outcome.byteOffset, r.outcome.byteOffset + r.outcome.byteLength));
+        const states = replayRawBatch({ body: r.body, updatedAt: e.u!, outcome });
+        for (const a of states) byFp.set(a.fingerprint, a);
+        this.dirty.push(states.map((a) => a.fingerprint));
       }
-      for (const fp of e.d ?? []) {
-        byFp.delete(fp);
-        this.dirty.add(fp);
-      }
+      for (const row of e.a ?? []) byFp.set(row[0], fromRow(row));
+      if (e.a) this.dirty.push(e.a.map((row) => row[0]));
+      for (const fp of e.d ?? []) byFp.delete(fp);
+      if (e.d) this.dirty.push(e.d);
     }
     this.journalRows = journal.length;
     return [...byFp.values()];
@@ -144,10 +173,15 @@ export class SqlitePersistence implements AlertmanagerPersistence {
     this.tune();
     const s = this.store;
     const entry: JournalEntry = {};
-    if (batch.alerts?.length) entry.a = batch.alerts.map(toRow);
+    const raw = batch.raw && batch.alerts?.length ? batch.raw : undefined;
+    if (raw) entry.u = raw.updatedAt;
+    else if (batch.alerts?.length) entry.a = batch.alerts.map(toRow);
     if (batch.deleteAlerts?.length) entry.d = batch.deleteAlerts;
     s.transaction(() => {
-      if (entry.a || entry.d) s.prepare('INSERT INTO alert_journal (data) VALUES (?)').run(JSON.stringify(entry));
+      if (raw) {
+        const outcome = Buffer.from(raw.outcome.buffer, raw.outcome.byteOffset, raw.outcome.byteLength);
+        s.prepare('INSERT INTO alert_journal (data, body, outcome) VALUES (?, ?, ?)').run(JSON.stringify(entry), raw.body, outcome);
+      } else if (entry.a || entry.d) s.prepare('INSERT INTO alert_journal (data) VALUES (?)').run(JSON.stringify(entry));
       if (batch.silences?.length) {
         const st = s.prepare('INSERT OR REPLACE INTO silences (id, data) VALUES (?, ?)');
         for (const x of batch.silences) st.run(x.id, JSON.stringify(x));
@@ -157,10 +191,10 @@ export class SqlitePersistence implements AlertmanagerPersistence {
         for (const id of batch.deleteSilences) st.run(id);
       }
     });
-    if (entry.a || entry.d) {
+    if (raw || entry.a || entry.d) {
       this.journalRows++;
-      for (const a of batch.alerts ?? []) this.dirty.add(a.fingerprint);
-      for (const fp of batch.deleteAlerts ?? []) this.dirty.add(fp);
+      if (batch.alerts?.length) this.dirty.push(batch.alerts.map((a) => a.fingerprint));
+      if (batch.deleteAlerts?.length) this.dirty.push(batch.deleteAlerts);
     }
   }
 
@@ -188,8 +222,10 @@ export class SqlitePersistence implements AlertmanagerPersistence {
     if (!this.compaction) {
       if (this.journalRows === 0) return false;
       const upTo = (s.prepare('SELECT COALESCE(MAX(seq), 0) AS m FROM alert_journal').get() as { m: number }).m;
-      this.compaction = { upTo, todo: [...this.dirty] };
-      this.dirty.clear();
+      const todo = new Set<string>();
+      for (const list of this.dirty) for (const fp of list) todo.add(fp);
+      this.compaction = { upTo, todo: [...todo] };
+      this.dirty = [];
     }
     const c = this.compaction;
     const part = c.todo.splice(0, chunk);

@@ -34,7 +34,8 @@ export async function readBody(ctx: RequestContext, limit = DEFAULT_BODY_LIMIT):
     req.once('error', (e) => reject(new HttpError(400, `reading request body: ${e.message}`)));
     req.once('aborted', () => reject(new HttpError(400, 'request aborted')));
   });
-  ctx.rawBody = Buffer.concat(chunks, size);
+  // One chunk (the usual case for bodies up to the socket read size) is used as it is.
+  ctx.rawBody = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
   return ctx.rawBody;
 }
 

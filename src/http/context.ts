@@ -7,9 +7,11 @@ export interface RequestContext {
   res: ServerResponse;
   /** Path parameters from the route pattern, already percent-decoded. */
   params: Record<string, string>;
-  /** Parsed request URL (path + query); the host part is not meaningful. */
+  /** Parsed request URL (path + query); the host part is not meaningful. Parsed on first use. */
   url: URL;
   query: URLSearchParams;
+  /** `url.pathname`, known without parsing the URL when the request target is plain. */
+  path?: string;
   /** The matched route pattern (e.g. `/api/v2/silence/:silenceID`), or '' when nothing matched. */
   routePattern: string;
   /** X-Request-Id from the client when sane, else a generated one. */

@@ -23,23 +23,68 @@ export interface DispatchOptions {
 
 const REQUEST_ID = /^[\w.:@-]{1,128}$/;
 
+/**
+ * A path that WHATWG URL parsing leaves as it is: only unreserved, sub-delim, `:`, `@` and `/`
+ * characters (nothing it percent-encodes or decodes, no backslash, no `%`), not starting with
+ * `//` (an authority), no `.` or `..` segment.
+ */
+const PLAIN_PATH = /^\/(?!\/)[A-Za-z0-9\-._~!$&'()*+,;=:@/]*$/;
+const DOT_SEGMENT = /\/\.\.?(?:\/|$)/;
+
+/** The pathname of a request target without building a URL, when that is safe; else undefined. */
+export function plainPathname(target: string): string | undefined {
+  const q = target.indexOf('?');
+  const path = q < 0 ? target : target.slice(0, q);
+  return PLAIN_PATH.test(path) && !DOT_SEGMENT.test(path) ? path : undefined;
+}
+
+/** The per-request context; the URL is parsed on first use (most requests only need the path). */
+class Context implements RequestContext {
+  params: Record<string, string> = {};
+  routePattern = '';
+  state: Record<string, unknown> = {};
+  rawBody?: Buffer;
+  private parsed?: URL;
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly requestId: string,
+    readonly clientIp: string,
+    readonly viaSocket: boolean,
+    readonly listener: string,
+    readonly log: Logger,
+    readonly path: string | undefined,
+  ) {}
+
+  get url(): URL {
+    return (this.parsed ??= new URL(this.req.url ?? '/', 'http://localhost'));
+  }
+
+  get query(): URLSearchParams {
+    return this.url.searchParams;
+  }
+}
+
+/** The URL's pathname, from the plain fast path when the target allows it. */
+export function pathnameOf(ctx: RequestContext): string {
+  return ctx.path ?? ctx.url.pathname;
+}
+
 export function makeContext(req: IncomingMessage, res: ServerResponse, opts: DispatchOptions): RequestContext {
-  const url = new URL(req.url ?? '/', 'http://localhost');
   const given = req.headers['x-request-id'];
-  return {
+  const target = req.url ?? '/';
+  const ctx = new Context(
     req,
     res,
-    params: {},
-    url,
-    query: url.searchParams,
-    routePattern: '',
-    requestId: typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID(),
-    clientIp: opts.viaSocket ? '' : opts.ips().resolve(req),
-    viaSocket: opts.viaSocket,
-    listener: opts.listener,
-    log: opts.log,
-    state: {},
-  };
+    typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID(),
+    opts.viaSocket ? '' : opts.ips().resolve(req),
+    opts.viaSocket,
+    opts.listener,
+    opts.log,
+    plainPathname(target),
+  );
+  return ctx;
 }
 
 /** The `request` listener for a node:http(s) server. */
@@ -56,8 +101,9 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, opts: Dispatc
     component = opts.target(req);
     ctx = makeContext(req, res, opts);
     if (component.before && component.before(ctx) === false) return;
-    const m = component.router.match(req.method ?? 'GET', ctx.url.pathname);
-    if (m.kind === 'not-found') throw new HttpError(404, `path ${ctx.url.pathname} was not found`, { code: 'not_found' });
+    const path = pathnameOf(ctx);
+    const m = component.router.match(req.method ?? 'GET', path);
+    if (m.kind === 'not-found') throw new HttpError(404, `path ${path} was not found`, { code: 'not_found' });
     if (m.kind === 'method-not-allowed') {
       throw new HttpError(405, `method ${req.method} is not allowed, but [${m.allowed.join(',')}] are`, {
         code: 'method_not_allowed',

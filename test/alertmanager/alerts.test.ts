@@ -47,6 +47,25 @@ describe('store (mem.Alerts.Put)', () => {
     expect(p.writes).toBe(4);
     expect(new AlertStore(p, clock).list()).toEqual(s.list().map((a) => ({ ...a, cache: undefined })).map(({ cache, ...rest }) => rest));
   });
+  it('a failed write leaves memory as it was (duplicates in the batch included)', () => {
+    const clock = new ManualClock(T0);
+    const p = new MemoryPersistence();
+    const s = new AlertStore(p, clock);
+    s.put([alert(), alert({ labels: { b: '1' } })]);
+    const before = s.list().map((a) => ({ ...a }));
+    const write = p.write.bind(p);
+    p.write = () => {
+      throw new Error('disk full');
+    };
+    clock.advance(1000);
+    const again = { startsAt: T0 + 1000, endsAt: T0 + 1000 + 5 * M, updatedAt: T0 + 1000 };
+    expect(() => s.put([alert(again), alert({ ...again, labels: { c: '1' } }), alert({ ...again, annotations: { v: '2' } })])).toThrow('disk full');
+    expect(s.list().map((a) => ({ ...a }))).toEqual(before);
+    expect(s.size).toBe(2);
+    p.write = write;
+    s.put([alert(again), alert({ ...again, labels: { c: '1' } })]);
+    expect(s.size).toBe(3);
+  });
   it('lists by fingerprint and garbage-collects resolved alerts', () => {
     const clock = new ManualClock(T0);
     const s = new AlertStore(new MemoryPersistence(), clock);

@@ -255,3 +255,24 @@ describe('invalid configuration at start', () => {
     }
   });
 });
+
+describe('large responses', () => {
+  it('are streamed chunked (as Go does past its buffer); small ones carry a Content-Length', async () => {
+    for (let b = 0; b < 3; b++) {
+      const batch = Array.from({ length: 500 }, (_, i) => ({ labels: { alertname: `Big${i % 7}`, instance: `host-${b * 500 + i}`, team: 'a' }, annotations: { summary: 'x'.repeat(100) } }));
+      expect((await post('/api/v2/alerts', batch)).status).toBe(200);
+    }
+    const all = await get('/api/v2/alerts');
+    expect(all.headers['transfer-encoding']).toBe('chunked');
+    expect(all.headers['content-length']).toBeUndefined();
+    const list = all.json() as { fingerprint: string }[];
+    expect(list).toHaveLength(1500);
+    expect(list.map((a) => a.fingerprint)).toEqual(list.map((a) => a.fingerprint).sort());
+    const groups = await get('/api/v2/alerts/groups');
+    expect(groups.headers['transfer-encoding']).toBe('chunked');
+    expect((groups.json() as { alerts: unknown[] }[]).reduce((n, g) => n + g.alerts.length, 0)).toBe(1500 * 2); // team-a and team-ab
+    const one = await get(`/api/v2/alerts?filter=${encodeURIComponent('instance="host-7"')}`);
+    expect(Number(one.headers['content-length'])).toBe(Buffer.byteLength(one.text));
+    expect(one.json()).toHaveLength(1);
+  });
+});

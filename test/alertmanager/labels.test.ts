@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareLabelSets, fingerprint, isValidLabelName } from '../../src/alertmanager/labels.js';
+import { compareLabelSets, fingerprint, isValidLabelName, labelSetsEqual } from '../../src/alertmanager/labels.js';
 
 describe('fingerprint (FNV-1a 64, byte-identical to Alertmanager)', () => {
   it.each([
@@ -34,5 +34,38 @@ describe('label set order (model.LabelSet.Before)', () => {
     expect(compareLabelSets({ a: '1' }, { b: '1' })).toBeGreaterThan(0); // b missing in {a} sorts first
     expect(compareLabelSets({ a: '1' }, { a: '2' })).toBeLessThan(0);
     expect(compareLabelSets({ a: '1' }, { a: '1' })).toBe(0);
+  });
+});
+
+describe('fingerprint against a BigInt FNV-1a reference', () => {
+  const reference = (ls: Record<string, string>): string => {
+    let h = 0xcbf29ce484222325n;
+    const names = Object.keys(ls).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    for (const n of names) {
+      for (const b of [...Buffer.from(n), 0xff, ...Buffer.from(ls[n]!), 0xff]) h = ((h ^ BigInt(b)) * 0x100000001b3n) & 0xffffffffffffffffn;
+    }
+    return h.toString(16).padStart(16, '0');
+  };
+  it('agrees on random label sets (ASCII, non-ASCII, many names)', () => {
+    const chars = ['a', 'Z', '_', '0', ' ', '"', 'é', '日', '\u{1F600}', '\xff'];
+    let seed = 42;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+    const str = (max: number) => Array.from({ length: rnd(max) }, () => chars[rnd(chars.length)]).join('');
+    for (let i = 0; i < 500; i++) {
+      const ls: Record<string, string> = {};
+      const n = rnd(i % 50 === 0 ? 30 : 6);
+      for (let j = 0; j < n; j++) ls[`k${str(4)}`] = str(12);
+      expect(fingerprint(ls)).toBe(reference(ls));
+    }
+  });
+});
+
+describe('labelSetsEqual', () => {
+  it('same names and values, any order', () => {
+    expect(labelSetsEqual({ a: '1', b: '2' }, { b: '2', a: '1' })).toBe(true);
+    expect(labelSetsEqual({ a: '1' }, { a: '1', b: '2' })).toBe(false);
+    expect(labelSetsEqual({ a: '1', b: '2' }, { a: '1' })).toBe(false);
+    expect(labelSetsEqual({ a: '1' }, { a: '2' })).toBe(false);
+    expect(labelSetsEqual({}, {})).toBe(true);
   });
 });

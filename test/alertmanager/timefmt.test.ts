@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatModelDuration, formatTime, GO_ZERO_MS, parseDateTime, parseGoDuration, parseModelDuration } from '../../src/alertmanager/timefmt.js';
+import { formatModelDuration, formatTime, GO_ZERO_MS, parseDateTime, parseGoDuration, parseModelDuration, parseRfc3339Fast } from '../../src/alertmanager/timefmt.js';
 
 describe('parseDateTime (strfmt 0.21 layouts)', () => {
   it.each([
@@ -50,3 +50,22 @@ describe('durations', () => {
     expect(() => parseGoDuration('5')).toThrow('missing unit');
   });
 });
+
+describe('the RFC3339 fast path', () => {
+  it('reads what the layouts read, and leaves the rest to them', () => {
+    expect(parseRfc3339Fast('2030-01-02T03:04:05Z')).toBe(Date.parse('2030-01-02T03:04:05Z'));
+    expect(parseRfc3339Fast('2030-01-02T03:04:05.1234567+02:30')).toBe(Date.parse('2030-01-02T00:34:05.123Z'));
+    expect(parseRfc3339Fast('2030-01-02T03:04:05.9-01:00')).toBe(Date.parse('2030-01-02T04:04:05.900Z'));
+    for (const odd of ['2030-02-30T00:00:00Z', '2030-01-02T24:00:00Z', '2030-01-02 03:04:05Z', '2030-01-02T03:04:05', '2030-01-02T03:04:05.Z', '2030-01-02T03:04:05z', '2030-01-02T03:04:05+0100', '2030-01-02T03:04:05Z ']) {
+      expect(parseRfc3339Fast(odd), odd).toBeUndefined();
+    }
+  });
+  it('formats repeated times from its memo unchanged', () => {
+    const times = [T(1), T(2), T(3), T(1), T(4), T(5), T(1), T(2)];
+    for (const ms of times) expect(formatTime(ms)).toBe(new Date(ms).toISOString());
+  });
+});
+
+function T(n: number): number {
+  return Date.parse('2030-01-01T00:00:00Z') + n * 1000 + n;
+}

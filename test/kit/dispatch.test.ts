@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { ClientIpResolver, createDispatcher, HttpError, readJson, Router, sendJson, type ComponentInstance, type RouteGuard } from '../../src/http/index.js';
+import { ClientIpResolver, createDispatcher, HttpError, plainPathname, readJson, Router, sendJson, type ComponentInstance, type RouteGuard } from '../../src/http/index.js';
 import { compile, assertValid } from '../../src/http/schema.js';
 import { Type } from '@sinclair/typebox';
 
@@ -110,5 +110,18 @@ describe('dispatcher + body + schema', () => {
     expect(resolver.resolve(req('::ffff:10.1.1.1', '6.6.6.6, 1.2.3.4'))).toBe('1.2.3.4');
     expect(resolver.resolve(req('::ffff:127.0.0.1'))).toBe('127.0.0.1');
     expect(() => new ClientIpResolver(['nonsense'])).toThrow(/invalid CIDR/);
+  });
+});
+
+describe('plain request targets', () => {
+  it('give the pathname URL parsing gives, or defer to it', () => {
+    const targets = ['/api/v2/alerts', '/api/v2/alerts?filter=a%3D%22b%22', '/x//y', '/a:b@c/d', "/!$&'()*+,;=", '/a/./b', '/a/../b', '/a/%2e%2e/b', '//host/x', '/a b', '/a\\b', '/é', '/a#frag', '/.well-known/x', '/a/.', '/a/..', '*', ''];
+    for (const t of targets) {
+      const fast = plainPathname(t);
+      if (fast !== undefined) expect(fast, t).toBe(new URL(t, 'http://localhost').pathname);
+    }
+    expect(plainPathname('/api/v2/alerts?x=1')).toBe('/api/v2/alerts');
+    expect(plainPathname('/a/../b')).toBeUndefined();
+    expect(plainPathname('//host/x')).toBeUndefined();
   });
 });

@@ -7,8 +7,8 @@ import type { RequestContext } from '../../http/context.js';
 import { HttpError } from '../../http/errors.js';
 import { readBody } from '../../http/body.js';
 import { checkGoJson, decodeFirst, EMPTY, getField, GoJsonError, type GoType } from './gojson.js';
-import { wellFormed } from './json.js';
-import { GO_ZERO_MS, goQuote, parseDateTime } from '../timefmt.js';
+import { isWellFormed, wellFormed } from './json.js';
+import { GO_ZERO_MS, goQuote, parseDateTime, parseRfc3339Fast } from '../timefmt.js';
 import type { ApiMatcher, SilenceInput } from '../silences.js';
 
 /** `{code, message}` framework errors (no trailing newline). */
@@ -71,7 +71,10 @@ const ALERT_PASS: GoType = {
 
 async function readFirstValue(ctx: RequestContext, what: string, limit: number): Promise<unknown> {
   checkJsonContentType(ctx);
-  const buf = await readBody(ctx, limit);
+  return decodeBodyValue(await readBody(ctx, limit), what);
+}
+
+function decodeBodyValue(buf: Buffer, what: string): unknown {
   try {
     const v = decodeFirst(buf);
     if (v === EMPTY) throw frameworkError(422, 602, `${what} in body is required`);
@@ -156,12 +159,31 @@ export interface PostableAlert {
   generatorURL: string;
 }
 
-export async function readPostableAlerts(ctx: RequestContext): Promise<PostableAlert[]> {
-  const v = await readFirstValue(ctx, 'alerts', 32 << 20);
-  if (v === null) return [];
+export interface DecodedAlerts {
+  alerts: PostableAlert[];
+  /** Every element was a plain alert (decoded in one pass, no Go-compatibility corner). */
+  plain: boolean;
+}
+
+export async function readPostableAlerts(ctx: RequestContext): Promise<DecodedAlerts> {
+  checkJsonContentType(ctx);
+  return decodePostableAlerts(await readBody(ctx, ALERTS_BODY_LIMIT));
+}
+
+export const ALERTS_BODY_LIMIT = 32 << 20;
+
+/** The body of POST /alerts, decoded and checked (throws the framework errors of readPostableAlerts). */
+export function decodePostableAlerts(buf: Buffer): DecodedAlerts {
+  const v = decodeBodyValue(buf, 'alerts');
+  if (v === null) return { alerts: [], plain: false };
   if (!Array.isArray(v)) throw parseFailure('alerts', `json: cannot unmarshal ${kindOf(v)} into Go value of type models.PostableAlerts`);
-  const fast = v.every(plainAlert);
-  if (fast) return v.map(toPostable);
+  const fast: PostableAlert[] = [];
+  for (const el of v) {
+    const p = plainAlert(el);
+    if (!p) break;
+    fast.push(p);
+  }
+  if (fast.length === v.length) return { alerts: fast, plain: true };
   for (const el of v) {
     if (el === null) continue;
     const err = checkGoJson(el, ALERT_TIMES_PASS) ?? checkGoJson(el, ALERT_PASS);
@@ -185,50 +207,67 @@ export async function readPostableAlerts(ctx: RequestContext): Promise<PostableA
       generatorURL: wellFormed(generatorURL),
     });
   });
-  return out;
+  return { alerts: out, plain: false };
 }
 
 const ALERT_KEYS = new Set(['labels', 'annotations', 'startsAt', 'endsAt', 'generatorURL']);
 const ALERT_KEYS_LOWER = new Set([...ALERT_KEYS].map((k) => k.toLowerCase()));
 const RFC3339_SHAPE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
+const NO_LABELS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
-function stringMap(v: unknown): boolean {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  for (const k in v) if (typeof (v as Record<string, unknown>)[k] !== 'string') return false;
-  return true;
+/**
+ * A string map as a label set: the parsed object itself when every name and value is a
+ * well-formed string (the common case: no copy), else undefined (the slow path decides).
+ */
+function plainStringMap(v: unknown): Record<string, string> | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+  const m = v as Record<string, unknown>;
+  for (const k in m) {
+    const x = m[k];
+    if (typeof x !== 'string' || k === '__proto__' || !isWellFormed(x) || !isWellFormed(k)) return undefined;
+  }
+  return m as Record<string, string>;
+}
+
+/** An RFC3339 time as epoch ms; undefined when absent or Go's zero time; NaN when not plain. */
+function plainTime(t: unknown): number | undefined {
+  if (t == null) return undefined;
+  if (typeof t !== 'string') return NaN;
+  const fast = parseRfc3339Fast(t);
+  if (fast !== undefined) return fast === GO_ZERO_MS ? undefined : fast;
+  if (!RFC3339_SHAPE.test(t)) return NaN;
+  let ms: number;
+  try {
+    ms = parseDateTime(t);
+  } catch {
+    return NaN;
+  }
+  return ms === GO_ZERO_MS ? undefined : ms;
 }
 
 /**
- * The common, well-formed alert: exact field names, string maps, RFC3339 times, a valid
- * generatorURL. Anything else takes the slow path that reproduces Go's exact error.
+ * The common, well-formed alert (exact field names, string maps, RFC3339 times, a valid
+ * generatorURL) decoded in one pass; undefined for anything else, which takes the slow path that
+ * reproduces Go's exact error.
  */
-function plainAlert(el: unknown): boolean {
-  if (typeof el !== 'object' || el === null || Array.isArray(el)) return false;
+function plainAlert(el: unknown): PostableAlert | undefined {
+  if (typeof el !== 'object' || el === null || Array.isArray(el)) return undefined;
   const a = el as Record<string, unknown>;
-  for (const k in a) if (!ALERT_KEYS.has(k) && ALERT_KEYS_LOWER.has(k.toLowerCase())) return false;
-  if (!stringMap(a.labels)) return false;
-  if (a.annotations != null && !stringMap(a.annotations)) return false;
-  for (const t of [a.startsAt, a.endsAt]) {
-    if (t == null) continue;
-    if (typeof t !== 'string' || !RFC3339_SHAPE.test(t)) return false;
-    try {
-      parseDateTime(t);
-    } catch {
-      return false;
-    }
+  for (const k in a) if (!ALERT_KEYS.has(k) && ALERT_KEYS_LOWER.has(k.toLowerCase())) return undefined;
+  const labels = plainStringMap(a.labels);
+  if (!labels) return undefined;
+  const annotations = a.annotations == null ? NO_LABELS : plainStringMap(a.annotations);
+  if (!annotations) return undefined;
+  const startsAt = plainTime(a.startsAt);
+  const endsAt = plainTime(a.endsAt);
+  if (Number.isNaN(startsAt) || Number.isNaN(endsAt)) return undefined;
+  const url = a.generatorURL;
+  let generatorURL = '';
+  if (url != null) {
+    if (typeof url !== 'string' || (url !== '' && !isRequestUri(url)) || !isWellFormed(url)) return undefined;
+    generatorURL = url;
   }
-  if (a.generatorURL != null && (typeof a.generatorURL !== 'string' || (a.generatorURL !== '' && !isRequestUri(a.generatorURL)))) return false;
-  return true;
-}
-
-function toPostable(el: Record<string, unknown>): PostableAlert {
-  return {
-    labels: toLabelSet(el.labels),
-    annotations: toLabelSet(el.annotations),
-    startsAt: optionalTime(el.startsAt),
-    endsAt: optionalTime(el.endsAt),
-    generatorURL: wellFormed((el.generatorURL as string | null | undefined) ?? ''),
-  };
+  return { labels, annotations, startsAt, endsAt, generatorURL };
 }
 
 function kindOf(v: unknown): string {

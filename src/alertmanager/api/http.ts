@@ -2,6 +2,7 @@
 import type { RequestContext } from '../../http/context.js';
 import type { HttpError } from '../../http/errors.js';
 import type { Middleware } from '../../http/router.js';
+import { pathnameOf } from '../../http/dispatch.js';
 import { checkJsonContentType, frameworkError } from './bodies.js';
 import { goJsonString } from './json.js';
 
@@ -10,7 +11,7 @@ const API_PREFIX = '/api/v2/';
 /** Render errors: JSON strings for handler errors, `{code,message}` for framework errors, text outside /api/v2. */
 export function renderAmError(ctx: RequestContext, err: HttpError): void {
   const res = ctx.res;
-  const path = ctx.url.pathname;
+  const path = pathnameOf(ctx);
   res.statusCode = err.status;
   if (err.status === 405) {
     const allowed = (err.details as { allowed?: string[] } | undefined)?.allowed ?? [];
@@ -36,8 +37,12 @@ export function renderAmError(ctx: RequestContext, err: HttpError): void {
 
 const PREFLIGHT_METHODS = new Set(['GET', 'POST', 'HEAD']);
 
+/** Paths path.Clean could change: empty, `.` or `..` segments. */
+const UNCLEAN = /\/\/|\/\.\.?(?:\/|$)/;
+
 /** Go's path.Clean, used by net/http's mux to redirect unclean paths. */
 function cleanPath(p: string): string {
+  if (p.startsWith('/') && !UNCLEAN.test(p)) return p;
   const parts: string[] = [];
   for (const seg of p.split('/')) {
     if (seg === '' || seg === '.') continue;
@@ -55,7 +60,7 @@ function cleanPath(p: string): string {
  */
 export function beforeAm(ctx: RequestContext): boolean {
   const { req, res } = ctx;
-  const path = ctx.url.pathname;
+  const path = pathnameOf(ctx);
   const cleaned = cleanPath(path);
   if (cleaned !== path || path === '/api/v2') {
     const location = (path === '/api/v2' ? '/api/v2/' : cleaned) + ctx.url.search;

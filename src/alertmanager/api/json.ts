@@ -60,3 +60,8 @@ export function goJson(v: unknown): string {
 export function wellFormed(s: string): string {
   return (s as string & { toWellFormed?: () => string }).toWellFormed?.() ?? s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 }
+
+/** No lone surrogates (String.prototype.isWellFormed, Node 20+; typed here for the ES2022 lib). */
+export function isWellFormed(s: string): boolean {
+  return (s as string & { isWellFormed(): boolean }).isWellFormed();
+}

@@ -7,7 +7,7 @@ import type { RequestContext } from '../../http/context.js';
 import { HttpError } from '../../http/errors.js';
 import { sendEmpty, sendText } from '../../http/respond.js';
 import type { Router } from '../../http/router.js';
-import type { Engine, AlertQuery } from '../engine.js';
+import type { Engine, AlertQuery, JsonPieces } from '../engine.js';
 import { parseMatcher, MatcherParseError, type Matcher } from '../matchers.js';
 import { compileAnchored, RegexError } from '../regex.js';
 import { SilenceInvalid, SilenceNotFound } from '../silences.js';
@@ -43,36 +43,26 @@ function drained(res: RequestContext['res']): Promise<void> {
   });
 }
 
-/** Stream a JSON document given in pieces: 64 KiB writes, honouring backpressure. */
-export async function sendAmJsonParts(ctx: RequestContext, parts: Buffer[]): Promise<void> {
+/**
+ * Send a JSON document rendered piece by piece, in writes of about 64 KiB, honouring
+ * backpressure. A document that fits in one write gets a Content-Length; a longer one is sent
+ * chunked, as Go's net/http does once a handler has written more than its buffer.
+ */
+export async function sendAmJsonPieces(ctx: RequestContext, pieces: JsonPieces): Promise<void> {
   const res = ctx.res;
-  let total = 0;
-  for (const p of parts) total += p.length;
   res.statusCode = 200;
   res.setHeader('Content-Type', 'application/json');
-  res.setHeader('Content-Length', total);
-  const CHUNK = 64 * 1024;
-  let remaining = total;
-  let buf = Buffer.allocUnsafe(Math.min(CHUNK, remaining));
-  let used = 0;
-  for (const p of parts) {
-    let off = 0;
-    while (off < p.length) {
-      const n = Math.min(p.length - off, buf.length - used);
-      p.copy(buf, used, off, off + n);
-      used += n;
-      off += n;
-      if (used === buf.length) {
-        const ok = res.write(buf);
-        remaining -= used;
-        buf = Buffer.allocUnsafe(Math.min(CHUNK, remaining));
-        used = 0;
-        if (!ok && !res.destroyed) await drained(res);
-        if (res.destroyed) return;
-      }
-    }
+  let chunk = '';
+  for (const p of pieces) {
+    chunk += p;
+    if (chunk.length < 65536) continue;
+    const ok = res.write(chunk, 'utf8');
+    chunk = '';
+    if (!ok && !res.destroyed) await drained(res);
+    if (res.destroyed) return;
   }
-  res.end(used > 0 ? buf.subarray(0, used) : undefined);
+  if (!res.headersSent) res.setHeader('Content-Length', Buffer.byteLength(chunk, 'utf8'));
+  res.end(chunk, 'utf8');
 }
 
 export function sendAmJson(ctx: RequestContext, text: string | Buffer): void {
@@ -186,18 +176,19 @@ export function registerApiRoutes(router: Router, deps: ApiDeps): void {
   });
 
   router.get('/api/v2/alerts', (ctx) => {
-    return sendAmJsonParts(ctx, engine.alertsJson(alertQuery(ctx)));
+    return sendAmJsonPieces(ctx, engine.alertsJson(alertQuery(ctx)));
   });
 
   router.post('/api/v2/alerts', async (ctx) => {
-    const alerts = await readPostableAlerts(ctx);
-    const errors = engine.postAlerts(alerts);
+    const { alerts, plain } = await readPostableAlerts(ctx);
+    // A plain body can be journaled as it is (raw-batch.ts).
+    const errors = engine.postAlerts(alerts, plain ? ctx.rawBody : undefined);
     if (errors.length > 0) throw amError(400, errors.join('; '));
     sendEmpty(ctx.res, 200);
   });
 
   router.get('/api/v2/alerts/groups', (ctx) => {
-    return sendAmJsonParts(ctx, engine.groupsJson(alertQuery(ctx)));
+    return sendAmJsonPieces(ctx, engine.groupsJson(alertQuery(ctx)));
   });
 
   // Operational endpoints (outside the OpenAPI surface; plain text like Alertmanager's).
