@@ -1,7 +1,7 @@
 /** Small helpers shared by the wire-format modules. */
 import { randomBytes } from 'node:crypto';
 import { badRequest, HttpError } from '../../http/errors.js';
-import type { ContentPart, ImagePart, Message, StopReason, ToolCall, Usage } from '../canonical.js';
+import type { CanonicalChunk, ContentPart, ImagePart, Message, StopReason, ToolCall, Usage } from '../canonical.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -203,4 +203,23 @@ export function optArray(body: Record<string, unknown>, key: string, path = 'bod
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v)) throw invalid(`${path}/${key}`, 'must be an array');
   return v;
+}
+
+/** A tool call being assembled from streamed deltas. */
+export interface PendingToolCall {
+  id: string;
+  name: string;
+  args: string;
+}
+
+/**
+ * Fold one tool-call delta into the calls collected by index, for client formats that send whole
+ * calls (Gemini, Ollama) rather than deltas.
+ */
+export function collectToolCall(calls: Map<number, PendingToolCall>, c: Extract<CanonicalChunk, { type: 'tool_call' }>): void {
+  const cur = calls.get(c.index) ?? { id: '', name: '', args: '' };
+  if (c.id) cur.id = c.id;
+  if (c.name) cur.name = c.name;
+  if (c.argumentsDelta) cur.args += c.argumentsDelta;
+  calls.set(c.index, cur);
 }

@@ -21,7 +21,7 @@ import {
   type ToolDefinition,
   type Usage,
 } from '../canonical.js';
-import { extraFields, invalid, isObject, newId, normaliseToolTurns, parseArguments, requireObject, stopList } from './common.js';
+import { extraFields, invalid, isObject, newId, normaliseToolTurns, parseArguments, requireObject, stopList, collectToolCall, type PendingToolCall } from './common.js';
 import { geminiSchemaToJson } from './schema-convert.js';
 import { sseData } from './sse.js';
 import type { ParseOptions, RenderOptions, StreamEncoder, StreamOptions, WireFormat } from './types.js';
@@ -335,7 +335,7 @@ function renderResponse(res: CanonicalResponse, opts: RenderOptions): unknown {
 function createStreamEncoder(opts: StreamOptions): StreamEncoder {
   const responseId = opts.id ?? newId('', 22);
   const usage = emptyUsage();
-  const calls = new Map<number, { id: string; name: string; args: string }>();
+  const calls = new Map<number, PendingToolCall>();
   let stop: StopReason | null = null;
   let ended = false;
   let signature: string | undefined;
@@ -362,11 +362,7 @@ function createStreamEncoder(opts: StreamOptions): StreamEncoder {
           return c.text ? [event([{ text: c.text, thought: true }])] : [];
         case 'tool_call': {
           // Gemini sends whole function calls: collect argument deltas by index, emit at the end.
-          const cur = calls.get(c.index) ?? { id: '', name: '', args: '' };
-          if (c.id) cur.id = c.id;
-          if (c.name) cur.name = c.name;
-          if (c.argumentsDelta) cur.args += c.argumentsDelta;
-          calls.set(c.index, cur);
+          collectToolCall(calls, c);
           return [];
         }
         case 'finish':

@@ -17,7 +17,7 @@ import {
   type StopReason,
   type ThinkingConfig,
 } from '../canonical.js';
-import { argumentsText, extraFields, invalid, isObject, normaliseToolTurns, parseArguments, requireObject, stopList } from './common.js';
+import { argumentsText, extraFields, invalid, isObject, normaliseToolTurns, parseArguments, requireObject, stopList, collectToolCall, type PendingToolCall } from './common.js';
 import { parseOpenAITools } from './openai-chat.js';
 import { ndjson } from './sse.js';
 import type { ParseOptions, RenderOptions, StreamEncoder, StreamOptions, WireFormat } from './types.js';
@@ -177,7 +177,7 @@ function renderResponse(res: CanonicalResponse, opts: RenderOptions): unknown {
 
 function createStreamEncoder(opts: StreamOptions): StreamEncoder {
   const usage = emptyUsage();
-  const calls = new Map<number, { id: string; name: string; args: string }>();
+  const calls = new Map<number, PendingToolCall>();
   let stop: StopReason | null = null;
   let ended = false;
   const started = Date.now();
@@ -197,11 +197,7 @@ function createStreamEncoder(opts: StreamOptions): StreamEncoder {
           return c.text ? [line({ content: '', thinking: c.text })] : [];
         case 'tool_call': {
           // Ollama sends whole tool calls with parsed arguments: collect by index.
-          const cur = calls.get(c.index) ?? { id: '', name: '', args: '' };
-          if (c.id) cur.id = c.id;
-          if (c.name) cur.name = c.name;
-          if (c.argumentsDelta) cur.args += c.argumentsDelta;
-          calls.set(c.index, cur);
+          collectToolCall(calls, c);
           return [];
         }
         case 'finish':
