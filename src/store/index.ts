@@ -17,6 +17,18 @@ export interface Migration {
  * statement cache. Handlers reach the database only through `prepare`/`transaction`/`db`, never
  * keep a Database or Statement across awaits, so `reopen()` (Core API `restart=true`) is safe.
  */
+/** How a Store opens its file. */
+export interface StoreOptions {
+  /**
+   * Keep the file locked for as long as the connection is open (`locking_mode = EXCLUSIVE`, set
+   * before WAL so no shared-memory index is used): no lock and unlock system calls per
+   * transaction, and no other connection or process can read or write the file meanwhile.
+   */
+  exclusive?: boolean;
+  /** How long a statement waits for another connection's lock (default 5000 ms). */
+  busyTimeoutMs?: number;
+}
+
 export class Store {
   private current: Db | null = null;
   private readonly statements = new Map<string, Statement>();
@@ -24,6 +36,7 @@ export class Store {
   constructor(
     readonly path: string,
     private readonly migrations: readonly Migration[],
+    private readonly options: StoreOptions = {},
   ) {
     checkMigrations(migrations);
     this.open();
@@ -75,12 +88,20 @@ export class Store {
   private open(): void {
     if (this.path !== ':memory:') mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
     const db = new Database(this.path);
-    db.pragma('journal_mode = WAL');
-    // NORMAL in WAL mode still survives a process kill (-9): only an OS crash can lose the last commits.
-    db.pragma('synchronous = NORMAL');
-    db.pragma('busy_timeout = 5000');
-    db.pragma('foreign_keys = ON');
-    migrate(db, this.migrations);
+    try {
+      db.pragma(`busy_timeout = ${this.options.busyTimeoutMs ?? 5000}`);
+      if (this.options.exclusive) db.pragma('locking_mode = EXCLUSIVE');
+      db.pragma('journal_mode = WAL');
+      // NORMAL in WAL mode still survives a process kill (-9): only an OS crash can lose the last commits.
+      db.pragma('synchronous = NORMAL');
+      db.pragma('foreign_keys = ON');
+      migrate(db, this.migrations);
+      // An exclusive connection takes its lock with its first write; take it now, not on first use.
+      if (this.options.exclusive) db.exec('BEGIN IMMEDIATE; COMMIT');
+    } catch (e) {
+      db.close();
+      throw e;
+    }
     this.current = db;
   }
 }

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore } from '../../src/store/index.js';
+import Database from 'better-sqlite3';
+import { openStore, Store } from '../../src/store/index.js';
 
 describe('Store', () => {
   it('applies numbered migrations once, in WAL mode, and reopens', () => {
@@ -41,6 +42,25 @@ describe('Store', () => {
       const s = openStore(path, [{ version: 1, up: 'CREATE TABLE a (x)' }]);
       expect(s.version()).toBe(1);
       s.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('an exclusive store holds its file from open to close; a busy file fails the open within the wait', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ctl-store-'));
+    try {
+      const path = join(dir, 'x.db');
+      const migrations = [{ version: 1, up: 'CREATE TABLE t (x)' }];
+      const owner = new Store(path, migrations, { exclusive: true, busyTimeoutMs: 10 });
+      const other = new Database(path, { timeout: 10 });
+      expect(() => other.prepare('SELECT count(*) FROM t').get()).toThrow(/locked/);
+      const started = Date.now();
+      expect(() => new Store(path, migrations, { exclusive: true, busyTimeoutMs: 10 })).toThrow(/locked/);
+      expect(Date.now() - started).toBeLessThan(1000);
+      owner.close();
+      expect(other.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 0 });
+      other.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
