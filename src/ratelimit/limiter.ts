@@ -9,7 +9,7 @@ import type { Egress } from '../egress/index.js';
 import type { CounterStore } from './adapter.js';
 import { loadConfig, type RateLimitConfig } from './config.js';
 import { RateLimitException } from './errors.js';
-import { FileCounterStore } from './file-adapter.js';
+import { FileCounterStore, fileAdapterPath } from './file-adapter.js';
 import { makeGuard, type GuardState } from './guard.js';
 import { clientBucket, isBucket, isCounterRest, normalizeMethod, normalizePattern, routeKeyPrefix } from './key.js';
 import { effectiveLimit, type LimitSource, type Policy } from './policy.js';
@@ -206,7 +206,14 @@ export class Limiter {
       prev !== null &&
       prev.config.default === config.default &&
       JSON.stringify(prev.config[config.default]) === JSON.stringify(config[config.default]);
-    const store = sameStore ? prev.store : await this.openStore(config);
+    // The file adapter holds its file locked: the same file keeps its store, whatever the prefix.
+    const sameFile =
+      !sameStore &&
+      prev?.store instanceof FileCounterStore &&
+      config.default === 'file' &&
+      prev.store.path === fileAdapterPath(config.file, this.stateDir);
+    if (sameFile) (prev.store as FileCounterStore).usePrefix(config.file.prefix);
+    const store = sameStore || sameFile ? prev!.store : await this.openStore(config);
     const cache: State['cache'] = new Map();
     const state: State = {
       config,
@@ -214,7 +221,7 @@ export class Limiter {
       store,
       proxies: config.trustedProxies.length > 0 ? new ClientIpResolver(config.trustedProxies) : null,
       ipv6Prefix: config.ipv6Prefix,
-      storeErrors: sameStore ? prev.storeErrors : new ThrottledLog(this.log, `rate limit: ${store.name} adapter`),
+      storeErrors: sameStore || sameFile ? prev!.storeErrors : new ThrottledLog(this.log, `rate limit: ${store.name} adapter`),
       log: this.log,
       policyFor: (server, route) => {
         const hit = cache.get(route);

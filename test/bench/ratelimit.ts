@@ -315,7 +315,7 @@ export async function runRateLimitBench(): Promise<RateLimitBenchReport> {
     rows,
     ratios,
     http,
-    goals: { fileP50Under30us: by('ctl file')!.p50us < 30, redisThroughputAtLeastRlf: redisRatio === undefined ? null : redisRatio >= 1 },
+    goals: { fileP50Under30us: by('ctl file')!.p50us < 30 && (http['ctl file'] ?? 0) < 30, redisThroughputAtLeastRlf: redisRatio === undefined ? null : redisRatio >= 1 },
     skipped,
   };
   print(report);
@@ -332,8 +332,8 @@ function print(r: RateLimitBenchReport): void {
   for (const [k, v] of Object.entries(r.ratios).sort(([a], [b]) => a.localeCompare(b))) out(`ratio ${k}: ${v.toFixed(2)}`);
   for (const [k, v] of Object.entries(r.http)) out(`over HTTP, ${k}: guarded minus unguarded route p50 = ${v.toFixed(1)} µs`);
   out(
-    `goal file adapter adds < 30 µs at p50 (the guard itself): ${r.goals.fileP50Under30us ? 'met' : 'NOT met'}` +
-      ` (over HTTP on this machine: ${r.http['ctl file']?.toFixed(1)} µs, cache-cold SQLite commit included)`,
+    `goal file adapter adds < 30 µs at p50, at the guard and over HTTP: ${r.goals.fileP50Under30us ? 'met' : 'NOT met'}` +
+      ` (guard ${r.rows.find((x) => x.name === 'ctl file')?.p50us.toFixed(1)} µs, HTTP ${r.http['ctl file']?.toFixed(1)} µs)`,
   );
   if (r.goals.redisThroughputAtLeastRlf !== null) {
     out(`goal redis throughput ≥ rate-limiter-flexible: ${r.goals.redisThroughputAtLeastRlf ? 'met' : 'NOT met'}`);

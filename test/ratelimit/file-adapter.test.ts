@@ -1,12 +1,15 @@
 import { spawn } from 'node:child_process';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/http/clock.js';
-import { FileCounterStore } from '../../src/ratelimit/file-adapter.js';
+import { FileCounterStore, LOCK_RETRY_MS } from '../../src/ratelimit/file-adapter.js';
+import { ROOT } from '../helpers/daemon.js';
 import { silentLog, tempStateDir } from './harness.js';
 
-describe('file adapter (SQLite counters)', () => {
+describe('file adapter (counters in memory, hit journal, SQLite table)', () => {
   let t: ReturnType<typeof tempStateDir>;
   let clock: ManualClock;
   let store: FileCounterStore;
@@ -49,17 +52,31 @@ describe('file adapter (SQLite counters)', () => {
     expect(store.hit('edge', 60_000).count).toBe(101);
   });
 
-  it('throws (the guard then blocks) when another writer holds the lock past the wait', () => {
+  it('holds the file: no other connection can read or write it while the store is open', () => {
+    store.hit('k', 1000);
+    const other = new Database(store.path, { timeout: 10 });
+    try {
+      expect(() => other.prepare('SELECT count(*) FROM counters').get()).toThrow(/locked|busy/i);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('blocks every hit (throws) while another process holds the file, and counts once it can take the lock', async () => {
+    await store.close();
     const other = new Database(store.path);
     other.exec('BEGIN EXCLUSIVE');
     try {
       const started = Date.now();
-      expect(() => store.hit('k', 1000)).toThrow(/locked|busy/i);
+      store = new FileCounterStore({ path: 'ratelimit.db', prefix: 'rl' }, t.dir, clock, silentLog);
+      expect(() => store.hit('k', 1000)).toThrow(/locked/i);
       expect(Date.now() - started).toBeLessThan(1000);
     } finally {
       other.exec('COMMIT');
       other.close();
     }
+    expect(() => store.hit('k', 1000)).toThrow(/locked/i); // not retried before LOCK_RETRY_MS
+    clock.advance(LOCK_RETRY_MS);
     expect(store.hit('k', 1000).count).toBe(1);
   });
 
@@ -103,33 +120,67 @@ describe('file adapter (SQLite counters)', () => {
     expect(store.hit('k', 60_000).count).toBe(3);
   });
 
-  it('counts exactly when several processes hit the same file at once (SQLite locking)', async () => {
-    // Four processes, 250 hits each, with this process's store open too: the file must end at 1000 + 1.
+  it('keeps every answered hit when its process is killed with -9, and blocks a second process meanwhile', async () => {
+    await store.close();
+    // A child process hits 300 times, says so, and is killed before it could fold or close.
     const script = `
-      const Database = require('better-sqlite3');
-      const db = new Database(process.env.DB);
-      db.pragma('busy_timeout = 5000');
-      const st = db.prepare(process.env.SQL).raw(true);
-      let max = 0;
-      for (let i = 0; i < 250; i++) max = Math.max(max, st.get('shared', Date.now(), 600000, Date.now(), Date.now(), Date.now(), 600000)[0]);
-      process.stdout.write(String(max));
+      const { FileCounterStore } = await import(process.env.ADAPTER);
+      const log = { warn() {}, info() {} };
+      const s = new FileCounterStore({ path: 'ratelimit.db', prefix: 'rl' }, process.env.DIR, { now: () => Date.now() }, log);
+      let last = 0;
+      for (let i = 0; i < 300; i++) last = s.hit('shared', 600000).count;
+      process.stdout.write(String(last) + '\\n');
+      setInterval(() => {}, 1000);
     `;
-    const { HIT_SQL_FOR_TESTS } = await import('../../src/ratelimit/file-adapter.js');
-    const runs = Array.from({ length: 4 }, () =>
-      new Promise<number>((resolve, reject) => {
-        const p = spawn(process.execPath, ['-e', script], {
-          env: { ...process.env, DB: store.path, SQL: HIT_SQL_FOR_TESTS },
-          cwd: process.cwd(),
-          stdio: ['ignore', 'pipe', 'inherit'],
-        });
-        let out = '';
-        p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-        p.on('exit', (code) => (code === 0 ? resolve(Number(out)) : reject(new Error(`child exited ${code}`))));
-      }),
-    );
-    const maxes = await Promise.all(runs);
-    expect(Math.max(...maxes)).toBeLessThanOrEqual(1000);
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      env: { ...process.env, DIR: t.dir, ADAPTER: pathToFileURL(join(ROOT, 'dist/src/ratelimit/file-adapter.js')).href },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const said = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.endsWith('\n')) resolve(out.trim());
+      });
+      child.on('exit', (code) => reject(new Error(`child exited ${code} before answering`)));
+    });
+    expect(said).toBe('300');
     clock.set(Date.now());
-    expect(store.hit('shared', 600_000).count).toBe(1001);
+    store = new FileCounterStore({ path: 'ratelimit.db', prefix: 'rl' }, t.dir, clock, silentLog);
+    expect(() => store.hit('shared', 600_000)).toThrow(/locked/i); // the child still holds the file
+    await store.close();
+    const exited = new Promise((r) => child.on('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+    store = new FileCounterStore({ path: 'ratelimit.db', prefix: 'rl' }, t.dir, clock, silentLog);
+    expect(store.hit('shared', 600_000).count).toBe(301);
+  });
+
+  it('replays the journal it finds at open, skipping a torn last line and ended windows', async () => {
+    // What a crash can leave: whole lines (full states, oldest first), then half of one.
+    const dir = `${t.dir}/replay`;
+    mkdirSync(dir);
+    const until = clock.now() + 60_000;
+    writeFileSync(
+      `${dir}/ratelimit.db-hits`,
+      `1\t${until}\t"a"\n2\t${until}\t"a"\n1\t${clock.now()}\t"ended"\n5\t${until}\t"gone"\n0\t0\t"gone"\n7\t99`,
+    );
+    const replayed = new FileCounterStore({ path: 'ratelimit.db', prefix: 'rl' }, dir, clock, silentLog);
+    try {
+      expect(replayed.hit('a', 60_000)).toEqual({ count: 3, ttlMs: 60_000 });
+      expect(replayed.hit('ended', 60_000).count).toBe(1);
+      expect(replayed.hit('gone', 60_000).count).toBe(1);
+      expect(statSync(`${dir}/ratelimit.db-hits`).size).toBeGreaterThan(0); // this open folded, then these hits
+    } finally {
+      await replayed.close();
+    }
+  });
+
+  it('folds the journal into the table and empties it', () => {
+    for (let i = 0; i < 10; i++) store.hit(`k${i}`, 60_000);
+    expect(statSync(`${store.path}-hits`).size).toBeGreaterThan(0);
+    store.fold();
+    expect(statSync(`${store.path}-hits`).size).toBe(0);
+    expect(store.hit('k3', 60_000).count).toBe(2);
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/http/clock.js';
+import { LOCK_RETRY_MS } from '../../src/ratelimit/file-adapter.js';
 import { redisYaml, send, startHarness, statusCounts, tempStateDir, type Harness } from './harness.js';
 import { REDIS_SERVER, REDIS_SKIP_REASON, RedisServer, sleep } from './redis-server.js';
 
@@ -292,24 +293,26 @@ describe.skipIf(!REDIS_SERVER)('redis adapter outage over HTTP', () => {
 });
 
 describe('file adapter failure over HTTP', () => {
-  it('blocks the hit (429, Retry-After = interval) when the counters cannot be locked', async () => {
+  it('blocks the hit (429, Retry-After = interval) while another process holds the counter file, and counts once it is free', async () => {
     const t = tempStateDir('default: file\n');
+    const Database = (await import('better-sqlite3')).default;
+    const other = new Database(`${t.dir}/ratelimit.db`);
+    other.exec('BEGIN EXCLUSIVE');
     const h = await startHarness(t.dir, (r, handler) => {
       r.get('/x', handler('GET /x')).rateLimit(5, 17);
     });
-    const Database = (await import('better-sqlite3')).default;
-    const other = new Database(`${t.dir}/ratelimit.db`);
     try {
-      expect((await send(h, 'GET', '/x')).status).toBe(200);
-      other.exec('BEGIN EXCLUSIVE');
       const r = await send(h, 'GET', '/x');
       expect(r.status).toBe(429);
       expect(r.headers['retry-after']).toBe('17');
+      expect(h.calls.get('GET /x') ?? 0).toBe(0);
       other.exec('COMMIT');
-      expect((await send(h, 'GET', '/x')).status).toBe(200);
-      expect(h.calls.get('GET /x')).toBe(2);
-    } finally {
       other.close();
+      await new Promise((res) => setTimeout(res, LOCK_RETRY_MS + 50));
+      expect((await send(h, 'GET', '/x')).status).toBe(200);
+      expect(h.calls.get('GET /x')).toBe(1);
+    } finally {
+      if (other.open) other.close();
       await h.close();
       t.cleanup();
     }

@@ -134,6 +134,23 @@ describe('limiter: registration, reload, status', () => {
     expect(await limiter.guardFor('srv')(fakeCtx(), route)).toBe(true);
   });
 
+  it('keeps its locked counter file when a reload changes only the prefix (new keys, no lock wait)', async () => {
+    t = tempStateDir('file: {path: one.db, prefix: a}\n');
+    limiter = await createRateLimiter({ stateDir: t.dir, log: silentLog });
+    const r = new Router();
+    const route = r.get('/a', () => undefined).rateLimit(1, 60);
+    limiter.register('srv', r.routes());
+    expect(await limiter.guardFor('srv')(fakeCtx(), route)).toBe(true);
+    expect(await limiter.guardFor('srv')(fakeCtx(), route)).toBe(false);
+    t.write('file: {path: one.db, prefix: b}\n');
+    await limiter.reload();
+    expect(await limiter.guardFor('srv')(fakeCtx(), route)).toBe(true); // a fresh counter under b:
+    expect(await limiter.guardFor('srv')(fakeCtx(), route)).toBe(false);
+    t.write('file: {path: one.db, prefix: a}\n');
+    await limiter.reload();
+    expect(await limiter.guardFor('srv')(fakeCtx(), route)).toBe(false); // a:'s window is still on
+  });
+
   it('a file entry for a method-less route applies to every method; one naming the method wins', async () => {
     t = tempStateDir(
       'routes:\n  - {server: srv, route: /m, limit: 7, interval: 9}\n  - {server: srv, method: DELETE, route: /m, limit: 0}\n',
@@ -162,10 +179,19 @@ describe('limiter: registration, reload, status', () => {
     const r = new Router();
     const route = r.get('/a', () => undefined).rateLimit(3, 11);
     limiter.register('srv', r.routes());
-    const Database = (await import('better-sqlite3')).default;
-    const db = new Database(`${t.dir}/ratelimit.db`);
-    db.exec('DROP TABLE counters'); // the state is gone under the running limiter
-    db.close();
+    const ctx0 = fakeCtx();
+    expect(await limiter.guardFor('srv')(ctx0, route)).toBe(true);
+    // The hit journal's file descriptor goes bad under the running limiter (as on an I/O error).
+    const { closeSync, readdirSync, readlinkSync } = await import('node:fs');
+    const fd = readdirSync('/proc/self/fd').find((n) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${n}`) === `${t.dir}/ratelimit.db-hits`;
+      } catch {
+        return false;
+      }
+    });
+    expect(fd).toBeDefined();
+    closeSync(Number(fd));
     const ctx = fakeCtx();
     expect(await limiter.guardFor('srv')(ctx, route)).toBe(false);
     expect(ctx.sent.status).toBe(429);
