@@ -18,6 +18,7 @@ import { resolveModel, type Resolution, type ResolvedTarget } from './routing/re
 import { orderTargets } from './routing/strategies.js';
 import type { GatewayServices } from './services.js';
 import type { AttemptLog, RequestLogEntry } from './store.js';
+import type { AbortLike } from './abort.js';
 
 export interface CompletionInput {
   canonical: CanonicalRequest;
@@ -27,7 +28,7 @@ export interface CompletionInput {
   requestId: string;
   sessionId?: string;
   /** Aborted when the client disconnects. */
-  signal: AbortSignal;
+  signal: AbortLike;
   /** Provider-scoped route (`/v1/providers/{provider}/…`): the model must belong to it. */
   providerScope?: string;
 }
@@ -82,11 +83,7 @@ export async function startCompletion(svc: GatewayServices, input: CompletionInp
   const startedAt = svc.clock.now();
   const resolution = resolved ?? resolveFor(svc, input.canonical.model, input.principal, input.providerScope);
   const settings = svc.state.catalog.settings;
-  const request = {
-    requestId: input.requestId,
-    ...(input.sessionId !== undefined ? { sessionId: input.sessionId } : {}),
-    ...(input.principal.key ? { apiKeyId: input.principal.key.id } : {}),
-  };
+  const request: RequestInfo = { requestId: input.requestId, sessionId: input.sessionId, apiKeyId: input.principal.key?.id };
   const ordered = preferPinned(svc, resolution, orderTargets(resolution.strategy, resolution.combo?.name, resolution.targets, svc.strategy), request);
   const run = await runAttempts(
     {
@@ -147,6 +144,8 @@ export interface FinishInfo {
   clientAborted?: boolean;
   /** Response cache / idempotency outcome. */
   cache?: RequestLogEntry['cache'];
+  /** Cost of `usage` when the caller already computed it (saves a second price lookup). */
+  cost?: number;
   /** Cost of a request served without an upstream call (cache hit, replay): it costs 0. */
   costSaved?: number;
   /** Who produced a stored answer (cache hit, replay), when there was no attempt. */
@@ -162,33 +161,33 @@ export function costFor(svc: GatewayServices, subject: AttemptSubject | undefine
 /** Queue the request-log row of a finished (or failed) request. */
 export function recordRequest(svc: GatewayServices, f: FinishInfo): void {
   const usage = f.usage ?? emptyUsage();
+  const subject = f.subject;
+  // One object literal with every field (absent ones undefined): no spread copies on the hot path.
   const entry: RequestLogEntry = {
     requestId: f.input.requestId,
     ts: f.startedAt,
     endpoint: f.input.endpoint,
-    ...(f.input.principal.key ? { apiKeyId: f.input.principal.key.id } : {}),
-    ...(f.input.sessionId !== undefined ? { sessionId: f.input.sessionId } : {}),
+    apiKeyId: f.input.principal.key?.id,
+    sessionId: f.input.sessionId,
     requestedModel: f.input.model,
-    ...(f.resolution?.combo ? { combo: f.resolution.combo.name } : {}),
-    ...(f.resolution ? { strategy: f.resolution.strategy } : {}),
-    ...(f.subject
-      ? { provider: f.subject.provider.config.id, model: f.subject.modelId, account: f.subject.account.name }
-      : f.served
-        ? { provider: f.served.provider, model: f.served.modelId }
-        : {}),
+    combo: f.resolution?.combo?.name,
+    strategy: f.resolution?.strategy,
+    provider: subject ? subject.provider.config.id : f.served?.provider,
+    model: subject ? subject.modelId : f.served?.modelId,
+    account: subject?.account.name,
     status: f.status,
-    ...(f.error !== undefined ? { error: f.error.slice(0, 2000) } : {}),
+    error: f.error !== undefined ? f.error.slice(0, 2000) : undefined,
     stream: f.input.stream,
     tokensIn: usage.inputTokens,
     tokensOut: usage.outputTokens,
     tokensCached: usage.cachedInputTokens ?? 0,
     tokensReasoning: usage.reasoningTokens ?? 0,
     tokensCacheWrite: usage.cacheCreationInputTokens ?? 0,
-    cost: f.costSaved !== undefined ? 0 : costFor(svc, f.subject, f.usage),
-    ...(f.cache !== undefined ? { cache: f.cache } : {}),
-    ...(f.costSaved !== undefined ? { costSaved: f.costSaved } : {}),
+    cost: f.costSaved !== undefined ? 0 : (f.cost ?? costFor(svc, subject, f.usage)),
+    cache: f.cache,
+    costSaved: f.costSaved,
     latencyMs: svc.clock.now() - f.startedAt,
-    ...(f.ttfbMs !== undefined ? { ttfbMs: f.ttfbMs } : {}),
+    ttfbMs: f.ttfbMs,
     fallbackAttempts: f.failedAttempts,
     attempts: f.attempts,
     clientAborted: f.clientAborted ?? false,

@@ -25,7 +25,7 @@ import { LayeredSettings } from './runtime-settings.js';
 import type { GatewayServices, RuntimeSettings } from './services.js';
 import { GatewayState } from './state.js';
 import { GATEWAY_MIGRATIONS, GatewayStore } from './store.js';
-import { H } from './telemetry.js';
+import { ensureVersion, versionBefore } from './telemetry.js';
 import { UsageRecorder } from './usage.js';
 
 export type { GatewayHandle, GatewayChatRequest, GatewayChatResult, GatewayChatMessage } from './handle.js';
@@ -138,9 +138,12 @@ export const gatewayComponent: ComponentDefinition = {
     svc.idempotency.start();
     return {
       router: gatewayRouter(svc),
-      renderError: renderGatewayError,
+      renderError(c, err) {
+        ensureVersion(c, svc.version);
+        renderGatewayError(c, err);
+      },
       before(c) {
-        c.res.setHeader(H.version, svc.version);
+        versionBefore(c, svc.version);
       },
       handle: buildHandle(svc),
       reload() {

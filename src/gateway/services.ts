@@ -17,6 +17,7 @@ import type { StrategyContext } from './routing/strategies.js';
 import type { LayeredSettings } from './runtime-settings.js';
 import type { GatewayState } from './state.js';
 import type { UsageRecorder } from './usage.js';
+import type { AbortLike } from './abort.js';
 
 export interface RuntimeSettings {
   resilience: LayeredSettings<ResilienceSettings>;
@@ -47,5 +48,5 @@ export interface GatewayServices {
   version: string;
   /** When the component started (uptime in the health view). */
   startedAt: number;
-  sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  sleep: (ms: number, signal: AbortLike) => Promise<void>;
 }

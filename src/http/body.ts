@@ -43,6 +43,7 @@ export async function readBody(ctx: RequestContext, limit = DEFAULT_BODY_LIMIT):
 export function mediaType(ctx: RequestContext): string {
   const ct = ctx.req.headers['content-type'];
   if (!ct) return '';
+  if (ct === 'application/json') return ct; // the usual value, already in its normal form
   return ct.split(';')[0]!.trim().toLowerCase();
 }
 

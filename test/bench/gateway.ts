@@ -6,6 +6,8 @@
  *   B. 100 connections against a 50 ms mock: throughput and p50, gateway/direct (the paths take turns,
  *      two rounds of 3 s each, order reversed in the second);
  *   C. gateway resident memory at rest and after B.
+ * With CTL_BENCH_FLOOR=1 a minimal Node pass-through (gateway-floor.ts) takes part in A and B too: the
+ * floor any Node proxy pays on this machine during the same run.
  * Bounded in count and time; loopback only. The daemon runs on CPU 1 and the bench (mock and load
  * generator) on CPU 0 with CTL_BENCH_PIN=1 (and `taskset`), as the notes recommend on a quiet 2-core
  * machine. RSS is reported for the whole daemon (every component) and for the gateway component alone
@@ -153,6 +155,31 @@ async function startStandalone(daemonDir: string, mode: 'full' | 'core' = 'full'
       child.kill('SIGTERM');
       await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The minimal Node pass-through (gateway-floor.ts) in front of the mock, when CTL_BENCH_FLOOR=1. */
+async function startFloor(mock: MockUpstream, pin: boolean): Promise<{ path: Path; stop: () => Promise<void> } | undefined> {
+  if (process.env.CTL_BENCH_FLOOR !== '1') return undefined;
+  const script = join(dirname(fileURLToPath(import.meta.url)), 'gateway-floor.js');
+  const args = [script, mock.baseUrl('openai')];
+  const opts = { stdio: ['ignore', 'pipe', 'inherit'] as ('ignore' | 'pipe' | 'inherit')[] };
+  const child = pin ? spawn('taskset', ['-c', '1', process.execPath, ...args], opts) : spawn(process.execPath, args, opts);
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c) => {
+      out += c;
+      const m = /listening (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`floor proxy exited with ${code}`)));
+  });
+  return {
+    path: { name: 'floor', origin: `http://127.0.0.1:${port}`, path: '/v1/chat/completions', body: BODY, streamBody: STREAM_BODY, headers: {}, noStream: 'not measured' },
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
     },
   };
 }
@@ -313,6 +340,7 @@ export async function runGatewayBench(): Promise<void> {
   const mock = await startLlmUpstream({ defaults: { text: 'Hello there, friend, how are you today?', usage: { input: 14, output: 9 } } });
   const d = await startGatewayDaemon(mock, pin);
   const portkey = await startPortkey(mock, pin);
+  const floor = await startFloor(mock, pin);
   try {
     const direct: Path = { name: 'direct', origin: mock.origin, path: '/openai/v1/chat/completions', body: DIRECT_BODY, streamBody: DIRECT_STREAM_BODY, headers: { authorization: 'Bearer sk-up' } };
     const gateway: Path = { name: 'ctl', origin: d.origin, path: '/v1/chat/completions', body: BODY, streamBody: STREAM_BODY, headers: { authorization: `Bearer ${KEY}` } };
@@ -320,7 +348,7 @@ export async function runGatewayBench(): Promise<void> {
       const why = await probeStream(portkey.path);
       if (why) portkey.path.noStream = why;
     }
-    const paths = [direct, gateway, ...(portkey ? [portkey.path] : [])];
+    const paths = [direct, gateway, ...(portkey ? [portkey.path] : []), ...(floor ? [floor.path] : [])];
     process.stdout.write(
       `  (node ${process.version}; ${pin ? 'daemon on CPU 1, bench and mock on CPU 0' : 'unpinned (CTL_BENCH_PIN=1 pins)'}; ` +
         `${portkey ? 'with' : 'without'} @portkey-ai/gateway; load average ${loadavg()[0]!.toFixed(1)})\n`,
@@ -338,6 +366,7 @@ export async function runGatewayBench(): Promise<void> {
     report('A. sequential, ctl gateway p50 / p99', `${fmt(percentile(gp.plain, 50), 3)} / ${fmt(percentile(gp.plain, 99), 3)}`);
     report('A. added latency p50 (ctl − direct)', fmt(add50, 3), 'goal < 0.5 ms and ≤ ¼ of Portkey’s');
     report('A. added latency p99 (ctl − direct)', fmt(add99, 3));
+    if (floor) report('A. added latency p50 (node pass-through floor − direct)', fmt(percentile(seq.get('floor')!.plain, 50) - percentile(dp.plain, 50), 3));
     if (portkey) {
       const pp = seq.get('portkey')!;
       const padd50 = percentile(pp.plain, 50) - percentile(dp.plain, 50);
@@ -358,6 +387,10 @@ export async function runGatewayBench(): Promise<void> {
     const bGw = b.get('ctl')!;
     report('B. c=100, 50 ms mock, direct: RPS / p50', `${bDirect.rps.toFixed(0)} / ${fmt(bDirect.p50, 1)}`, `errors ${bDirect.errors}`);
     report('B. c=100, 50 ms mock, ctl:    RPS / p50', `${bGw.rps.toFixed(0)} / ${fmt(bGw.p50, 1)}`, `errors ${bGw.errors}, p99 ${fmt(bGw.p99, 1)}`);
+    if (floor) {
+      const bf = b.get('floor')!;
+      report('B. c=100, 50 ms mock, floor:  RPS / p50', `${bf.rps.toFixed(0)} / ${fmt(bf.p50, 1)}`, `${((bf.rps / bDirect.rps) * 100).toFixed(1)} % of direct, errors ${bf.errors}`);
+    }
     report('B. throughput ratio ctl/direct', `${((bGw.rps / bDirect.rps) * 100).toFixed(1)} %`, 'goal ≥ 97 %');
     report('B. added p50 (ctl − direct)', fmt(bGw.p50 - bDirect.p50, 2));
     if (portkey) {
@@ -380,6 +413,7 @@ export async function runGatewayBench(): Promise<void> {
 
     await resilienceAndCacheBench(mock, d.dir, direct, gateway, { rps: bGw.rps, p50: bGw.p50 }, bDirect, pin);
   } finally {
+    await floor?.stop();
     await portkey?.stop();
     await d.stop();
     await mock.close();

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
 import { startGateway, type GatewayHarness } from './harness.js';
@@ -115,6 +116,49 @@ describe('chat completions', () => {
     const unknown = await gw.req('POST', '/v1/chat/completions', chat('nope/m1'), KEY, { tcp: true });
     expect(unknown.status).toBe(404);
     expect(unknown.json.error.code).toBe('model_not_found');
+  });
+});
+
+/** A request over TCP with Node's client: the response headers in the order they were sent. */
+function rawReq(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; raw: string[] }> {
+  return new Promise((resolve, reject) => {
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
+    const r = request(gw.tcpUrl + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, raw: res.rawHeaders }));
+    });
+    r.on('error', reject);
+    r.end(text);
+  });
+}
+
+describe('X-Gateway-Version on completion answers', () => {
+  it('comes first on every kind of answer: JSON, stream, errors, cache hits and replays', async () => {
+    const cases: [string, string, unknown, Record<string, string>, number][] = [
+      ['json', '/v1/chat/completions', chat('oa/m1'), KEY, 200],
+      ['json, trailing slash', '/v1/chat/completions/', chat('oa/m1'), KEY, 200],
+      ['anthropic json', '/v1/messages', { model: 'an/claude-x', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }, KEY, 200],
+      ['stream', '/v1/chat/completions', chat('oa/m1', { stream: true }), KEY, 200],
+      ['bad body', '/v1/chat/completions', '{nope', KEY, 400],
+      ['no key', '/v1/chat/completions', chat('oa/m1'), {}, 401],
+      ['unknown model', '/v1/chat/completions', chat('nope/m1'), KEY, 404],
+      ['cache miss', '/v1/chat/completions', chat('oa/m1', { temperature: 0 }), KEY, 200],
+      ['cache hit', '/v1/chat/completions', chat('oa/m1', { temperature: 0 }), KEY, 200],
+      ['first of a key', '/v1/chat/completions', chat('oa/m2'), { ...KEY, 'Idempotency-Key': 'v-1' }, 200],
+      ['replay', '/v1/chat/completions', chat('oa/m2'), { ...KEY, 'Idempotency-Key': 'v-1' }, 200],
+      ['gemini', '/v1beta/models/ge/gemini-x:generateContent', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }, KEY, 200],
+    ];
+    for (const [what, path, body, headers, status] of cases) {
+      const r = await rawReq(path, body, headers);
+      expect([what, r.status]).toEqual([what, status]);
+      expect([what, r.raw[0], r.raw[1]]).toEqual([what, 'X-Gateway-Version', '0.1.0-test']);
+      expect([what, r.raw.filter((h) => h.toLowerCase() === 'x-gateway-version').length]).toEqual([what, 1]);
+    }
+    mock.enqueue({ status: 500, errorMessage: 'boom' });
+    const failed = await rawReq('/v1/chat/completions', chat('oa/m1'), KEY);
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    expect(failed.raw.slice(0, 2)).toEqual(['X-Gateway-Version', '0.1.0-test']);
+    expect(failed.raw).toContain('X-Gateway-Decision');
   });
 });
 

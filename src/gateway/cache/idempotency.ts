@@ -27,9 +27,11 @@ export type Claim =
   | { kind: 'wait'; settled: Promise<void> }
   | { kind: 'conflict' };
 
+const KEY_HEADERS = ['idempotency-key', 'x-request-id'] as const;
+
 /** The raw idempotency key of a request, if it sent one. */
 export function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>): string | undefined {
-  for (const name of ['idempotency-key', 'x-request-id']) {
+  for (const name of KEY_HEADERS) {
     const v = headers[name];
     if (typeof v === 'string' && v.trim() !== '') return v.trim().slice(0, 256);
   }

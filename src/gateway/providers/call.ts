@@ -1,7 +1,7 @@
 /** The request/response cycle every provider kind shares; kinds supply URL, headers, body and decoders. */
 import type { CanonicalChunk, CanonicalResponse } from '../canonical.js';
 import { UpstreamError } from './errors.js';
-import { httpError, linkedController, readJson, upstreamRequest, type UpstreamHttpResponse } from './http.js';
+import { httpError, linkedController, NOT_ABORTED, readJson, upstreamRequest, type UpstreamHttpResponse } from './http.js';
 import { estimateOutputTokens, startStream } from './stream.js';
 import type { CallOptions, ProviderConnection, UpstreamResult } from './types.js';
 
@@ -41,14 +41,16 @@ export function fillMissingUsage(r: CanonicalResponse, estimatePrompt?: () => nu
 }
 
 export async function runChat(c: ChatCall): Promise<UpstreamResult> {
+  if (!c.stream) return runJsonChat(c);
   const now = c.opts.now ?? Date.now;
   const startedAt = now();
+  // A stream has its own controller: readiness and idle timeouts and an early consumer stop abort it.
   const { controller, dispose } = linkedController(c.opts.signal);
   const timeout = c.conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   let res: UpstreamHttpResponse;
   try {
     res = await upstreamRequest(c.url, {
-      headers: { 'content-type': 'application/json', accept: c.stream ? 'text/event-stream, application/x-ndjson' : 'application/json', ...c.headers },
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream, application/x-ndjson', ...c.headers },
       body: JSON.stringify(c.body),
       egress: c.opts.egress,
       signal: controller.signal,
@@ -64,23 +66,6 @@ export async function runChat(c: ChatCall): Promise<UpstreamResult> {
     dispose();
     throw e;
   }
-  if (!c.stream) {
-    try {
-      const json = await readJson(res, controller.signal);
-      let decoded: CanonicalResponse;
-      try {
-        decoded = c.decodeResponse(json, res);
-      } catch (err) {
-        if (err instanceof UpstreamError) throw err;
-        throw new UpstreamError('garbage', `upstream answer has an unexpected shape: ${(err as Error).message}`, { headers: res.headers });
-      }
-      const response = assertNotEmpty(decoded, res.headers);
-      fillMissingUsage(response, c.estimatePrompt);
-      return { stream: false, status: res.status, headers: res.headers, response, latencyMs: now() - startedAt };
-    } finally {
-      dispose();
-    }
-  }
   return startStream({
     res,
     controller,
@@ -92,6 +77,34 @@ export async function runChat(c: ChatCall): Promise<UpstreamResult> {
     startedAt,
     ...(c.estimatePrompt ? { estimatePrompt: c.estimatePrompt } : {}),
   });
+}
+
+/** A non-streaming call: nothing here aborts it on its own, so the caller's signal is used as it is. */
+async function runJsonChat(c: ChatCall): Promise<UpstreamResult> {
+  const now = c.opts.now ?? Date.now;
+  const startedAt = now();
+  const signal = c.opts.signal ?? NOT_ABORTED;
+  const timeout = c.conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const res = await upstreamRequest(c.url, {
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...c.headers },
+    body: JSON.stringify(c.body),
+    egress: c.opts.egress,
+    signal: c.opts.signal,
+    headersTimeoutMs: timeout,
+    bodyTimeoutMs: c.conn.streamIdleTimeoutMs ?? timeout,
+  });
+  if (res.status < 200 || res.status > 299) throw await httpError(res, signal, now());
+  const json = await readJson(res, signal);
+  let decoded: CanonicalResponse;
+  try {
+    decoded = c.decodeResponse(json, res);
+  } catch (err) {
+    if (err instanceof UpstreamError) throw err;
+    throw new UpstreamError('garbage', `upstream answer has an unexpected shape: ${(err as Error).message}`, { headers: res.headers });
+  }
+  const response = assertNotEmpty(decoded, res.headers);
+  fillMissingUsage(response, c.estimatePrompt);
+  return { stream: false, status: res.status, headers: res.headers, response, latencyMs: now() - startedAt };
 }
 
 /** A GET returning JSON (model lists). */

@@ -6,6 +6,7 @@ import type { Dispatcher } from 'undici';
 import { lazyRequire } from '../../http/lazy.js';
 import { EgressRefusedError, type Egress } from '../../egress/index.js';
 import { UpstreamError, retryAfterFromHeaders } from './errors.js';
+import type { AbortLike } from '../abort.js';
 
 // undici loads with the first upstream call, not at daemon start.
 const undici = lazyRequire<typeof import('undici')>('undici');
@@ -21,7 +22,8 @@ export interface UpstreamRequestInit {
   headers: Record<string, string>;
   body?: string;
   egress: Egress;
-  signal: AbortSignal;
+  /** Aborts the call; none: it runs until its timeouts. */
+  signal?: AbortLike;
   /** Time allowed for the response headers (ms). */
   headersTimeoutMs: number;
   /** Time allowed between body chunks (ms). */
@@ -31,17 +33,43 @@ export interface UpstreamRequestInit {
 /** Max bytes read from a non-streaming upstream body (answers and error bodies). */
 export const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
+/** undici's header object (names already lower-cased) with repeated headers joined. */
 function flatHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) {
+  for (const k in h) {
+    const v = h[k];
     if (v === undefined) continue;
-    out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+    out[k] = Array.isArray(v) ? v.join(', ') : v;
   }
   return out;
 }
 
+/** Where a URL goes, as undici's dispatchers take it; parsed once per distinct URL (it is per provider). */
+interface RequestTarget {
+  origin: string;
+  path: string;
+  /** `upstream <host>`, for error messages. */
+  what: string;
+}
+
+const targets = new Map<string, RequestTarget>();
+
+function targetOf(url: string): RequestTarget {
+  let t = targets.get(url);
+  if (t) return t;
+  // The same split undici.request(url) makes: origin, then pathname with the query.
+  const u = new URL(url);
+  t = { origin: u.origin, path: u.search ? `${u.pathname}${u.search}` : u.pathname, what: `upstream ${u.host}` };
+  if (targets.size >= 1000) targets.clear();
+  targets.set(url, t);
+  return t;
+}
+
+/** The signal of a call that has none: never aborts. */
+export const NOT_ABORTED: AbortLike = { aborted: false, reason: undefined, addEventListener() {}, removeEventListener() {} };
+
 /** Map a thrown error of the HTTP layer to an UpstreamError (timeouts, refusals, aborts). */
-export function classifyTransportError(err: unknown, signal: AbortSignal, what: string): UpstreamError {
+export function classifyTransportError(err: unknown, signal: AbortLike, what: string): UpstreamError {
   if (err instanceof UpstreamError) return err;
   if (signal.aborted) {
     const reason: unknown = signal.reason;
@@ -62,25 +90,28 @@ export function classifyTransportError(err: unknown, signal: AbortSignal, what: 
 }
 
 export async function upstreamRequest(url: string, init: UpstreamRequestInit): Promise<UpstreamHttpResponse> {
-  const what = `upstream ${new URL(url).host}`;
+  const target = targetOf(url);
   try {
-    const res = await undici().request(url, {
+    // The dispatcher's own request(): undici.request(url) would parse the URL again on every call.
+    const res = await init.egress.dispatcher.request({
+      origin: target.origin,
+      path: target.path,
       method: init.method ?? 'POST',
       headers: init.headers,
       body: init.body,
-      dispatcher: init.egress.dispatcher,
-      signal: init.signal,
+      // undici takes any object with aborted/reason/addEventListener/removeEventListener (AbortLike).
+      signal: init.signal as AbortSignal | undefined,
       headersTimeout: init.headersTimeoutMs,
       bodyTimeout: init.bodyTimeoutMs,
     });
     return { status: res.statusCode, headers: flatHeaders(res.headers), body: res.body };
   } catch (err) {
-    throw classifyTransportError(err, init.signal, what);
+    throw classifyTransportError(err, init.signal ?? NOT_ABORTED, target.what);
   }
 }
 
 /** Read a whole body as text, bounded. Plain 'data' events: cheaper than an async iterator per answer. */
-export function readText(res: UpstreamHttpResponse, signal: AbortSignal, limit = MAX_BODY_BYTES): Promise<string> {
+export function readText(res: UpstreamHttpResponse, signal: AbortLike, limit = MAX_BODY_BYTES): Promise<string> {
   return new Promise((resolve, reject) => {
     const body = res.body;
     const chunks: Buffer[] = [];
@@ -119,7 +150,7 @@ export function readText(res: UpstreamHttpResponse, signal: AbortSignal, limit =
 }
 
 /** Parse a JSON body or fail with `garbage`. */
-export async function readJson(res: UpstreamHttpResponse, signal: AbortSignal): Promise<unknown> {
+export async function readJson(res: UpstreamHttpResponse, signal: AbortLike): Promise<unknown> {
   const text = await readText(res, signal);
   try {
     return JSON.parse(text) as unknown;
@@ -157,7 +188,7 @@ export function errorInfo(body: unknown): { message?: string; code?: string } {
 }
 
 /** A non-2xx answer → UpstreamError('http') with the provider's message and Retry-After kept. */
-export async function httpError(res: UpstreamHttpResponse, signal: AbortSignal, now: number): Promise<UpstreamError> {
+export async function httpError(res: UpstreamHttpResponse, signal: AbortLike, now: number): Promise<UpstreamError> {
   let text = '';
   try {
     text = await readText(res, signal, 256 * 1024);
@@ -181,13 +212,27 @@ export async function httpError(res: UpstreamHttpResponse, signal: AbortSignal, 
   });
 }
 
-/** Join a base URL and a path without doubling slashes. */
+const joined = new Map<string, Map<string, string>>();
+
+/**
+ * Join a base URL and a path without doubling slashes. Remembered per base and path: a provider's
+ * URL is then the same string on every call (no regex, no concatenation, its hash already known).
+ */
 export function joinUrl(base: string, path: string): string {
-  return base.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`);
+  let byPath = joined.get(base);
+  const known = byPath?.get(path);
+  if (known !== undefined) return known;
+  const url = base.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`);
+  if (!byPath) {
+    if (joined.size >= 1000) joined.clear();
+    joined.set(base, (byPath = new Map()));
+  }
+  if (byPath.size < 100) byPath.set(path, url);
+  return url;
 }
 
 /** An AbortController that follows the caller's signal; `dispose` detaches it. */
-export function linkedController(parent?: AbortSignal): { controller: AbortController; dispose(): void } {
+export function linkedController(parent?: AbortLike): { controller: AbortController; dispose(): void } {
   const controller = new AbortController();
   if (!parent) return { controller, dispose() {} };
   if (parent.aborted) {

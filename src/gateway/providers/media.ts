@@ -12,6 +12,7 @@ import { lazyRequire } from '../../http/lazy.js';
 import { badRequest, HttpError } from '../../http/errors.js';
 import type { Egress } from '../../egress/index.js';
 import { isPublicAddress } from '../../egress/public-address.js';
+import { toAbortSignal, type AbortLike } from '../abort.js';
 
 const undici = lazyRequire<typeof import('undici')>('undici');
 
@@ -67,11 +68,11 @@ export interface FetchedMedia {
 }
 
 /** Fetch a media URL under the SSRF policy; client-facing failures are HttpError 400. */
-export async function fetchMedia(url: string, egress: Egress, policy: MediaPolicy = {}, signal?: AbortSignal): Promise<FetchedMedia> {
+export async function fetchMedia(url: string, egress: Egress, policy: MediaPolicy = {}, signal?: AbortLike): Promise<FetchedMedia> {
   const maxBytes = policy.maxBytes ?? MEDIA_ITEM_MAX_BYTES;
   const timeoutMs = policy.timeoutMs ?? 10_000;
   const deadline = AbortSignal.timeout(timeoutMs);
-  const sig = signal ? AbortSignal.any([signal, deadline]) : deadline;
+  const sig = signal ? AbortSignal.any([toAbortSignal(signal), deadline]) : deadline;
   let current = url;
   for (let hop = 0; hop <= (policy.maxRedirects ?? 3); hop++) {
     let u: URL;

@@ -12,6 +12,7 @@ import type {
 } from '../canonical.js';
 import type { UpstreamError } from './errors.js';
 import type { MediaPolicy } from './media.js';
+import type { AbortLike } from '../abort.js';
 
 /** Per-model facts an operator can declare (gateway.yaml `models:` entries or /api/provider-models). */
 export interface ModelSpec {
@@ -61,7 +62,7 @@ export interface ProviderAccount {
 export interface CallOptions {
   egress: Egress;
   /** Aborts the upstream request (client disconnected, combo timeout). */
-  signal?: AbortSignal;
+  signal?: AbortLike;
   /** Milliseconds-since-epoch source for latency (defaults to Date.now). */
   now?: () => number;
   /** Policy for fetching media URLs server-side (image URLs for providers that need inline data). */

@@ -12,6 +12,7 @@
 import { Type } from '@sinclair/typebox';
 import { HttpError } from '../../http/errors.js';
 import { compile } from '../../http/schema.js';
+import type { AbortLike } from '../abort.js';
 
 export interface ConcurrencySettings {
   /** Inference requests in flight in the whole gateway (0 = unlimited). */
@@ -82,7 +83,7 @@ export class Gate {
   }
 
   /** Wait for a slot: true when granted, false on timeout or abort. */
-  wait(timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+  wait(timeoutMs: number, signal: AbortLike): Promise<boolean> {
     return new Promise((resolve) => {
       const w: Waiter = {
         settled: false,
@@ -150,7 +151,7 @@ export class ConcurrencyLimiter {
   }
 
   /** A slot for one inference request; throws 429 when the queue is full or the wait times out. */
-  async acquireGlobal(signal: AbortSignal): Promise<Release> {
+  async acquireGlobal(signal: AbortLike): Promise<Release> {
     const g = this.global;
     if (g.tryAcquire()) return once(g);
     const s = this.settings;
@@ -183,7 +184,7 @@ export class ConcurrencyLimiter {
   }
 
   /** Wait for a slot on a provider; undefined on timeout or abort (the attempt is skipped). */
-  async waitProvider(provider: string, signal: AbortSignal): Promise<Release | undefined> {
+  async waitProvider(provider: string, signal: AbortLike): Promise<Release | undefined> {
     const g = this.providers.get(provider);
     if (!g) return NOOP;
     if (g.tryAcquire()) return once(g);

@@ -46,11 +46,12 @@ export function renderGatewayError(ctx: RequestContext, err: HttpError): void {
 
 export function gatewayRouter(svc: GatewayServices): Router {
   const r = new Router({ ignoreTrailingSlash: true });
-  r.use(async (ctx, route, next) => {
+  // Not async: the handler's promise is passed on as it is (one promise and frame less per request).
+  r.use((ctx, route, next) => {
     const kind = (route.meta.auth as AuthKind | undefined) ?? 'management';
     if (kind === 'management') svc.auth.management(ctx);
     else if (kind === 'inference') ctx.state.principal = svc.auth.inference(ctx);
-    await next();
+    return next();
   });
   inferenceRoutes(r, svc);
   authRoutes(r, svc);

@@ -11,12 +11,13 @@ import { classify, type Classification } from './classify.js';
 import type { RoutingMetrics } from './metrics.js';
 import type { AttemptSubject, RequestInfo, ResiliencePolicy, SkipKind } from './policy.js';
 import type { Resolution, ResolvedTarget } from './resolve.js';
+import type { AbortLike } from '../abort.js';
 
 /** Per-provider concurrency slots (resilience/concurrency.ts); absent = unlimited. */
 export interface ProviderSlots {
   limited(provider: string): boolean;
   tryProvider(provider: string): (() => void) | undefined;
-  waitProvider(provider: string, signal: AbortSignal): Promise<(() => void) | undefined>;
+  waitProvider(provider: string, signal: AbortLike): Promise<(() => void) | undefined>;
   providerLimit(provider: string): number;
 }
 
@@ -25,7 +26,7 @@ export interface AttemptDeps {
   metrics: RoutingMetrics;
   clock: Clock;
   /** Wait `ms` unless `signal` aborts first. */
-  sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  sleep: (ms: number, signal: AbortLike) => Promise<void>;
   slots?: ProviderSlots;
 }
 
@@ -37,7 +38,7 @@ export interface AttemptPlan {
   maxAttempts: number;
   retryWaitMaxMs: number;
   /** Aborted when the client disconnects. */
-  signal: AbortSignal;
+  signal: AbortLike;
 }
 
 export interface AttemptSuccess<T> {
@@ -65,7 +66,7 @@ export class AttemptsFailed extends HttpError {
   }
 }
 
-export function sleepWithSignal(ms: number, signal: AbortSignal): Promise<void> {
+export function sleepWithSignal(ms: number, signal: AbortLike): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted || ms <= 0) return resolve();
     const t = setTimeout(done, ms);
@@ -86,7 +87,7 @@ function retryAfterHeader(ms: number | undefined): Record<string, string> | unde
 export async function runAttempts<T>(
   plan: AttemptPlan,
   deps: AttemptDeps,
-  call: (s: AttemptSubject, signal: AbortSignal) => Promise<T>,
+  call: (s: AttemptSubject, signal: AbortLike) => Promise<T>,
 ): Promise<AttemptSuccess<T>> {
   const attempts: AttemptLog[] = [];
   const failures: { ref: string; c: Classification }[] = [];
@@ -115,7 +116,7 @@ export async function runAttempts<T>(
       continue;
     }
     for (const account of accounts) {
-      const subject: AttemptSubject = { ref: target.ref, provider: target.provider, modelId: target.modelId, account, request: plan.request, ...(combo ? { combo } : {}) };
+      const subject: AttemptSubject = { ref: target.ref, provider: target.provider, modelId: target.modelId, account, request: plan.request, combo };
       let retried = false;
       for (;;) {
         if (calls >= plan.maxAttempts) {
@@ -152,9 +153,10 @@ export async function runAttempts<T>(
         const t0 = deps.clock.now();
         try {
           const value = await call(subject, plan.signal);
-          const latencyMs = deps.clock.now() - t0;
-          deps.policy.record(subject, { ok: true, latencyMs }, deps.clock.now());
-          deps.metrics.record(target.ref, combo, true, latencyMs, deps.clock.now());
+          const end = deps.clock.now();
+          const latencyMs = end - t0;
+          deps.policy.record(subject, { ok: true, latencyMs }, end);
+          deps.metrics.record(target.ref, combo, true, latencyMs, end);
           attempts.push({ provider: pid, model: target.modelId, account: account.name, outcome: 'success', status: 200, latencyMs });
           return { value, subject, attempts, failedAttempts: failures.length, release };
         } catch (e) {

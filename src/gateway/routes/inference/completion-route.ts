@@ -15,7 +15,6 @@ import type { ServerResponse } from 'node:http';
 import type { RequestContext } from '../../../http/context.js';
 import { badRequest, toHttpError } from '../../../http/errors.js';
 import { readJson } from '../../../http/body.js';
-import { sendJson } from '../../../http/respond.js';
 import { HttpError } from '../../../http/errors.js';
 import type { CanonicalRequest, CanonicalResponse, ClientFormat, Usage } from '../../canonical.js';
 import { mergeUsage } from '../../canonical.js';
@@ -27,10 +26,11 @@ import { costFor, failRequest, recordRequest, resolveFor, startCompletion, type 
 import { checkLimits, type LimitCheck } from '../../limits/index.js';
 import type { Resolution } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
-import { H, sessionIdOf, setTelemetryHeaders } from '../../telemetry.js';
+import { ensureVersion, H, sessionIdOf, setTelemetryHeaders, telemetryHeaders, versionPending, versionWritten, type Telemetry } from '../../telemetry.js';
 import { serveStored } from './stored-answer.js';
 import { createStreamEncoder, parseRequest, renderResponse, streamContentType, type ParseOptions } from '../../translate/index.js';
 import { estimateTokens } from '../../translate/tokens.js';
+import { RequestAbort, type AbortLike } from '../../abort.js';
 
 /** Inference bodies may carry inline images. */
 export const INFERENCE_BODY_LIMIT = 32 << 20;
@@ -81,7 +81,7 @@ function cacheable(svc: GatewayServices, ctx: RequestContext, canonical: Canonic
 }
 
 /** Wait for an in-flight duplicate to settle, or for the client to leave. */
-function waitOrAbort(p: Promise<void>, signal: AbortSignal): Promise<void> {
+function waitOrAbort(p: Promise<void>, signal: AbortLike): Promise<void> {
   if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
@@ -116,10 +116,10 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
     principal,
     stream: canonical.stream,
     model: canonical.model,
-    ...(sessionId !== undefined ? { sessionId } : {}),
+    sessionId,
   };
 
-  const abort = new AbortController();
+  const abort = new RequestAbort();
   const onClose = () => {
     if (!ctx.res.writableFinished) abort.abort();
   };
@@ -151,8 +151,8 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
           return;
         }
         if (claim.kind === 'wait') {
-          await waitOrAbort(claim.settled, abort.signal);
-          if (abort.signal.aborted) throw new HttpError(499, 'client closed the request', { code: 'client_closed_request' });
+          await waitOrAbort(claim.settled, abort);
+          if (abort.aborted) throw new HttpError(499, 'client closed the request', { code: 'client_closed_request' });
           continue;
         }
         ticket = claim;
@@ -171,15 +171,16 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
       }
     }
     limits = checkLimits(svc, principal, resolution);
-    releaseGlobal = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort.signal));
+    releaseGlobal = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort));
     started = await startCompletion(
       svc,
-      { canonical, principal, endpoint: route.endpoint, requestId: ctx.requestId, signal: abort.signal, ...(sessionId !== undefined ? { sessionId } : {}) },
+      { canonical, principal, endpoint: route.endpoint, requestId: ctx.requestId, signal: abort, sessionId },
       resolution,
     );
   } catch (e) {
     ticket?.complete(undefined);
     releaseGlobal?.();
+    ensureVersion(ctx, svc.version);
     throw failRequest(svc, ctx.res, e, { input: info, ...(resolution ? { resolution } : {}), startedAt });
   }
 
@@ -200,7 +201,7 @@ interface Responding {
   signature: string | undefined;
   ticket: { complete(a: StoredAnswer | undefined): void } | undefined;
   limits: LimitCheck;
-  abort: AbortController;
+  abort: RequestAbort;
   onClose: () => void;
   releaseGlobal: () => void;
   principal: Principal;
@@ -209,32 +210,37 @@ interface Responding {
 /** Answer from the upstream result: JSON, or a stream flushed event by event. */
 async function respond(ctx: RequestContext, svc: GatewayServices, route: CompletionRoute, r: Responding): Promise<void> {
   const { canonical, started, info, startedAt, signature, ticket, limits, abort, onClose, releaseGlobal, principal } = r;
-  const sessionId = info.sessionId;
   const { result, subject } = started;
-  const base = {
+  const res = ctx.res;
+  // Cache and limit headers, then the telemetry: gathered in one object, in their order on the wire.
+  const headers: Record<string, string | number> = {};
+  if (versionPending(ctx)) headers[H.version] = svc.version;
+  if (svc.runtime.cache.value.enabled) headers[H.cache] = 'MISS';
+  if (limits.budgetWarning !== undefined) headers[H.budgetWarning] = limits.budgetWarning;
+  if (limits.tokensLeft !== undefined) headers[H.tokenLimitRemaining] = String(limits.tokensLeft);
+  const telemetry: Telemetry = {
     decision: { strategy: started.resolution.strategy, provider: subject.provider.config.id, latencyMs: started.latencyMs },
     requestId: ctx.requestId,
-    ...(sessionId !== undefined ? { sessionId } : {}),
+    sessionId: info.sessionId,
     provider: subject.provider.config.id,
     model: subject.modelId,
     fallbackAttempts: started.failedAttempts,
   };
-  const res = ctx.res;
-  if (svc.runtime.cache.value.enabled) res.setHeader(H.cache, 'MISS');
-  if (limits.budgetWarning !== undefined) res.setHeader(H.budgetWarning, limits.budgetWarning);
-  if (limits.tokensLeft !== undefined) res.setHeader(H.tokenLimitRemaining, String(limits.tokensLeft));
 
   if (!result.stream) {
-    ctx.res.off('close', onClose);
+    res.off('close', onClose);
     releaseGlobal();
     const usage = result.response.usage;
     const cost = costFor(svc, subject, usage);
-    setTelemetryHeaders(res, {
-      ...base,
-      usage: { tokensIn: usage.inputTokens, tokensOut: usage.outputTokens, cost, latencyMs: svc.clock.now() - startedAt, cacheHit: false },
-    });
-    const out = renderResponse(route.format, result.response, { model: shownModel(started) });
-    sendJson(res, 200, out);
+    telemetry.usage = { tokensIn: usage.inputTokens, tokensOut: usage.outputTokens, cost, latencyMs: svc.clock.now() - startedAt, cacheHit: false };
+    telemetryHeaders(telemetry, headers);
+    const text = JSON.stringify(renderResponse(route.format, result.response, { model: shownModel(started) }));
+    headers['Content-Length'] = Buffer.byteLength(text);
+    headers['Content-Type'] = 'application/json';
+    // What sendJson does, without its copies: one writeHead and one end, sent in one write.
+    versionWritten(ctx);
+    res.writeHead(200, headers);
+    res.end(text);
     if (signature !== undefined || ticket) {
       const answer = storedAnswer(started, result.response);
       if (signature !== undefined) svc.cache.put(signature, principal.key?.id ?? '-', canonical.model, answer);
@@ -246,21 +252,24 @@ async function respond(ctx: RequestContext, svc: GatewayServices, route: Complet
       subject,
       status: 200,
       usage,
+      cost,
       attempts: started.attempts,
       failedAttempts: started.failedAttempts,
       startedAt,
       ttfbMs: started.latencyMs,
-      ...(signature !== undefined ? { cache: 'miss' as const } : {}),
+      cache: signature !== undefined ? 'miss' : undefined,
     });
     return;
   }
 
   // Streaming: commit headers now (the provider layer already saw the first useful event).
   res.statusCode = 200;
+  versionWritten(ctx);
+  for (const name in headers) res.setHeader(name, headers[name]!);
   res.setHeader('Content-Type', streamContentType(route.format));
   res.setHeader('Cache-Control', 'no-cache');
   res.setHeader('X-Accel-Buffering', 'no');
-  setTelemetryHeaders(res, base);
+  setTelemetryHeaders(res, telemetry);
   // The first useful event is already here: the headers go out with its frames in one write.
   const encoder = createStreamEncoder(route.format, {
     model: shownModel(started),
@@ -270,7 +279,7 @@ async function respond(ctx: RequestContext, svc: GatewayServices, route: Complet
   /** Collects the stream when its answer is to be kept (cache, idempotency). */
   const assembler = signature !== undefined || ticket ? new ResponseAssembler() : undefined;
   const onAbort = () => result.cancel();
-  abort.signal.addEventListener('abort', onAbort, { once: true });
+  abort.addEventListener('abort', onAbort, { once: true });
   let streamError: string | undefined;
   try {
     for await (const chunk of result.chunks) {
@@ -278,25 +287,25 @@ async function respond(ctx: RequestContext, svc: GatewayServices, route: Complet
       const wait = writeFrames(res, encoder.chunk(chunk));
       if (!res.headersSent) res.flushHeaders(); // an encoder that held its first frames back
       if (wait) await wait;
-      if (abort.signal.aborted) break;
+      if (abort.aborted) break;
     }
-    if (!abort.signal.aborted) await writeFrames(res, encoder.end());
+    if (!abort.aborted) await writeFrames(res, encoder.end());
   } catch (e) {
-    if (!abort.signal.aborted) {
+    if (!abort.aborted) {
       const err = toHttpError(e);
       streamError = `stream failed after it started: ${err.message}`;
       svc.log.warn({ requestId: ctx.requestId, provider: subject.provider.config.id, model: subject.modelId, err: err.message }, 'gateway: upstream stream broke');
       await writeFrames(res, encoder.error(err.message, err.status >= 400 ? err.status : 502));
     }
   } finally {
-    abort.signal.removeEventListener('abort', onAbort);
+    abort.removeEventListener('abort', onAbort);
     ctx.res.off('close', onClose);
     if (!res.writableEnded) res.end();
     releaseGlobal();
   }
   const outcome = await result.outcome;
   const usage: Usage = mergeUsage({ ...encoder.usage() }, outcome.usage);
-  const aborted = abort.signal.aborted;
+  const aborted = abort.aborted;
   const failed = aborted || streamError !== undefined || outcome.error !== undefined;
   let kept: StoredAnswer | undefined;
   if (assembler && !failed) {

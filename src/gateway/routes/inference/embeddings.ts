@@ -7,6 +7,7 @@
 import type { RequestContext } from '../../../http/context.js';
 import { sendJson } from '../../../http/respond.js';
 import type { Route, Router } from '../../../http/router.js';
+import { RequestAbort } from '../../abort.js';
 import type { Principal } from '../../auth.js';
 import { attemptDeps, costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
 import { checkLimits } from '../../limits/index.js';
@@ -27,7 +28,7 @@ async function serveEmbeddings(ctx: RequestContext, svc: GatewayServices, provid
   const sessionId = sessionIdOf(ctx.req);
   const startedAt = svc.clock.now();
   const info = { endpoint: 'embeddings', requestId: ctx.requestId, principal, stream: false, model: req.model, ...(sessionId !== undefined ? { sessionId } : {}) };
-  const abort = new AbortController();
+  const abort = new RequestAbort();
   const onClose = () => {
     if (!ctx.res.writableFinished) abort.abort();
   };
@@ -50,7 +51,7 @@ async function serveEmbeddings(ctx: RequestContext, svc: GatewayServices, provid
     }
     const settings = svc.state.catalog.settings;
     checkLimits(svc, principal, resolution);
-    release = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort.signal));
+    release = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort));
     const run = await runAttempts(
       {
         resolution,
@@ -58,7 +59,7 @@ async function serveEmbeddings(ctx: RequestContext, svc: GatewayServices, provid
         request: { requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), ...(principal.key ? { apiKeyId: principal.key.id } : {}) },
         maxAttempts: resolution.combo?.maxAttempts ?? settings.maxAttempts,
         retryWaitMaxMs: settings.retryWaitMaxMs,
-        signal: abort.signal,
+        signal: abort,
       },
       attemptDeps(svc),
       (s, signal) => callEmbeddings(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, { ...req, model: s.modelId }, { egress: svc.egress, signal, now: () => svc.clock.now() }),

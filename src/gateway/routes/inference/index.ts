@@ -11,7 +11,7 @@ import type { ClientFormat } from '../../canonical.js';
 import { resolveFor } from '../../completion.js';
 import type { GatewayServices } from '../../services.js';
 import { countTokens, parseRequest, renderModelList } from '../../translate/index.js';
-import { readInferenceBody, serveCompletion } from './completion-route.js';
+import { readInferenceBody, serveCompletion, type CompletionRoute } from './completion-route.js';
 import { embeddingRoutes } from './embeddings.js';
 import { findModelEntry, modelEntries } from './models.js';
 
@@ -27,8 +27,13 @@ export function inferenceRoutes(r: Router, svc: GatewayServices): void {
   const v1Models = (ctx: RequestContext) => list(ctx.req.headers['anthropic-version'] ? 'anthropic' : 'openai')(ctx);
 
   // ----- OpenAI ------------------------------------------------------------------------------
-  k(r.post('/v1/chat/completions', (ctx) => serveCompletion(ctx, svc, { format: 'openai', endpoint: 'chat' })));
-  k(r.post('/v1/responses', (ctx) => serveCompletion(ctx, svc, { format: 'openai-responses', endpoint: 'responses' })));
+  // Route descriptions are built once, not per request.
+  const chat: CompletionRoute = { format: 'openai', endpoint: 'chat' };
+  const responses: CompletionRoute = { format: 'openai-responses', endpoint: 'responses' };
+  const messages: CompletionRoute = { format: 'anthropic', endpoint: 'messages' };
+  const ollama: CompletionRoute = { format: 'ollama', endpoint: 'ollama' };
+  k(r.post('/v1/chat/completions', (ctx) => serveCompletion(ctx, svc, chat)));
+  k(r.post('/v1/responses', (ctx) => serveCompletion(ctx, svc, responses)));
   k(r.get('/v1/models', v1Models));
   k(
     r.get('/v1/models/*', (ctx) => {
@@ -40,7 +45,7 @@ export function inferenceRoutes(r: Router, svc: GatewayServices): void {
   );
 
   // ----- Anthropic ---------------------------------------------------------------------------
-  k(r.post('/v1/messages', (ctx) => serveCompletion(ctx, svc, { format: 'anthropic', endpoint: 'messages' })));
+  k(r.post('/v1/messages', (ctx) => serveCompletion(ctx, svc, messages)));
   k(
     r.post('/v1/messages/count_tokens', async (ctx) => {
       const req = parseRequest('anthropic', await readInferenceBody(ctx));
@@ -82,7 +87,7 @@ export function inferenceRoutes(r: Router, svc: GatewayServices): void {
 
   // ----- Ollama (both /api/* and /v1/api/* so the ollama client needs one host) ---------------
   for (const prefix of ['', '/v1']) {
-    k(r.post(`${prefix}/api/chat`, (ctx) => serveCompletion(ctx, svc, { format: 'ollama', endpoint: 'ollama' })));
+    k(r.post(`${prefix}/api/chat`, (ctx) => serveCompletion(ctx, svc, ollama)));
     k(r.get(`${prefix}/api/tags`, list('ollama', (t) => t !== 'embedding')));
     k(r.get(`${prefix}/api/version`, (ctx) => sendJson(ctx.res, 200, { version: svc.version })));
   }
@@ -98,9 +103,9 @@ export function inferenceRoutes(r: Router, svc: GatewayServices): void {
   const ed = '/api/v1/editor/:token';
   k(r.get(`${ed}`, list('openai')));
   k(r.get(`${ed}/models`, list('openai')));
-  k(r.post(`${ed}/chat/completions`, (ctx) => serveCompletion(ctx, svc, { format: 'openai', endpoint: 'chat' })));
-  k(r.post(`${ed}/responses`, (ctx) => serveCompletion(ctx, svc, { format: 'openai-responses', endpoint: 'responses' })));
-  k(r.post(`${ed}/api/chat`, (ctx) => serveCompletion(ctx, svc, { format: 'ollama', endpoint: 'ollama' })));
+  k(r.post(`${ed}/chat/completions`, (ctx) => serveCompletion(ctx, svc, chat)));
+  k(r.post(`${ed}/responses`, (ctx) => serveCompletion(ctx, svc, responses)));
+  k(r.post(`${ed}/api/chat`, (ctx) => serveCompletion(ctx, svc, ollama)));
   k(r.get(`${ed}/api/tags`, list('ollama', (t) => t !== 'embedding')));
 
   embeddingRoutes(r, svc, k, scope);

@@ -13,7 +13,7 @@ import { recordRequest, type FinishInfo } from '../../completion.js';
 import { costOf } from '../../pricing.js';
 import type { Resolution } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
-import { H, setTelemetryHeaders } from '../../telemetry.js';
+import { ensureVersion, H, setTelemetryHeaders } from '../../telemetry.js';
 import { createStreamEncoder, renderResponse, streamContentType } from '../../translate/index.js';
 import { estimateTokens } from '../../translate/tokens.js';
 import type { CompletionRoute } from './completion-route.js';
@@ -34,6 +34,7 @@ export function serveStored(
   startedAt: number,
 ): void {
   const res = ctx.res;
+  ensureVersion(ctx, svc.version);
   const usage = answer.response.usage;
   const saved = answerCost(svc, answer);
   const latencyMs = svc.clock.now() - startedAt;
