@@ -94,6 +94,8 @@ export class AlertStore {
   private sortedStale = false;
   /** Bumped on every change (inhibition indexes key on it). */
   version = 0;
+  /** Answers being rendered from stored alerts: while any is, stored alerts are not updated in place. */
+  private readers = 0;
 
   constructor(
     private readonly persist: AlertmanagerPersistence,
@@ -170,9 +172,44 @@ export class AlertStore {
       }
       throw e;
     }
+    // Written: a new state of an alert whose labels did not change is copied into the stored
+    // object, which stays (with its route cache). Prometheus re-posts every firing alert each
+    // evaluation, and replacing them would turn the whole set into old-generation garbage each
+    // time. Not while an answer is being rendered from the stored objects (it must not see a
+    // later state than its statuses were computed for).
+    let replaced = false;
+    const inPlace = this.readers === 0;
+    for (let j = 0; j < states.length; j++) {
+      const old = previous[j];
+      if (!old) continue;
+      const a = states[j]!;
+      if (inPlace && a.labels === old.labels && this.byFp.get(a.fingerprint) === a) {
+        old.annotations = a.annotations;
+        old.startsAt = a.startsAt;
+        old.endsAt = a.endsAt;
+        old.updatedAt = a.updatedAt;
+        old.generatorURL = a.generatorURL;
+        old.timeout = a.timeout;
+        this.byFp.set(a.fingerprint, old);
+      } else replaced = true;
+    }
     if (added) this.sorted = null;
-    else this.sortedStale = true;
+    else if (replaced) this.sortedStale = true;
     this.version++;
+  }
+
+  /**
+   * Keep stored alert objects unchanged until the returned function is called (an answer is
+   * being rendered from them); updates replace them meanwhile.
+   */
+  pin(): () => void {
+    this.readers++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.readers--;
+    };
   }
 
   /** Drop resolved alerts (Alertmanager's alert GC). Returns how many. */

@@ -25,10 +25,6 @@ export interface AlertQuery {
   inhibited: boolean;
 }
 
-interface Status {
-  silencedBy: string[];
-  inhibitedBy: string[];
-}
 
 /** api/v2 matchFilterLabels: an empty value on `=`/`=~` means "label absent", on `!=`/`!~` "present". */
 export function matchFilterLabels(matchers: Matcher[], labels: LabelSet): boolean {
@@ -70,9 +66,9 @@ const NONE: string[] = [];
 
 const ACTIVE_STATUS = '{"inhibitedBy":[],"mutedBy":[],"silencedBy":[],"state":"active"}';
 
-function statusJson(s: Status): string {
-  if (s.silencedBy.length === 0 && s.inhibitedBy.length === 0) return ACTIVE_STATUS;
-  return '{"inhibitedBy":' + idList(s.inhibitedBy) + ',"mutedBy":[],"silencedBy":' + idList(s.silencedBy) + ',"state":"suppressed"}';
+function statusJson(silencedBy: string[], inhibitedBy: string[]): string {
+  if (silencedBy.length === 0 && inhibitedBy.length === 0) return ACTIVE_STATUS;
+  return '{"inhibitedBy":' + idList(inhibitedBy) + ',"mutedBy":[],"silencedBy":' + idList(silencedBy) + ',"state":"suppressed"}';
 }
 
 function idList(ids: string[]): string {
@@ -120,6 +116,7 @@ export class Engine {
     this.config = config;
     this.configGen++;
     this.routeSets = new Map();
+    this.groupKeyStrings = new Map();
     this.inhibitor = new Inhibitor(config.inhibitRules);
     this.inhibitorKey = '';
   }
@@ -172,6 +169,19 @@ export class Engine {
   // ---- per-alert caches ----------------------------------------------------------------------
 
   private routeSets = new Map<string, RouteSet>();
+  /**
+   * One string per distinct group key: alerts of one group share it in their caches instead of
+   * each keeping a concatenation of its own (groups are few, alerts many).
+   */
+  private groupKeyStrings = new Map<string, string>();
+
+  private groupKeyOf(route: RouteNode, labels: LabelSet): string {
+    const k = groupKey(route, labels);
+    const known = this.groupKeyStrings.get(k);
+    if (known !== undefined) return known;
+    this.groupKeyStrings.set(k, k);
+    return k;
+  }
 
   private cacheOf(a: Alert): AlertCache {
     let c = a.cache;
@@ -200,8 +210,11 @@ export class Engine {
     return this.inhibitor;
   }
 
-  /** alertFilter: hides resolved alerts, computes status, applies the state flags and label filter. */
-  private filterAlert(a: Alert, q: AlertQuery, now: number, silences: SilenceIndex, inhibitor: Inhibitor): Status | undefined {
+  /**
+   * alertFilter: hides resolved alerts, computes status, applies the state flags and label
+   * filter. Returns the status as JSON (a shared constant for the common active alert).
+   */
+  private filterAlert(a: Alert, q: AlertQuery, now: number, silences: SilenceIndex, inhibitor: Inhibitor): string | undefined {
     if (a.endsAt < now) return undefined;
     if (!matchFilterLabels(q.filter, a.labels)) return undefined;
     let inhibitedBy: string[] = NONE;
@@ -214,7 +227,7 @@ export class Engine {
     if (!q.active && !suppressed) return undefined;
     if (!q.silenced && silencedBy.length > 0) return undefined;
     if (!q.inhibited && inhibitedBy.length > 0) return undefined;
-    return { silencedBy, inhibitedBy };
+    return statusJson(silencedBy, inhibitedBy);
   }
 
   /** GET /api/v2/alerts as JSON (sorted by fingerprint), rendered piece by piece. */
@@ -223,21 +236,30 @@ export class Engine {
     const silences = this.silences.index(now);
     const inhibitor = this.config.inhibitRules.length > 0 ? this.readyInhibitor() : this.inhibitor;
     // Statuses are computed up front (one consistent snapshot); only the rendering is lazy.
-    const picked: { a: Alert; receivers: string; st: Status }[] = [];
+    // Parallel arrays, no object per alert: they live as long as the answer takes to send.
+    const picked: Alert[] = [];
+    const receivers: string[] = [];
+    const statuses: string[] = [];
     for (const a of this.alerts.list()) {
       if (a.endsAt < now) continue;
       const c = this.cacheOf(a);
       if (q.receiver && !c.set.receivers.some((r) => q.receiver!.test(r))) continue;
       const st = this.filterAlert(a, q, now, silences, inhibitor);
-      if (st) picked.push({ a, receivers: c.set.receiversJson, st });
+      if (st === undefined) continue;
+      picked.push(a);
+      receivers.push(c.set.receiversJson);
+      statuses.push(st);
     }
+    const store = this.alerts;
     return (function* () {
-      yield '[';
-      for (let i = 0; i < picked.length; i++) {
-        const { a, receivers, st } = picked[i]!;
-        yield (i > 0 ? ',' : '') + renderAlert(a, receivers, statusJson(st));
+      const release = store.pin();
+      try {
+        yield '[';
+        for (let i = 0; i < picked.length; i++) yield (i > 0 ? ',' : '') + renderAlert(picked[i]!, receivers[i]!, statuses[i]!);
+        yield ']\n';
+      } finally {
+        release();
       }
-      yield ']\n';
     })();
   }
 
@@ -250,7 +272,7 @@ export class Engine {
       route: RouteNode;
       labels: LabelSet;
       alerts: Alert[];
-      statuses: Status[];
+      statuses: string[];
     }
     const groups = new Map<string, Group>();
     /** Receivers of the groups an alert landed in, when not simply all of its routes. */
@@ -259,10 +281,10 @@ export class Engine {
       if (a.endsAt < now) continue;
       const c = this.cacheOf(a);
       const routes = c.set.routes;
-      let st: Status | undefined | null = null;
+      let st: string | undefined | null = null;
       // One route (the common case) keeps its key as a string, several as an array.
       const keys = (c.groupKeys ??=
-        routes.length === 1 ? groupKey(routes[0]!, a.labels) : routes.map((r) => groupKey(r, a.labels)));
+        routes.length === 1 ? this.groupKeyOf(routes[0]!, a.labels) : routes.map((r) => this.groupKeyOf(r, a.labels)));
       let taken = 0;
       for (let i = 0; i < routes.length; i++) {
         const route = routes[i]!;
@@ -288,33 +310,37 @@ export class Engine {
       if (labelSetsEqual(x.labels, y.labels)) return x.route.receiver < y.route.receiver ? -1 : x.route.receiver > y.route.receiver ? 1 : 0;
       return compareLabelSets(x.labels, y.labels);
     });
+    const store = this.alerts;
     return (function* () {
-      yield '[';
-      for (let i = 0; i < sorted.length; i++) {
-        const g = sorted[i]!;
-        const order = g.alerts.map((_, j) => j).sort((x, y) => compareInGroup(g.alerts[x]!, g.alerts[y]!));
-        yield (i > 0 ? ',' : '') + '{"alerts":[';
-        for (let n = 0; n < order.length; n++) {
-          const a = g.alerts[order[n]!]!;
-          yield (n > 0 ? ',' : '') + renderAlert(a, receiversFor(a), statusJson(g.statuses[order[n]!]!));
+      const release = store.pin();
+      try {
+        yield '[';
+        for (let i = 0; i < sorted.length; i++) {
+          const g = sorted[i]!;
+          const order = g.alerts.map((_, j) => j).sort((x, y) => compareInGroup(g.alerts[x]!, g.alerts[y]!));
+          yield (i > 0 ? ',' : '') + '{"alerts":[';
+          for (let n = 0; n < order.length; n++) {
+            const a = g.alerts[order[n]!]!;
+            yield (n > 0 ? ',' : '') + renderAlert(a, receiversFor(a), g.statuses[order[n]!]!);
+          }
+          yield '],"labels":' + goJsonLabelSet(g.labels) + ',"receiver":{"name":' + goJsonString(g.route.receiver) + '}}';
         }
-        yield '],"labels":' + goJsonLabelSet(g.labels) + ',"receiver":{"name":' + goJsonString(g.route.receiver) + '}}';
+        yield ']\n';
+      } finally {
+        release();
       }
-      yield ']\n';
     })();
   }
 
   // ---- silences ------------------------------------------------------------------------------
 
-  private readonly silenceJsonCache = new WeakMap<Silence, { state: string; json: string }>();
-
+  /**
+   * One gettableSilence. Not cached per silence: the unfiltered list is cached whole (below), and
+   * a second copy per silence (a tree of concatenations, several times the size of its text)
+   * would cost more memory than rendering a changed list again costs time.
+   */
   silenceJson(s: Silence, now: number): string {
-    const state = apiSilenceState(s, now);
-    const hit = this.silenceJsonCache.get(s);
-    if (hit && hit.state === state) return hit.json;
-    const json = this.renderSilence(s, state);
-    this.silenceJsonCache.set(s, { state, json });
-    return json;
+    return this.renderSilence(s, apiSilenceState(s, now));
   }
 
   private renderSilence(s: Silence, state: string): string {
@@ -375,7 +401,10 @@ export class Engine {
 
   /** Periodic maintenance: drop resolved alerts and silences past retention. */
   gcAlerts(): number {
-    return this.alerts.gc();
+    const n = this.alerts.gc();
+    // Start the shared group keys afresh now and then, so keys of groups gone do not pile up.
+    if (n > 0) this.groupKeyStrings = new Map();
+    return n;
   }
 
   gcSilences(): number {

@@ -56,8 +56,16 @@ export function settingsFrom(ctx: Pick<ComponentContext, 'stateDir' | 'config'>)
   };
 }
 
-/** How often the alert journal is folded into the snapshot table. */
-const COMPACT_INTERVAL_MS = 10_000;
+/**
+ * Journal folding and WAL checkpoints (`maintain` below): due once the oldest write they cover
+ * is COMPACT_AFTER_MS old, started only when no write came for COMPACT_QUIET_MS (not in the
+ * middle of a burst of POSTs: the checkpoint blocks for tens of ms), but at the latest
+ * COMPACT_LATEST_MS after that write under a load that never pauses.
+ */
+const COMPACT_AFTER_MS = 10_000;
+const COMPACT_QUIET_MS = 1_000;
+const COMPACT_LATEST_MS = 60_000;
+const MAINTAIN_TICK_MS = 1_000;
 
 export const VERSION_INFO_BASE = { version: '0.25.0', branch: 'ctl', buildUser: 'ctl', goVersion: `node${process.versions.node}` };
 
@@ -97,8 +105,12 @@ export const alertmanagerComponent: ComponentDefinition = {
     const current = (fp: string) => engine.alerts.get(fp);
     /** Fold the alert journal into the snapshot a chunk per tick, so requests keep flowing. */
     let compacting = false;
-    const compactSoon = () => {
-      if (compacting) return;
+    const maintain = () => {
+      if (compacting || persistence.uncheckpointedSince === undefined) return;
+      const now = performance.now();
+      const age = now - persistence.uncheckpointedSince;
+      if (age < COMPACT_AFTER_MS) return;
+      if (now - persistence.lastWriteAt < COMPACT_QUIET_MS && age < COMPACT_LATEST_MS) return;
       if (persistence.pendingJournal === 0) return persistence.checkpoint();
       compacting = true;
       const step = () => {
@@ -160,7 +172,7 @@ export const alertmanagerComponent: ComponentDefinition = {
         engine.gcSilences();
         every(settings.alertsGcIntervalMs, 'alert', () => engine.gcAlerts());
         every(settings.maintenanceIntervalMs, 'silence', () => engine.gcSilences());
-        every(COMPACT_INTERVAL_MS, 'journal', () => (compactSoon(), 0));
+        every(MAINTAIN_TICK_MS, 'journal', () => (maintain(), 0));
       },
       async reload() {
         const err = await reload();

@@ -114,16 +114,30 @@ interface JournalEntry {
 
 const COMPACT_CHUNK = 500;
 
+/**
+ * SQLite page cache of this connection, in KiB as `cache_size` takes it (negative). The database
+ * is read once, at start-up (everything is served from memory); after that it only takes appends
+ * to the journal and the compaction's upserts, which need few pages at a time. better-sqlite3's
+ * default (16 MiB) fills up with journal pages under a burst of POSTs and is never given back.
+ */
+const PAGE_CACHE_KIB = -1024;
+
 export class SqlitePersistence implements AlertmanagerPersistence {
   /**
-   * Fingerprints changed or deleted since the last compaction, a list per write (deduplicated by
-   * the compaction, off the request path).
+   * Fingerprints changed or deleted since the last compaction. A set: re-posted alerts add no
+   * entry (and no garbage) when they are already in it.
    */
-  private dirty: string[][] = [];
+  private dirty = new Set<string>();
   private journalRows = 0;
   private tunedDb: unknown;
+  /** performance.now() of the last write (the maintenance waits for a quiet moment). */
+  lastWriteAt = -Infinity;
+  /** performance.now() of the oldest write not yet checkpointed into the database file, if any. */
+  uncheckpointedSince: number | undefined;
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: Store) {
+    this.tune();
+  }
 
   /**
    * SQLite checkpoints the WAL into the database file (with an fsync) from inside whichever
@@ -138,6 +152,7 @@ export class SqlitePersistence implements AlertmanagerPersistence {
     if (db === this.tunedDb) return;
     db.pragma('wal_autocheckpoint = 0');
     db.pragma('locking_mode = EXCLUSIVE');
+    db.pragma(`cache_size = ${PAGE_CACHE_KIB}`);
     this.tunedDb = db;
   }
 
@@ -157,20 +172,30 @@ export class SqlitePersistence implements AlertmanagerPersistence {
       if (r.body && r.outcome) {
         const outcome = new Float64Array(r.outcome.buffer.slice(r.outcome.byteOffset, r.outcome.byteOffset + r.outcome.byteLength));
         const states = replayRawBatch({ body: r.body, updatedAt: e.u!, outcome });
-        for (const a of states) byFp.set(a.fingerprint, a);
-        this.dirty.push(states.map((a) => a.fingerprint));
+        for (const a of states) {
+          byFp.set(a.fingerprint, a);
+          this.dirty.add(a.fingerprint);
+        }
       }
-      for (const row of e.a ?? []) byFp.set(row[0], fromRow(row));
-      if (e.a) this.dirty.push(e.a.map((row) => row[0]));
-      for (const fp of e.d ?? []) byFp.delete(fp);
-      if (e.d) this.dirty.push(e.d);
+      for (const row of e.a ?? []) {
+        byFp.set(row[0], fromRow(row));
+        this.dirty.add(row[0]);
+      }
+      for (const fp of e.d ?? []) {
+        byFp.delete(fp);
+        this.dirty.add(fp);
+      }
     }
     this.journalRows = journal.length;
+    if (journal.length > 0) this.uncheckpointedSince = performance.now();
     return [...byFp.values()];
   }
 
   write(batch: WriteBatch): void {
     this.tune();
+    const now = performance.now();
+    this.lastWriteAt = now;
+    this.uncheckpointedSince ??= now;
     const s = this.store;
     const entry: JournalEntry = {};
     const raw = batch.raw && batch.alerts?.length ? batch.raw : undefined;
@@ -193,8 +218,9 @@ export class SqlitePersistence implements AlertmanagerPersistence {
     });
     if (raw || entry.a || entry.d) {
       this.journalRows++;
-      if (batch.alerts?.length) this.dirty.push(batch.alerts.map((a) => a.fingerprint));
-      if (batch.deleteAlerts?.length) this.dirty.push(batch.deleteAlerts);
+      const dirty = this.dirty;
+      if (batch.alerts) for (let i = 0; i < batch.alerts.length; i++) dirty.add(batch.alerts[i]!.fingerprint);
+      if (batch.deleteAlerts) for (const fp of batch.deleteAlerts) dirty.add(fp);
     }
   }
 
@@ -222,10 +248,8 @@ export class SqlitePersistence implements AlertmanagerPersistence {
     if (!this.compaction) {
       if (this.journalRows === 0) return false;
       const upTo = (s.prepare('SELECT COALESCE(MAX(seq), 0) AS m FROM alert_journal').get() as { m: number }).m;
-      const todo = new Set<string>();
-      for (const list of this.dirty) for (const fp of list) todo.add(fp);
-      this.compaction = { upTo, todo: [...todo] };
-      this.dirty = [];
+      this.compaction = { upTo, todo: [...this.dirty] };
+      this.dirty = new Set();
     }
     const c = this.compaction;
     const part = c.todo.splice(0, chunk);
@@ -253,7 +277,10 @@ export class SqlitePersistence implements AlertmanagerPersistence {
   /** Copy the WAL into the database file without waiting for readers or writers. */
   checkpoint(): void {
     this.tune();
+    const started = performance.now();
     this.store.db.pragma('wal_checkpoint(PASSIVE)');
+    // Journal rows written while a compaction was under way are still to be folded.
+    this.uncheckpointedSince = this.journalRows > 0 ? started : undefined;
   }
 }
 

@@ -66,6 +66,35 @@ describe('store (mem.Alerts.Put)', () => {
     s.put([alert(again), alert({ ...again, labels: { c: '1' } })]);
     expect(s.size).toBe(3);
   });
+  it('a re-post with the same labels updates the stored object; not while an answer is rendered from it', () => {
+    const clock = new ManualClock(T0);
+    const p = new MemoryPersistence();
+    const s = new AlertStore(p, clock);
+    s.put([alert({ annotations: { v: '1' } })]);
+    const stored = s.get(fingerprint({ alertname: 'A' }))!;
+    const listed = s.list();
+    clock.advance(1000);
+    s.put([alert({ labels: { alertname: 'A' }, annotations: { v: '2' }, startsAt: T0 + 1000, endsAt: T0 + 9 * M, updatedAt: T0 + 1000 })]);
+    expect(s.get(stored.fingerprint)).toBe(stored);
+    expect(s.list()).toBe(listed);
+    expect(stored).toMatchObject({ annotations: { v: '2' }, startsAt: T0, endsAt: T0 + 9 * M, updatedAt: T0 + 1000 });
+    expect(p.alerts.get(stored.fingerprint)).toMatchObject({ annotations: { v: '2' }, endsAt: T0 + 9 * M });
+    // Pinned (a GET is being sent): the stored object keeps the state the answer was computed on.
+    const release = s.pin();
+    clock.advance(1000);
+    s.put([alert({ annotations: { v: '3' }, startsAt: T0 + 2000, endsAt: T0 + 10 * M, updatedAt: T0 + 2000 })]);
+    expect(stored.annotations).toEqual({ v: '2' });
+    const replaced = s.get(stored.fingerprint)!;
+    expect(replaced).not.toBe(stored);
+    expect(replaced).toMatchObject({ annotations: { v: '3' }, endsAt: T0 + 10 * M });
+    expect(s.list()).toEqual([replaced]);
+    release();
+    release(); // idempotent
+    clock.advance(1000);
+    s.put([alert({ annotations: { v: '4' }, startsAt: T0 + 3000, endsAt: T0 + 11 * M, updatedAt: T0 + 3000 })]);
+    expect(s.get(stored.fingerprint)).toBe(replaced);
+    expect(replaced.annotations).toEqual({ v: '4' });
+  });
   it('lists by fingerprint and garbage-collects resolved alerts', () => {
     const clock = new ManualClock(T0);
     const s = new AlertStore(new MemoryPersistence(), clock);

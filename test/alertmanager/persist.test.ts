@@ -52,6 +52,34 @@ describe('alert journal', () => {
     expect(new Map(loaded.map((a) => [a.fingerprint, a]))).toEqual(mem);
   });
 
+  it('tracks when it was last written and what the database file still lacks', () => {
+    const p = new SqlitePersistence(store);
+    expect(p.uncheckpointedSince).toBeUndefined();
+    const before = performance.now();
+    p.write({ alerts: [alert('a', 1)] });
+    const first = p.uncheckpointedSince!;
+    expect(first).toBeGreaterThanOrEqual(before);
+    expect(p.lastWriteAt).toBeGreaterThanOrEqual(first);
+    p.write({ alerts: [alert('b', 1)] });
+    expect(p.uncheckpointedSince).toBe(first); // the oldest write counts
+    const mem = new Map([['a', alert('a', 1)], ['b', alert('b', 1)]]);
+    expect(p.compactStep((fp) => mem.get(fp), 1)).toBe(true);
+    p.write({ alerts: [alert('c', 2)] }); // arrives while the compaction is under way
+    mem.set('c', alert('c', 2));
+    while (p.compactStep((fp) => mem.get(fp), 1));
+    // The row written meanwhile is still in the journal: still due.
+    expect(p.pendingJournal).toBe(1);
+    expect(p.uncheckpointedSince).toBeDefined();
+    while (p.compactStep((fp) => mem.get(fp), 1));
+    expect(p.pendingJournal).toBe(0);
+    expect(p.uncheckpointedSince).toBeUndefined();
+    // A journal left by an earlier run is due at start-up.
+    p.write({ alerts: [alert('d', 3)] });
+    const again = new SqlitePersistence(store);
+    again.loadAlerts();
+    expect(again.uncheckpointedSince).toBeDefined();
+  });
+
   it('a compaction cut short (crash) still loads the latest state', () => {
     const p = new SqlitePersistence(store);
     const mem = new Map<string, StoredAlert>();

@@ -5,11 +5,17 @@
  */
 import http from 'node:http';
 import { join } from 'node:path';
-import pino from 'pino';
-import { ClientIpResolver, createDispatcher, systemClock } from '../../src/http/index.js';
-import { Store } from '../../src/store/index.js';
-import { Egress } from '../../src/egress/index.js';
-import { alertmanagerComponent } from '../../src/alertmanager/index.js';
+import { setFlagsFromString } from 'node:v8';
+
+// The daemon's V8 flags, as bin/ctl applies them to `ctl serve` (CTL_DAEMON_V8_FLAGS), before
+// the heap grows: the component's modules are loaded afterwards.
+const flags = process.env.CTL_DAEMON_V8_FLAGS ?? '';
+if (flags.trim() !== '') setFlagsFromString(flags);
+const { default: pino } = await import('pino');
+const { ClientIpResolver, createDispatcher, systemClock } = await import('../../src/http/index.js');
+const { Store } = await import('../../src/store/index.js');
+const { Egress } = await import('../../src/egress/index.js');
+const { alertmanagerComponent } = await import('../../src/alertmanager/index.js');
 
 const dir = process.argv[2]!;
 const log = pino({ level: 'silent' });
@@ -18,7 +24,7 @@ const instance = await alertmanagerComponent.create({
   stateDir: dir,
   log,
   clock: systemClock,
-  openStore: (m) => new Store(join(dir, 'database', 'alertmanager.db'), m),
+  openStore: (m: import('../../src/store/index.js').Migration[]) => new Store(join(dir, 'database', 'alertmanager.db'), m),
   egress: new Egress({ loopbackOnly: true }),
   config: {},
   env: {},

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { alertmanagerBinary, startRealAlertmanager } from '../alertmanager/real-alertmanager.js';
-import { fmt, median, report, section, startBenchDaemon } from './util.js';
+import { ROOT, fmt, median, report, section, startBenchDaemon } from './util.js';
 import { RawHttpConnection } from './raw-http.js';
 import http from 'node:http';
 
@@ -77,9 +77,13 @@ function makeAlerts(): Record<string, unknown>[] {
   return out;
 }
 
-/** Already-resolved alerts with label sets of their own: they exercise the POST path, no GET shows them. */
+/**
+ * Already-resolved alerts with label sets of their own: they exercise the POST path, no GET shows
+ * them. Same fields as the measured alerts (labels, annotations, endsAt; startsAt defaults to
+ * endsAt), so the JIT-compiled request path has seen the body shape it is timed on (with a
+ * `startsAt` of their own, the decoder's optimised code was thrown away on the first timed batch).
+ */
 function warmupBatches(): string[] {
-  const starts = new Date(Date.now() - 7_200_000).toISOString();
   const ends = new Date(Date.now() - 3_600_000).toISOString();
   const out: string[] = [];
   for (let b = 0; b < WARMUP_BATCHES; b++) {
@@ -89,7 +93,6 @@ function warmupBatches(): string[] {
       batch.push({
         labels: { alertname: `Warmup${n % ALERTNAMES}`, instance: `warm-${n}.example:9100`, job: `job-${n % 7}`, severity: n % 10 === 0 ? 'critical' : 'warning', team: n % 2 === 0 ? 'a' : 'b' },
         annotations: { summary: `Warm-up ${n}`, runbook: `https://runbooks.example/warm/${n % ALERTNAMES}` },
-        startsAt: starts,
         endsAt: ends,
       });
     }
@@ -245,11 +248,30 @@ function socketJson(socket: string, host: string, path: string): Promise<any> {
   });
 }
 
-async function startStandalone(): Promise<{ base: string; pid: number; stop: () => Promise<void> }> {
+/**
+ * The glibc malloc settings examples/ctl.service gives the daemon (its `Environment=MALLOC_*`
+ * lines; docs/alertmanager.md "Memory"): the daemon is measured as a systemd user runs it.
+ * AM_BENCH_UNIT_ENV=0 leaves them out (the daemon as `npm start` runs it).
+ */
+function unitMallocEnv(): Record<string, string> {
+  if (process.env.AM_BENCH_UNIT_ENV === '0') return {};
+  const env: Record<string, string> = {};
+  for (const line of readFileSync(join(ROOT, 'examples', 'ctl.service'), 'utf8').split('\n')) {
+    const m = /^Environment=(.*)$/.exec(line.trim());
+    if (!m) continue;
+    for (const pair of m[1]!.split(/\s+/)) {
+      const eq = pair.indexOf('=');
+      if (eq > 0 && pair.startsWith('MALLOC_')) env[pair.slice(0, eq)] = pair.slice(eq + 1);
+    }
+  }
+  return env;
+}
+
+async function startStandalone(env: Record<string, string>): Promise<{ base: string; pid: number; stop: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'am-standalone-'));
   writeFileSync(join(dir, 'alertmanager.yml'), BENCH_CONFIG);
   const entry = fileURLToPath(new URL('./alertmanager-standalone.js', import.meta.url));
-  const child = spawn(process.execPath, [entry, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [entry, dir], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const port = await new Promise<string>((resolve, reject) => {
     child.stdout!.once('data', (d) => resolve(String(d).trim()));
     child.once('exit', () => reject(new Error('standalone alertmanager exited')));
@@ -275,7 +297,11 @@ export async function runAlertmanagerBench(): Promise<void> {
   // to measure runtime options without changing bin/ctl.
   const nodeOptions = process.env.AM_BENCH_NODE_OPTIONS;
   if (nodeOptions) process.stdout.write(`  daemon NODE_OPTIONS: ${nodeOptions}\n`);
-  const d = await startBenchDaemon({ 'daemon.yaml': servers, 'alertmanager.yml': BENCH_CONFIG }, nodeOptions ? { NODE_OPTIONS: nodeOptions } : {});
+  const mallocEnv = unitMallocEnv();
+  const shown = Object.entries(mallocEnv).map(([k, v]) => `${k}=${v}`).join(' ');
+  process.stdout.write(`  daemon environment from examples/ctl.service: ${shown || '(none)'}\n`);
+  if (process.env.CTL_DAEMON_V8_FLAGS) process.stdout.write(`  daemon V8 flags (CTL_DAEMON_V8_FLAGS): ${process.env.CTL_DAEMON_V8_FLAGS}\n`);
+  const d = await startBenchDaemon({ 'daemon.yaml': servers, 'alertmanager.yml': BENCH_CONFIG }, { ...mallocEnv, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) });
   let ours: Figures;
   try {
     const meta = await socketJson(d.socket, 'core', '/core/1.0');
@@ -284,7 +310,7 @@ export async function runAlertmanagerBench(): Promise<void> {
   } finally {
     await d.stop();
   }
-  const alone = await startStandalone();
+  const alone = await startStandalone(mallocEnv);
   let aloneFigures: Figures;
   try {
     aloneFigures = await measure({ name: 'component alone', base: alone.base, pid: alone.pid }, alerts);
