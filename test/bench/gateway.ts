@@ -132,12 +132,12 @@ async function startGatewayDaemon(mock: MockUpstream, pin: boolean): Promise<Dae
 }
 
 /** The gateway component alone (test/bench/gateway-server.ts) on the same configuration. */
-async function startStandalone(daemonDir: string, mode: 'full' | 'core' = 'full', pin = false): Promise<{ origin: string; pid: number; stop: () => Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'ctl-bench-gw1-'));
-  writeFileSync(join(dir, 'gateway.yaml'), readFileSync(join(daemonDir, 'gateway.yaml')));
-  const script = join(dirname(fileURLToPath(import.meta.url)), 'gateway-server.js');
-  const args = [script, dir, ...(mode === 'core' ? ['--core'] : [])];
-  const opts = { stdio: ['ignore', 'pipe', 'inherit'] as ('ignore' | 'pipe' | 'inherit')[], env: { ...process.env, REQUIRE_API_KEY: 'true' } };
+/**
+ * Start a bench script in its own process (pinned to CPU 1 when asked) and wait for the port it
+ * prints as `listening N`; `stop` sends SIGTERM and waits for the exit.
+ */
+async function spawnListening(args: string[], env: NodeJS.ProcessEnv, pin: boolean, what: string): Promise<{ port: number; pid: number; stop: () => Promise<void> }> {
+  const opts = { stdio: ['ignore', 'pipe', 'inherit'] as ('ignore' | 'pipe' | 'inherit')[], env };
   const child = pin ? spawn('taskset', ['-c', '1', process.execPath, ...args], opts) : spawn(process.execPath, args, opts);
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
@@ -146,14 +146,29 @@ async function startStandalone(daemonDir: string, mode: 'full' | 'core' = 'full'
       const m = /listening (\d+)/.exec(out);
       if (m) resolve(Number(m[1]));
     });
-    child.once('exit', (code) => reject(new Error(`standalone gateway exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${what} exited with ${code}`)));
   });
   return {
-    origin: `http://127.0.0.1:${port}`,
+    port,
     pid: child.pid!,
     stop: async () => {
       child.kill('SIGTERM');
       await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
+    },
+  };
+}
+
+async function startStandalone(daemonDir: string, mode: 'full' | 'core' = 'full', pin = false): Promise<{ origin: string; pid: number; stop: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'ctl-bench-gw1-'));
+  writeFileSync(join(dir, 'gateway.yaml'), readFileSync(join(daemonDir, 'gateway.yaml')));
+  const script = join(dirname(fileURLToPath(import.meta.url)), 'gateway-server.js');
+  const args = [script, dir, ...(mode === 'core' ? ['--core'] : [])];
+  const child = await spawnListening(args, { ...process.env, REQUIRE_API_KEY: 'true' }, pin, 'standalone gateway');
+  return {
+    origin: `http://127.0.0.1:${child.port}`,
+    pid: child.pid,
+    stop: async () => {
+      await child.stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -163,24 +178,10 @@ async function startStandalone(daemonDir: string, mode: 'full' | 'core' = 'full'
 async function startFloor(mock: MockUpstream, pin: boolean): Promise<{ path: Path; stop: () => Promise<void> } | undefined> {
   if (process.env.CTL_BENCH_FLOOR !== '1') return undefined;
   const script = join(dirname(fileURLToPath(import.meta.url)), 'gateway-floor.js');
-  const args = [script, mock.baseUrl('openai')];
-  const opts = { stdio: ['ignore', 'pipe', 'inherit'] as ('ignore' | 'pipe' | 'inherit')[] };
-  const child = pin ? spawn('taskset', ['-c', '1', process.execPath, ...args], opts) : spawn(process.execPath, args, opts);
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c) => {
-      out += c;
-      const m = /listening (\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`floor proxy exited with ${code}`)));
-  });
+  const child = await spawnListening([script, mock.baseUrl('openai')], process.env, pin, 'floor proxy');
   return {
-    path: { name: 'floor', origin: `http://127.0.0.1:${port}`, path: '/v1/chat/completions', body: BODY, streamBody: STREAM_BODY, headers: {}, noStream: 'not measured' },
-    stop: async () => {
-      child.kill('SIGTERM');
-      await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
-    },
+    path: { name: 'floor', origin: `http://127.0.0.1:${child.port}`, path: '/v1/chat/completions', body: BODY, streamBody: STREAM_BODY, headers: {}, noStream: 'not measured' },
+    stop: child.stop,
   };
 }
 
