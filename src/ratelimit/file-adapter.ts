@@ -188,7 +188,7 @@ export class FileCounterStore implements CounterStore {
    */
   fold(): void {
     this.foldQueued = false;
-    const { store, journal } = this.store && this.journal ? { store: this.store, journal: this.journal } : { store: null, journal: null };
+    const { store, journal } = this;
     if (!store || !journal || (this.dirty.size === 0 && this.records === 0)) return;
     const keys = this.dirty;
     const up = store.prepare(
