@@ -1,6 +1,7 @@
 import { createRateLimiter } from '../ratelimit/index.js';
 import { Daemon } from './daemon.js';
 import { defaultStateDir } from './state-dir.js';
+import { capYoungGeneration, youngGenerationMiB } from './young-generation.js';
 
 export interface RunOptions {
   stateDir?: string;
@@ -13,6 +14,12 @@ export interface RunOptions {
 /** `ctl serve`: run in the foreground until SIGTERM/SIGINT; SIGHUP reloads file configuration. */
 export async function runDaemon(opts: RunOptions): Promise<void> {
   const stateDir = opts.stateDir ?? defaultStateDir();
+  try {
+    capYoungGeneration(youngGenerationMiB(process.env));
+  } catch (e) {
+    process.stderr.write(`ctl serve: ${(e as Error).message}\n`);
+    process.exit(1);
+  }
   let daemon: Daemon;
   try {
     daemon = new Daemon({ ...opts, stateDir, createRateLimiter });

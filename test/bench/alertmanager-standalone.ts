@@ -11,6 +11,9 @@ import { setFlagsFromString } from 'node:v8';
 // the heap grows: the component's modules are loaded afterwards.
 const flags = process.env.CTL_DAEMON_V8_FLAGS ?? '';
 if (flags.trim() !== '') setFlagsFromString(flags);
+// And its young-generation cap, as `ctl serve` sets it (src/daemon/run.ts).
+const { capYoungGeneration, youngGenerationMiB } = await import('../../src/daemon/young-generation.js');
+capYoungGeneration(youngGenerationMiB(process.env));
 const { default: pino } = await import('pino');
 const { ClientIpResolver, createDispatcher, systemClock } = await import('../../src/http/index.js');
 const { Store } = await import('../../src/store/index.js');

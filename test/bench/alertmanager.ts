@@ -300,6 +300,8 @@ export async function runAlertmanagerBench(): Promise<void> {
   const mallocEnv = unitMallocEnv();
   const shown = Object.entries(mallocEnv).map(([k, v]) => `${k}=${v}`).join(' ');
   process.stdout.write(`  daemon environment from examples/ctl.service: ${shown || '(none)'}\n`);
+  const cap = process.env.CTL_DAEMON_YOUNG_GENERATION_MIB ?? '';
+  process.stdout.write(`  daemon young generation cap: ${cap.trim() === '' ? 'default' : cap === '0' ? 'none' : `${cap} MiB`} (CTL_DAEMON_YOUNG_GENERATION_MIB)\n`);
   if (process.env.CTL_DAEMON_V8_FLAGS) process.stdout.write(`  daemon V8 flags (CTL_DAEMON_V8_FLAGS): ${process.env.CTL_DAEMON_V8_FLAGS}\n`);
   const d = await startBenchDaemon({ 'daemon.yaml': servers, 'alertmanager.yml': BENCH_CONFIG }, { ...mallocEnv, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) });
   let ours: Figures;

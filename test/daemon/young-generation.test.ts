@@ -1,0 +1,51 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_YOUNG_GENERATION_MIB, youngGenerationMiB } from '../../src/daemon/young-generation.js';
+import { ROOT } from '../helpers/daemon.js';
+
+/**
+ * A fresh node process (the young generation only grows) allocates 60 MB of objects that survive,
+ * a slice per event-loop turn as request handling does, and prints its new space's size in MiB.
+ */
+function newSpaceAfterBurst(capMiB: number | undefined): number {
+  const script = `
+    const { getHeapSpaceStatistics } = await import('node:v8');
+    if (process.env.CAP !== '') {
+      const { capYoungGeneration } = await import(process.env.MODULE);
+      capYoungGeneration(Number(process.env.CAP));
+    }
+    const keep = [];
+    for (let turn = 0; turn < 40; turn++) {
+      for (let i = 0; i < 15000; i++) keep.push({ a: 'x' + i, b: [i, i + 1], c: { d: i } });
+      await new Promise((r) => setImmediate(r));
+    }
+    const s = getHeapSpaceStatistics().find((x) => x.space_name === 'new_space');
+    process.stdout.write(String(s.space_size / 1048576));
+  `;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    env: { ...process.env, CAP: capMiB === undefined ? '' : String(capMiB), MODULE: pathToFileURL(join(ROOT, 'dist/src/daemon/young-generation.js')).href },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  if (r.status !== 0) throw new Error(`child failed: ${r.stderr}`);
+  return Number(r.stdout);
+}
+
+describe('young generation cap', () => {
+  it('reads CTL_DAEMON_YOUNG_GENERATION_MIB', () => {
+    expect(youngGenerationMiB({})).toBe(DEFAULT_YOUNG_GENERATION_MIB);
+    expect(youngGenerationMiB({ CTL_DAEMON_YOUNG_GENERATION_MIB: ' ' })).toBe(DEFAULT_YOUNG_GENERATION_MIB);
+    expect(youngGenerationMiB({ CTL_DAEMON_YOUNG_GENERATION_MIB: '0' })).toBe(0);
+    expect(youngGenerationMiB({ CTL_DAEMON_YOUNG_GENERATION_MIB: '8' })).toBe(8);
+    expect(() => youngGenerationMiB({ CTL_DAEMON_YOUNG_GENERATION_MIB: '8MB' })).toThrow(/whole number of MiB/);
+    expect(() => youngGenerationMiB({ CTL_DAEMON_YOUNG_GENERATION_MIB: '-1' })).toThrow(/whole number of MiB/);
+  });
+
+  it('keeps new space at the cap through a burst V8 alone grows it to 32 MiB for', () => {
+    expect(newSpaceAfterBurst(undefined)).toBe(32);
+    expect(newSpaceAfterBurst(8)).toBe(8);
+    expect(newSpaceAfterBurst(16)).toBe(16);
+  });
+});
