@@ -1,6 +1,6 @@
 /**
  * The `alertmanager` component: Prometheus Alertmanager 0.25's HTTP API v2 on DIR/alertmanager.yml,
- * with silences and alerts kept in the component's SQLite database.
+ * with silences and alerts kept in the component's SQLite database and its alert journal files.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -185,6 +185,7 @@ export const alertmanagerComponent: ComponentDefinition = {
         } catch (e) {
           ctx.log.error({ err: e }, 'alertmanager journal compaction failed');
         }
+        persistence.close();
       },
     };
   },

@@ -1,16 +1,18 @@
 /**
  * Where silences and alerts live on disk. The API keeps both in memory and writes through this
- * interface before it answers, so a 2xx is on disk (SQLite WAL) when it is sent.
+ * interface before it answers, so a 2xx is on disk when it is sent.
  *
- * Alerts arrive in batches (Prometheus posts many at a time), so each batch is one journal row
- * holding the alerts' final states; a compaction folds the journal into a per-fingerprint
- * snapshot table now and then, in small transactions. Loading reads the snapshot, then replays
- * the journal in order (the last state of a fingerprint wins), which is correct even if a
- * compaction was cut short. Silences are few and written one row each.
+ * Alerts arrive in batches (Prometheus posts many at a time), so each batch is one record of the
+ * alert journal (alert-journal.ts: append-only files beside the database, one write(2) per
+ * batch) holding the alerts' final states; a compaction folds the journal into a per-fingerprint
+ * snapshot table in SQLite now and then, in small transactions. Loading reads the snapshot, then
+ * replays the journal in order (the last state of a fingerprint wins), which is correct even if a
+ * compaction was cut short. Silences are few and written one SQLite row each.
  *
  * Another backend (a shared SQL server for several daemons) would implement the same interface.
  */
 import type { Migration, Store } from '../store/index.js';
+import { AlertJournalFiles, type JournalRecord } from './alert-journal.js';
 import { replayRawBatch, type RawAlertBatch } from './raw-batch.js';
 
 export interface StoredSilence {
@@ -73,7 +75,8 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     // Raw journal rows (raw-batch.ts): data is {"u":updatedAt}, body the request body, outcome
-    // three float64 per element.
+    // three float64 per element. Since the journal moved to files (alert-journal.ts) the table
+    // is only read: rows an older version left are replayed before the files and folded away.
     version: 2,
     up: `
       ALTER TABLE alert_journal ADD COLUMN body BLOB;
@@ -128,24 +131,26 @@ export class SqlitePersistence implements AlertmanagerPersistence {
    * entry (and no garbage) when they are already in it.
    */
   private dirty = new Set<string>();
+  /** Journal records (file records and legacy table rows) not yet folded into the snapshot. */
   private journalRows = 0;
+  private readonly files: AlertJournalFiles;
   private tunedDb: unknown;
   /** performance.now() of the last write (the maintenance waits for a quiet moment). */
   lastWriteAt = -Infinity;
-  /** performance.now() of the oldest write not yet checkpointed into the database file, if any. */
+  /** performance.now() of the oldest write not yet folded into the database file, if any. */
   uncheckpointedSince: number | undefined;
 
   constructor(private readonly store: Store) {
+    this.files = new AlertJournalFiles(store.path);
     this.tune();
   }
 
   /**
    * SQLite checkpoints the WAL into the database file (with an fsync) from inside whichever
-   * commit crosses 1000 pages: with alert batches that is a request every few dozen. Turn that
-   * off for this connection and checkpoint from the compaction step instead, off the request
-   * path. The connection also keeps the file lock (locking_mode EXCLUSIVE): no lock and unlock
-   * system calls around every commit; nothing else opens this database while the daemon runs.
-   * Re-applied after the Core API reopens the store.
+   * commit crosses 1000 pages: turn that off for this connection and checkpoint from the
+   * compaction step instead, off the request path. The connection also keeps the file lock
+   * (locking_mode EXCLUSIVE): no lock and unlock system calls around every commit; nothing else
+   * opens this database while the daemon runs. Re-applied after the Core API reopens the store.
    */
   private tune(): void {
     const db = this.store.db;
@@ -166,13 +171,11 @@ export class SqlitePersistence implements AlertmanagerPersistence {
       const a = fromRow(JSON.parse(r.data));
       byFp.set(a.fingerprint, a);
     }
-    const journal = this.store.prepare('SELECT data, body, outcome FROM alert_journal ORDER BY seq').all() as JournalRow[];
-    for (const r of journal) {
-      const e = JSON.parse(r.data) as JournalEntry;
+    const replay = (r: JournalRecord) => {
+      const e = JSON.parse(r.entry) as JournalEntry;
       if (r.body && r.outcome) {
         const outcome = new Float64Array(r.outcome.buffer.slice(r.outcome.byteOffset, r.outcome.byteOffset + r.outcome.byteLength));
-        const states = replayRawBatch({ body: r.body, updatedAt: e.u!, outcome });
-        for (const a of states) {
+        for (const a of replayRawBatch({ body: r.body, updatedAt: e.u!, outcome })) {
           byFp.set(a.fingerprint, a);
           this.dirty.add(a.fingerprint);
         }
@@ -185,53 +188,60 @@ export class SqlitePersistence implements AlertmanagerPersistence {
         byFp.delete(fp);
         this.dirty.add(fp);
       }
-    }
-    this.journalRows = journal.length;
-    if (journal.length > 0) this.uncheckpointedSince = performance.now();
+    };
+    // Rows an earlier version journaled in the table come first: the files started after them.
+    const legacy = this.store.prepare('SELECT data, body, outcome FROM alert_journal ORDER BY seq').all() as JournalRow[];
+    for (const r of legacy) replay({ entry: r.data, ...(r.body && r.outcome ? { body: r.body, outcome: r.outcome } : {}) });
+    const records = this.files.readAll();
+    for (const r of records) replay(r);
+    this.journalRows = legacy.length + records.length;
+    if (this.journalRows > 0) this.uncheckpointedSince = performance.now();
     return [...byFp.values()];
   }
 
   write(batch: WriteBatch): void {
-    this.tune();
     const now = performance.now();
-    this.lastWriteAt = now;
-    this.uncheckpointedSince ??= now;
-    const s = this.store;
     const entry: JournalEntry = {};
     const raw = batch.raw && batch.alerts?.length ? batch.raw : undefined;
     if (raw) entry.u = raw.updatedAt;
     else if (batch.alerts?.length) entry.a = batch.alerts.map(toRow);
     if (batch.deleteAlerts?.length) entry.d = batch.deleteAlerts;
-    s.transaction(() => {
-      if (raw) {
-        const outcome = Buffer.from(raw.outcome.buffer, raw.outcome.byteOffset, raw.outcome.byteLength);
-        s.prepare('INSERT INTO alert_journal (data, body, outcome) VALUES (?, ?, ?)').run(JSON.stringify(entry), raw.body, outcome);
-      } else if (entry.a || entry.d) s.prepare('INSERT INTO alert_journal (data) VALUES (?)').run(JSON.stringify(entry));
-      if (batch.silences?.length) {
-        const st = s.prepare('INSERT OR REPLACE INTO silences (id, data) VALUES (?, ?)');
-        for (const x of batch.silences) st.run(x.id, JSON.stringify(x));
-      }
-      if (batch.deleteSilences?.length) {
-        const st = s.prepare('DELETE FROM silences WHERE id = ?');
-        for (const id of batch.deleteSilences) st.run(id);
-      }
-    });
     if (raw || entry.a || entry.d) {
+      if (raw) this.files.append(JSON.stringify(entry), raw.body, Buffer.from(raw.outcome.buffer, raw.outcome.byteOffset, raw.outcome.byteLength));
+      else this.files.append(JSON.stringify(entry));
       this.journalRows++;
+      this.lastWriteAt = now;
+      this.uncheckpointedSince ??= now;
       const dirty = this.dirty;
       if (batch.alerts) for (let i = 0; i < batch.alerts.length; i++) dirty.add(batch.alerts[i]!.fingerprint);
       if (batch.deleteAlerts) for (const fp of batch.deleteAlerts) dirty.add(fp);
     }
+    if (batch.silences?.length || batch.deleteSilences?.length) {
+      this.tune();
+      const s = this.store;
+      s.transaction(() => {
+        if (batch.silences?.length) {
+          const st = s.prepare('INSERT OR REPLACE INTO silences (id, data) VALUES (?, ?)');
+          for (const x of batch.silences) st.run(x.id, JSON.stringify(x));
+        }
+        if (batch.deleteSilences?.length) {
+          const st = s.prepare('DELETE FROM silences WHERE id = ?');
+          for (const id of batch.deleteSilences) st.run(id);
+        }
+      });
+      this.lastWriteAt = now;
+      this.uncheckpointedSince ??= now;
+    }
   }
 
-  /** Journal rows not yet folded into the snapshot. */
+  /** Journal records not yet folded into the snapshot. */
   get pendingJournal(): number {
     return this.journalRows;
   }
 
   /**
    * Write the latest state of every dirty fingerprint to the snapshot in chunks, then drop the
-   * journal rows that existed when it started. Synchronous; callers spread it over ticks via
+   * journal records that existed when it started. Synchronous; callers spread it over ticks via
    * `compactStep`.
    */
   compact(current: (fp: string) => StoredAlert | undefined): void {
@@ -240,15 +250,18 @@ export class SqlitePersistence implements AlertmanagerPersistence {
     }
   }
 
-  private compaction?: { upTo: number; todo: string[] };
+  private compaction?: { upTo: number; records: number; todo: string[] };
 
   /** One chunk of a compaction; returns true while more work remains. */
   compactStep(current: (fp: string) => StoredAlert | undefined, chunk = COMPACT_CHUNK): boolean {
     const s = this.store;
+    this.tune();
     if (!this.compaction) {
       if (this.journalRows === 0) return false;
       const upTo = (s.prepare('SELECT COALESCE(MAX(seq), 0) AS m FROM alert_journal').get() as { m: number }).m;
-      this.compaction = { upTo, todo: [...this.dirty] };
+      // Records written from now on go to a new file, replayed after the sealed ones.
+      this.files.seal();
+      this.compaction = { upTo, records: this.journalRows, todo: [...this.dirty] };
       this.dirty = new Set();
     }
     const c = this.compaction;
@@ -261,17 +274,15 @@ export class SqlitePersistence implements AlertmanagerPersistence {
         if (a) up.run(fp, JSON.stringify(toRow(a)));
         else del.run(fp);
       }
-      if (c.todo.length === 0) {
-        const removed = s.prepare('DELETE FROM alert_journal WHERE seq <= ?').run(c.upTo).changes;
-        this.journalRows = Math.max(0, this.journalRows - removed);
-      }
+      if (c.todo.length === 0 && c.upTo > 0) s.prepare('DELETE FROM alert_journal WHERE seq <= ?').run(c.upTo);
     });
-    if (c.todo.length === 0) {
-      this.compaction = undefined;
-      this.checkpoint();
-      return false;
-    }
-    return true;
+    if (c.todo.length > 0) return true;
+    // The snapshot is committed: the sealed files are no longer needed.
+    this.files.removeSealed();
+    this.journalRows = Math.max(0, this.journalRows - c.records);
+    this.compaction = undefined;
+    this.checkpoint();
+    return false;
   }
 
   /** Copy the WAL into the database file without waiting for readers or writers. */
@@ -279,8 +290,13 @@ export class SqlitePersistence implements AlertmanagerPersistence {
     this.tune();
     const started = performance.now();
     this.store.db.pragma('wal_checkpoint(PASSIVE)');
-    // Journal rows written while a compaction was under way are still to be folded.
+    // Journal records written while a compaction was under way are still to be folded.
     this.uncheckpointedSince = this.journalRows > 0 ? started : undefined;
+  }
+
+  /** Close the journal file (the component stops). */
+  close(): void {
+    this.files.close();
   }
 }
 

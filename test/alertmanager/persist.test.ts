@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -15,6 +15,8 @@ afterEach(() => {
   store.close();
   rmSync(dir, { recursive: true, force: true });
 });
+
+const journalFiles = () => readdirSync(dir).filter((n) => n.startsWith('am.db-alerts.')).sort();
 
 const alert = (fp: string, v: number): StoredAlert => ({
   fingerprint: fp, labels: { a: fp }, annotations: { v: String(v) }, startsAt: v, endsAt: v + 1, updatedAt: v, generatorURL: '', timeout: v % 2 === 0,
@@ -47,7 +49,7 @@ describe('alert journal', () => {
     while (p.compactStep((fp) => mem.get(fp), 100)) steps++;
     expect(steps).toBeGreaterThan(5);
     expect(p.pendingJournal).toBe(0);
-    expect((store.prepare('SELECT COUNT(*) AS n FROM alert_journal').get() as { n: number }).n).toBe(0);
+    expect(journalFiles()).toEqual([]);
     const loaded = new SqlitePersistence(store).loadAlerts();
     expect(new Map(loaded.map((a) => [a.fingerprint, a]))).toEqual(mem);
   });
@@ -103,5 +105,59 @@ describe('alert journal', () => {
     expect(new SqlitePersistence(store).loadSilences()).toEqual([s]);
     p.write({ deleteSilences: ['s1'] });
     expect(new SqlitePersistence(store).loadSilences()).toEqual([]);
+  });
+
+  it('journals each batch as one record in a file beside the database, not in SQLite', () => {
+    const p = new SqlitePersistence(store);
+    p.write({ alerts: [alert('a', 1), alert('b', 1)] });
+    p.write({ deleteAlerts: ['b'] });
+    expect(journalFiles()).toEqual(['am.db-alerts.0']);
+    expect((store.prepare('SELECT COUNT(*) AS n FROM alert_journal').get() as { n: number }).n).toBe(0);
+    // A new process never appends to a file it found (its tail may be torn): it opens the next.
+    const again = new SqlitePersistence(store);
+    expect(again.loadAlerts()).toEqual([alert('a', 1)]);
+    again.write({ alerts: [alert('c', 2)] });
+    expect(journalFiles()).toEqual(['am.db-alerts.0', 'am.db-alerts.1']);
+    expect(new SqlitePersistence(store).loadAlerts().map((a) => a.fingerprint).sort()).toEqual(['a', 'c']);
+  });
+
+  it('stops reading a file at a record cut short or damaged (a machine crash), and reads the next file', () => {
+    const p = new SqlitePersistence(store);
+    p.write({ alerts: [alert('a', 1)] });
+    p.write({ alerts: [alert('b', 1)] });
+    const file = join(dir, 'am.db-alerts.0');
+    const whole = readFileSync(file).length;
+    p.write({ alerts: [alert('c', 1)] });
+    const withC = readFileSync(file);
+    // Cut the last record short.
+    truncateSync(file, withC.length - 3);
+    expect(new SqlitePersistence(store).loadAlerts().map((a) => a.fingerprint).sort()).toEqual(['a', 'b']);
+    // The same record whole but with a flipped byte: its checksum fails.
+    const damaged = Buffer.from(withC);
+    damaged[whole + 20] = damaged[whole + 20]! ^ 0xff;
+    writeFileSync(file, damaged);
+    appendFileSync(file, Buffer.alloc(64)); // zeros after it, as a crash can leave
+    const next = new SqlitePersistence(store);
+    expect(next.loadAlerts().map((a) => a.fingerprint).sort()).toEqual(['a', 'b']);
+    next.write({ alerts: [alert('d', 2)] });
+    expect(new SqlitePersistence(store).loadAlerts().map((a) => a.fingerprint).sort()).toEqual(['a', 'b', 'd']);
+  });
+
+  it('replays journal rows an earlier version left in the table before the files, and folds them away', () => {
+    store.prepare('INSERT INTO alert_journal (data) VALUES (?)').run(JSON.stringify({ a: [['a', { a: 'a' }, { v: '1' }, 1, 2, 1, '', 0]] }));
+    store.prepare('INSERT INTO alert_journal (data) VALUES (?)').run(JSON.stringify({ a: [['b', { a: 'b' }, { v: '1' }, 1, 2, 1, '', 0]] }));
+    const p = new SqlitePersistence(store);
+    p.write({ alerts: [alert('a', 4)] }); // newer than the table's row for a
+    const mem = new Map(new SqlitePersistence(store).loadAlerts().map((a) => [a.fingerprint, a]));
+    expect(mem.get('a')).toEqual(alert('a', 4));
+    expect(mem.get('b')?.annotations).toEqual({ v: '1' });
+    const q = new SqlitePersistence(store);
+    q.loadAlerts();
+    expect(q.pendingJournal).toBe(3);
+    q.compact((fp) => mem.get(fp));
+    expect(q.pendingJournal).toBe(0);
+    expect((store.prepare('SELECT COUNT(*) AS n FROM alert_journal').get() as { n: number }).n).toBe(0);
+    expect(journalFiles()).toEqual([]);
+    expect(new Map(new SqlitePersistence(store).loadAlerts().map((a) => [a.fingerprint, a]))).toEqual(mem);
   });
 });
