@@ -9,14 +9,14 @@
  * collection this sets it to 1 (no growth) while the space is at the cap and back to V8's 2 below
  * it, so the space still grows to the cap under load and can grow again after V8 shrank it.
  *
- * CTL_DAEMON_YOUNG_GENERATION_MIB sets the cap (default 8; 0 = V8's own growth). Measured in
+ * CTL_DAEMON_YOUNG_GENERATION_MIB sets the cap (default 16; 0 = V8's own growth). Measured in
  * docs/alertmanager.md, "Memory".
  */
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 
 export const YOUNG_GENERATION_ENV = 'CTL_DAEMON_YOUNG_GENERATION_MIB';
-export const DEFAULT_YOUNG_GENERATION_MIB = 8;
+export const DEFAULT_YOUNG_GENERATION_MIB = 16;
 /** V8's default `--semi-space-growth-factor`. */
 const V8_GROWTH_FACTOR = 2;
 
