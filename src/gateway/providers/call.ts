@@ -1,7 +1,7 @@
 /** The request/response cycle every provider kind shares; kinds supply URL, headers, body and decoders. */
 import type { CanonicalChunk, CanonicalResponse } from '../canonical.js';
 import { UpstreamError } from './errors.js';
-import { httpError, linkedController, NOT_ABORTED, readJson, upstreamRequest, type UpstreamHttpResponse } from './http.js';
+import { httpError, httpErrorOf, linkedController, parseJsonAnswer, upstreamBuffered, upstreamRequest, type UpstreamBufferedResponse, type UpstreamHttpResponse } from './http.js';
 import { estimateOutputTokens, startStream } from './stream.js';
 import type { CallOptions, ProviderConnection, UpstreamResult } from './types.js';
 
@@ -17,15 +17,15 @@ export interface ChatCall {
   opts: CallOptions;
   /** Estimated prompt tokens, used only when the upstream reports no usage. */
   estimatePrompt?: () => number;
-  decodeResponse(json: unknown, res: UpstreamHttpResponse): CanonicalResponse;
+  decodeResponse(json: unknown, res: UpstreamBufferedResponse): CanonicalResponse;
   decodeStream(res: UpstreamHttpResponse): AsyncGenerator<CanonicalChunk>;
 }
 
 /** A non-streaming answer with nothing in it is a failure (combos fall back on it). */
-export function assertNotEmpty(r: CanonicalResponse, headers: Record<string, string>): CanonicalResponse {
+export function assertNotEmpty(r: CanonicalResponse, res: { readonly headers: Record<string, string> }): CanonicalResponse {
   const hasText = r.content.some((p) => p.type !== 'text' || p.text !== '');
   if (!hasText && r.toolCalls.length === 0 && !r.reasoning) {
-    throw new UpstreamError('empty-response', 'upstream answered 200 with no content', { headers });
+    throw new UpstreamError('empty-response', 'upstream answered 200 with no content', { headers: res.headers });
   }
   return r;
 }
@@ -40,8 +40,13 @@ export function fillMissingUsage(r: CanonicalResponse, estimatePrompt?: () => nu
   if (r.usage.inputTokens === 0 && estimatePrompt) r.usage.inputTokens = estimatePrompt();
 }
 
-export async function runChat(c: ChatCall): Promise<UpstreamResult> {
-  if (!c.stream) return runJsonChat(c);
+/** One chat call: a whole answer, or a stream once its first useful event is in. */
+export function runChat(c: ChatCall): Promise<UpstreamResult> {
+  // Not one async function for both: returning the JSON call's promise from one would cost extra ticks.
+  return c.stream ? runStreamChat(c) : runJsonChat(c);
+}
+
+async function runStreamChat(c: ChatCall): Promise<UpstreamResult> {
   const now = c.opts.now ?? Date.now;
   const startedAt = now();
   // A stream has its own controller: readiness and idle timeouts and an early consumer stop abort it.
@@ -83,9 +88,8 @@ export async function runChat(c: ChatCall): Promise<UpstreamResult> {
 async function runJsonChat(c: ChatCall): Promise<UpstreamResult> {
   const now = c.opts.now ?? Date.now;
   const startedAt = now();
-  const signal = c.opts.signal ?? NOT_ABORTED;
   const timeout = c.conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const res = await upstreamRequest(c.url, {
+  const res = await upstreamBuffered(c.url, {
     headers: { 'content-type': 'application/json', accept: 'application/json', ...c.headers },
     body: JSON.stringify(c.body),
     egress: c.opts.egress,
@@ -93,8 +97,8 @@ async function runJsonChat(c: ChatCall): Promise<UpstreamResult> {
     headersTimeoutMs: timeout,
     bodyTimeoutMs: c.conn.streamIdleTimeoutMs ?? timeout,
   });
-  if (res.status < 200 || res.status > 299) throw await httpError(res, signal, now());
-  const json = await readJson(res, signal);
+  if (res.status < 200 || res.status > 299) throw httpErrorOf(res.status, res.headers, res.text, now());
+  const json = parseJsonAnswer(res);
   let decoded: CanonicalResponse;
   try {
     decoded = c.decodeResponse(json, res);
@@ -102,30 +106,44 @@ async function runJsonChat(c: ChatCall): Promise<UpstreamResult> {
     if (err instanceof UpstreamError) throw err;
     throw new UpstreamError('garbage', `upstream answer has an unexpected shape: ${(err as Error).message}`, { headers: res.headers });
   }
-  const response = assertNotEmpty(decoded, res.headers);
+  const response = assertNotEmpty(decoded, res);
   fillMissingUsage(response, c.estimatePrompt);
-  return { stream: false, status: res.status, headers: res.headers, response, latencyMs: now() - startedAt };
+  return new JsonChatResult(res, response, now() - startedAt);
+}
+
+/** A whole chat answer. Its headers are parsed only if someone reads them (a getter on the class, not on each object). */
+class JsonChatResult {
+  readonly stream = false;
+  readonly status: number;
+
+  constructor(
+    private readonly answer: UpstreamBufferedResponse,
+    readonly response: CanonicalResponse,
+    readonly latencyMs: number,
+  ) {
+    this.status = answer.status;
+  }
+
+  get headers(): Record<string, string> {
+    return this.answer.headers;
+  }
+}
+
+/** A whole JSON answer of a 2xx status; non-2xx → UpstreamError('http'). */
+async function jsonCall(url: string, init: Parameters<typeof upstreamBuffered>[1], now: () => number): Promise<unknown> {
+  const res = await upstreamBuffered(url, init);
+  if (res.status < 200 || res.status > 299) throw httpErrorOf(res.status, res.headers, res.text, now());
+  return parseJsonAnswer(res);
 }
 
 /** A GET returning JSON (model lists). */
 export async function getJson(conn: ProviderConnection, url: string, headers: Record<string, string>, opts: CallOptions): Promise<unknown> {
-  const now = opts.now ?? Date.now;
-  const { controller, dispose } = linkedController(opts.signal);
-  try {
-    const timeout = Math.min(conn.timeoutMs ?? 30_000, 60_000);
-    const res = await upstreamRequest(url, {
-      method: 'GET',
-      headers: { accept: 'application/json', ...headers },
-      egress: opts.egress,
-      signal: controller.signal,
-      headersTimeoutMs: timeout,
-      bodyTimeoutMs: timeout,
-    });
-    if (res.status < 200 || res.status > 299) throw await httpError(res, controller.signal, now());
-    return await readJson(res, controller.signal);
-  } finally {
-    dispose();
-  }
+  const timeout = Math.min(conn.timeoutMs ?? 30_000, 60_000);
+  return jsonCall(
+    url,
+    { method: 'GET', headers: { accept: 'application/json', ...headers }, egress: opts.egress, signal: opts.signal, headersTimeoutMs: timeout, bodyTimeoutMs: timeout },
+    opts.now ?? Date.now,
+  );
 }
 
 /** A POST returning JSON (embeddings). */
@@ -136,21 +154,17 @@ export async function postJson(
   body: unknown,
   opts: CallOptions,
 ): Promise<unknown> {
-  const now = opts.now ?? Date.now;
-  const { controller, dispose } = linkedController(opts.signal);
-  try {
-    const timeout = conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const res = await upstreamRequest(url, {
+  const timeout = conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  return jsonCall(
+    url,
+    {
       headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
       body: JSON.stringify(body),
       egress: opts.egress,
-      signal: controller.signal,
+      signal: opts.signal,
       headersTimeoutMs: timeout,
       bodyTimeoutMs: timeout,
-    });
-    if (res.status < 200 || res.status > 299) throw await httpError(res, controller.signal, now());
-    return await readJson(res, controller.signal);
-  } finally {
-    dispose();
-  }
+    },
+    opts.now ?? Date.now,
+  );
 }

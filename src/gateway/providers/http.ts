@@ -1,6 +1,7 @@
 /**
- * The upstream HTTP call: undici `request` through the egress dispatcher (the only way out), with
- * timeouts, abort, and every failure turned into an UpstreamError.
+ * The upstream HTTP call through the egress dispatcher (the only way out), with timeouts, abort, and
+ * every failure turned into an UpstreamError. Streams use undici's `request` (a Readable body);
+ * whole answers use `dispatch` with a handler that collects the bytes (`upstreamBuffered`).
  */
 import type { Dispatcher } from 'undici';
 import { lazyRequire } from '../../http/lazy.js';
@@ -110,6 +111,175 @@ export async function upstreamRequest(url: string, init: UpstreamRequestInit): P
   }
 }
 
+/** A whole answer: status, headers and the body as text. */
+export interface UpstreamBufferedResponse {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  /** The body; '' for a non-2xx answer whose body could not be read whole (too large, cut off). */
+  readonly text: string;
+}
+
+/** The headers are parsed when first asked for: a success usually never needs them. */
+class BufferedAnswer implements UpstreamBufferedResponse {
+  private parsed: Record<string, string> | undefined;
+
+  constructor(
+    readonly status: number,
+    private readonly raw: Buffer[],
+    readonly text: string,
+  ) {}
+
+  get headers(): Record<string, string> {
+    return (this.parsed ??= rawHeaders(this.raw));
+  }
+}
+
+/** Max bytes read from a non-2xx body: only its message is wanted. */
+export const MAX_ERROR_BODY_BYTES = 256 * 1024;
+
+/**
+ * undici's raw header list (name, value, name, value: Buffers) → lower-case names, repeats joined.
+ * undici's own name lookup gives the common names as constants, without a string per name.
+ */
+function rawHeaders(raw: Buffer[]): Record<string, string> {
+  const nameOf = undici().util.headerNameToString;
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = nameOf(raw[i]!);
+    if (name === '__proto__') continue;
+    const value = raw[i + 1]!.toString('latin1');
+    const prev = out[name];
+    out[name] = prev === undefined ? value : `${prev}, ${value}`;
+  }
+  return out;
+}
+
+type Settle = (r: UpstreamBufferedResponse | UpstreamError, ok: boolean) => void;
+
+/**
+ * undici's dispatch handler for a whole answer: what `request()` plus reading its body did (abort,
+ * 1xx skipped, bounded body, errors named by the phase they happen in), without the Readable, its
+ * events and the async resource around it. Undici's own timeouts (headers, body) end up in onError.
+ */
+class BufferedCall implements Dispatcher.DispatchHandler {
+  private abortCall: ((err: Error) => void) | undefined;
+  /** Why the caller aborted, kept until the request is connected (as `request()` does). */
+  private reason: Error | undefined;
+  private status = 0;
+  /** The answer's raw headers, once they are in (undici keeps these buffers as they are). */
+  private raw: Buffer[] | undefined;
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private limit = 0;
+  private settled = false;
+  private readonly onAbort = (): void => {
+    this.reason = abortReason(this.signal!);
+    this.abortCall?.(this.reason);
+  };
+
+  constructor(
+    private readonly signal: AbortLike | undefined,
+    private readonly what: string,
+    private readonly maxBytes: number,
+    private readonly settle: Settle,
+  ) {
+    if (!signal) return;
+    if (signal.aborted) this.reason = abortReason(signal);
+    else signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    if (this.reason) abort(this.reason);
+    else this.abortCall = abort;
+  }
+
+  onHeaders(status: number, raw: Buffer[]): boolean {
+    if (status < 200) return true; // informational: the answer is still to come
+    this.status = status;
+    this.raw = raw;
+    this.limit = status > 299 ? MAX_ERROR_BODY_BYTES : this.maxBytes;
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.size += chunk.length;
+    if (this.size <= this.limit) {
+      this.chunks.push(chunk);
+      return true;
+    }
+    // Too large: stop reading (the connection is dropped). An error answer still counts, without its text.
+    if (this.status > 299) this.finish(new BufferedAnswer(this.status, this.raw!, ''), true);
+    else this.finish(new UpstreamError('garbage', `upstream body larger than ${this.limit} bytes`, { headers: rawHeaders(this.raw!) }), false);
+    this.abortCall?.(new Error('upstream body too large'));
+    return false;
+  }
+
+  onComplete(): void {
+    const c = this.chunks;
+    const text = c.length === 0 ? '' : c.length === 1 ? c[0]!.toString('utf8') : Buffer.concat(c, this.size).toString('utf8');
+    this.finish(new BufferedAnswer(this.status, this.raw!, text), true);
+  }
+
+  onError(err: Error): void {
+    if (this.settled) return;
+    // An error answer whose body broke off still counts (its status is what matters).
+    if (this.raw && this.status > 299) this.finish(new BufferedAnswer(this.status, this.raw, ''), true);
+    else this.finish(classifyTransportError(err, this.signal ?? NOT_ABORTED, this.raw ? 'upstream body' : this.what), false);
+  }
+
+  private finish(r: UpstreamBufferedResponse | UpstreamError, ok: boolean): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.chunks = [];
+    this.signal?.removeEventListener('abort', this.onAbort);
+    this.settle(r, ok);
+  }
+}
+
+function abortReason(signal: AbortLike): Error {
+  return (signal.reason as Error | undefined) ?? new (undici().errors.RequestAbortedError)();
+}
+
+/**
+ * One upstream call whose whole answer is wanted (non-streaming chat, embeddings, model lists): resolves
+ * with any status once the body is in (a non-2xx body bounded to MAX_ERROR_BODY_BYTES), rejects with
+ * an UpstreamError (connection, timeout, abort, or a 2xx body larger than `maxBytes`).
+ */
+export function upstreamBuffered(url: string, init: UpstreamRequestInit, maxBytes = MAX_BODY_BYTES): Promise<UpstreamBufferedResponse> {
+  const target = targetOf(url);
+  return new Promise((resolve, reject) => {
+    const handler = new BufferedCall(init.signal, target.what, maxBytes, (r, ok) => (ok ? resolve(r as UpstreamBufferedResponse) : reject(r)));
+    try {
+      init.egress.dispatcher.dispatch(
+        {
+          origin: target.origin,
+          path: target.path,
+          method: init.method ?? 'POST',
+          headers: init.headers,
+          body: init.body,
+          headersTimeout: init.headersTimeoutMs,
+          bodyTimeout: init.bodyTimeoutMs,
+        },
+        handler,
+      );
+    } catch (err) {
+      handler.onError(err as Error);
+    }
+  });
+}
+
+/** Parse a whole JSON answer or fail with `garbage`. */
+export function parseJsonAnswer(res: UpstreamBufferedResponse): unknown {
+  try {
+    return JSON.parse(res.text) as unknown;
+  } catch {
+    throw new UpstreamError('garbage', `upstream answered ${res.status} with a body that is not JSON: ${snippet(res.text)}`, {
+      status: 502,
+      headers: res.headers,
+    });
+  }
+}
+
 /** Read a whole body as text, bounded. Plain 'data' events: cheaper than an async iterator per answer. */
 export function readText(res: UpstreamHttpResponse, signal: AbortLike, limit = MAX_BODY_BYTES): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -126,6 +296,8 @@ export function readText(res: UpstreamHttpResponse, signal: AbortLike, limit = M
       size += c.length;
       if (size > limit) {
         cleanup();
+        // destroy() without an error still emits one (undici's AbortError): keep it from going uncaught.
+        body.on('error', () => undefined);
         body.destroy();
         reject(new UpstreamError('garbage', `upstream body larger than ${limit} bytes`, { headers: res.headers }));
         return;
@@ -147,19 +319,6 @@ export function readText(res: UpstreamHttpResponse, signal: AbortLike, limit = M
     body.on('error', onError);
     body.on('close', onClose);
   });
-}
-
-/** Parse a JSON body or fail with `garbage`. */
-export async function readJson(res: UpstreamHttpResponse, signal: AbortLike): Promise<unknown> {
-  const text = await readText(res, signal);
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new UpstreamError('garbage', `upstream answered ${res.status} with a body that is not JSON: ${snippet(text)}`, {
-      status: 502,
-      headers: res.headers,
-    });
-  }
 }
 
 export function snippet(text: string, max = 200): string {
@@ -191,10 +350,16 @@ export function errorInfo(body: unknown): { message?: string; code?: string } {
 export async function httpError(res: UpstreamHttpResponse, signal: AbortLike, now: number): Promise<UpstreamError> {
   let text = '';
   try {
-    text = await readText(res, signal, 256 * 1024);
+    text = await readText(res, signal, MAX_ERROR_BODY_BYTES);
   } catch {
     // the status is what matters; a broken error body is not worth another error
   }
+  return httpErrorOf(res.status, res.headers, text, now);
+}
+
+/** The UpstreamError of a non-2xx answer whose body (possibly '') is known. */
+export function httpErrorOf(status: number, headers: Record<string, string>, text: string, now: number): UpstreamError {
+  const res = { status, headers };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

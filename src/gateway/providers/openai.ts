@@ -75,8 +75,13 @@ export function encodeOpenAIRequest(req: CanonicalRequest): Record<string, unkno
     }
   }
   const body: Record<string, unknown> = {};
-  // Same-family extension fields first, so canonical fields win.
-  if (req.sourceFormat === 'openai' && req.extra) Object.assign(body, req.extra);
+  // Same-family extension fields first, so canonical fields win. Reasoning fields among them are
+  // dropped here (the only place they can come from): thinking below decides what is sent.
+  if (req.sourceFormat === 'openai' && req.extra) {
+    Object.assign(body, req.extra);
+    delete body.reasoning;
+    delete body.reasoning_effort;
+  }
   body.model = req.model;
   body.messages = messages;
   body.stream = req.stream;
@@ -105,9 +110,7 @@ export function encodeOpenAIRequest(req: CanonicalRequest): Record<string, unkno
         ? { type: 'json_schema', json_schema: { name: rf.name ?? 'response', schema: rf.schema, ...(rf.strict !== undefined ? { strict: rf.strict } : {}) } }
         : { type: rf.type };
   }
-  // Thinking off: reasoning fields are dropped (seed: no-thinking variant on the chat-completions path).
-  delete body.reasoning;
-  delete body.reasoning_effort;
+  // Thinking off: the reasoning fields stay dropped (seed: no-thinking variant on the chat-completions path).
   if (req.thinking?.enabled) {
     const effort = req.thinking.effort ?? (req.thinking.budgetTokens !== undefined ? effortFromBudget(req.thinking.budgetTokens) : undefined);
     if (effort) body.reasoning_effort = effort;
@@ -134,7 +137,11 @@ function decodeUsage(u: unknown): Partial<Usage> | undefined {
 }
 
 function completeUsage(p: Partial<Usage> | undefined): Usage {
-  return { inputTokens: 0, outputTokens: 0, ...(p ?? {}) };
+  // What `{inputTokens: 0, outputTokens: 0, ...p}` gives for decodeUsage's output (it never sets undefined), without the spread.
+  const u: Usage = { inputTokens: p?.inputTokens ?? 0, outputTokens: p?.outputTokens ?? 0 };
+  if (p?.cachedInputTokens !== undefined) u.cachedInputTokens = p.cachedInputTokens;
+  if (p?.reasoningTokens !== undefined) u.reasoningTokens = p.reasoningTokens;
+  return u;
 }
 
 export function decodeOpenAIResponse(json: unknown, requestedModel: string): CanonicalResponse {
