@@ -323,6 +323,54 @@ export interface RequestLogRow extends RequestLogEntry {
   id: number;
 }
 
+const LOG_COLUMNS = `request_id, ts, endpoint, api_key_id, session_id, requested_model, combo, strategy, provider, model,
+  account, status, error, stream, tokens_in, tokens_out, tokens_cached, tokens_reasoning, cost, latency_ms, ttfb_ms,
+  fallback_attempts, attempts, client_aborted, cache, cost_saved, tokens_cache_write`;
+const LOG_ROW = `(${new Array(27).fill('?').join(', ')})`;
+/** Rows per INSERT statement at most (16 × 27 values, far below SQLite's variable limit). */
+const LOG_CHUNK = 16;
+const logSql = new Map<number, string>();
+
+/** The INSERT of `rows` request-log rows (the SQL text is built once per size, so the statement cache keeps it). */
+function logInsertSql(rows: number): string {
+  let sql = logSql.get(rows);
+  if (sql === undefined) logSql.set(rows, (sql = `INSERT INTO request_log (${LOG_COLUMNS}) VALUES ${new Array(rows).fill(LOG_ROW).join(', ')}`));
+  return sql;
+}
+
+/** One row's values, in LOG_COLUMNS order. */
+function pushLogValues(e: RequestLogEntry, out: unknown[]): void {
+  out.push(
+    e.requestId,
+    e.ts,
+    e.endpoint,
+    e.apiKeyId ?? null,
+    e.sessionId ?? null,
+    e.requestedModel ?? null,
+    e.combo ?? null,
+    e.strategy ?? null,
+    e.provider ?? null,
+    e.model ?? null,
+    e.account ?? null,
+    e.status,
+    e.error ?? null,
+    e.stream ? 1 : 0,
+    e.tokensIn,
+    e.tokensOut,
+    e.tokensCached,
+    e.tokensReasoning,
+    e.cost,
+    e.latencyMs,
+    e.ttfbMs ?? null,
+    e.fallbackAttempts,
+    JSON.stringify(e.attempts),
+    e.clientAborted ? 1 : 0,
+    e.cache ?? null,
+    e.costSaved ?? 0,
+    e.tokensCacheWrite ?? 0,
+  );
+}
+
 export interface LogQuery {
   limit: number;
   offset: number;
@@ -720,43 +768,18 @@ export class GatewayStore {
 
   insertRequestLogs(entries: readonly RequestLogEntry[]): void {
     if (entries.length === 0) return;
-    const st = this.store.prepare(
-      `INSERT INTO request_log (request_id, ts, endpoint, api_key_id, session_id, requested_model, combo, strategy, provider, model,
-         account, status, error, stream, tokens_in, tokens_out, tokens_cached, tokens_reasoning, cost, latency_ms, ttfb_ms,
-         fallback_attempts, attempts, client_aborted, cache, cost_saved, tokens_cache_write)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
     this.store.transaction(() => {
-      for (const e of entries) {
-        st.run(
-          e.requestId,
-          e.ts,
-          e.endpoint,
-          e.apiKeyId ?? null,
-          e.sessionId ?? null,
-          e.requestedModel ?? null,
-          e.combo ?? null,
-          e.strategy ?? null,
-          e.provider ?? null,
-          e.model ?? null,
-          e.account ?? null,
-          e.status,
-          e.error ?? null,
-          e.stream ? 1 : 0,
-          e.tokensIn,
-          e.tokensOut,
-          e.tokensCached,
-          e.tokensReasoning,
-          e.cost,
-          e.latencyMs,
-          e.ttfbMs ?? null,
-          e.fallbackAttempts,
-          JSON.stringify(e.attempts),
-          e.clientAborted ? 1 : 0,
-          e.cache ?? null,
-          e.costSaved ?? 0,
-          e.tokensCacheWrite ?? 0,
-        );
+      // Up to LOG_CHUNK rows per INSERT (one statement opens the table and its indexes once), in order.
+      let i = 0;
+      for (let size = LOG_CHUNK; size >= 1; size >>= 1) {
+        if (entries.length - i < size) continue;
+        const st = this.store.prepare(logInsertSql(size));
+        while (entries.length - i >= size) {
+          const values: unknown[] = [];
+          for (let k = 0; k < size; k++) pushLogValues(entries[i + k]!, values);
+          st.run(...values);
+          i += size;
+        }
       }
     });
   }
