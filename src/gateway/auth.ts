@@ -37,6 +37,8 @@ export function presentedKey(ctx: RequestContext): string | undefined {
   const h = ctx.req.headers;
   const auth = h.authorization;
   if (typeof auth === 'string') {
+    const plain = plainBearer(auth);
+    if (plain !== undefined) return plain;
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
     if (m) return m[1];
   }
@@ -52,6 +54,19 @@ export function presentedKey(ctx: RequestContext): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * The usual `Bearer <token>` (one space, printable ASCII token) without the regular expression;
+ * undefined for anything else, which the expression then decides.
+ */
+function plainBearer(auth: string): string | undefined {
+  if (auth.length < 8 || !auth.startsWith('Bearer ')) return undefined;
+  for (let i = 7; i < auth.length; i++) {
+    const c = auth.charCodeAt(i);
+    if (c <= 0x20 || c >= 0x7f) return undefined;
+  }
+  return auth.slice(7);
 }
 
 /** Usable right now: enabled, not revoked, not expired. */

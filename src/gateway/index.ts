@@ -25,7 +25,7 @@ import { LayeredSettings } from './runtime-settings.js';
 import type { GatewayServices, RuntimeSettings } from './services.js';
 import { GatewayState } from './state.js';
 import { GATEWAY_MIGRATIONS, GatewayStore } from './store.js';
-import { ensureVersion, versionBefore } from './telemetry.js';
+import { ensureVersion, versionBefore, versionPaths } from './telemetry.js';
 import { UsageRecorder } from './usage.js';
 
 export type { GatewayHandle, GatewayChatRequest, GatewayChatResult, GatewayChatMessage } from './handle.js';
@@ -136,14 +136,16 @@ export const gatewayComponent: ComponentDefinition = {
     svc.resilienceState.start();
     svc.cache.start();
     svc.idempotency.start();
+    const router = gatewayRouter(svc);
+    const byHandler = versionPaths(router);
     return {
-      router: gatewayRouter(svc),
+      router,
       renderError(c, err) {
         ensureVersion(c, svc.version);
         renderGatewayError(c, err);
       },
       before(c) {
-        versionBefore(c, svc.version);
+        versionBefore(c, svc.version, byHandler);
       },
       handle: buildHandle(svc),
       reload() {

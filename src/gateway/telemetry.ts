@@ -1,7 +1,7 @@
 /**
  * The gateway's response headers (seed: "Request and response headers", "Cost telemetry headers").
- *  - X-Gateway-Version on every response (set in the component's `before`, or first by the completion
- *    handler: see `versionBefore`).
+ *  - X-Gateway-Version on every response (set in the component's `before`, or first by the handler of
+ *    a route tagged VERSION_BY_HANDLER: see `versionBefore`).
  *  - X-Gateway-Decision on every completion response: `strategy=<name>; provider=<id>; latency_ms=<n>`.
  *  - Non-streaming successes: Response-Cost (10 decimals), Tokens-In/Out, Model, Provider, Latency-Ms,
  *    Cache-Hit, Request-Id, and Fallback-Attempts only when > 0.
@@ -11,6 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestContext } from '../http/context.js';
+import type { Router } from '../http/router.js';
 import { formatCost } from './pricing.js';
 
 export const H = {
@@ -34,18 +35,32 @@ export const H = {
 } as const;
 
 /**
- * X-Gateway-Version is set in the component's `before` on every request, except on the completion
- * paths below: their handler puts it first among the headers it writes, so a JSON answer goes out
- * with one writeHead of a plain object (Node's fast path, which any earlier setHeader disables).
- * Every other way out of those requests (errors, streams, stored answers) sets it with
+ * X-Gateway-Version is set in the component's `before` on every request, except on the routes tagged
+ * VERSION_BY_HANDLER (the completion routes): their handler puts it first among the headers it
+ * writes, so a JSON answer goes out with one writeHead (Node's fast path, which any earlier setHeader
+ * disables). Every other way out of those requests (errors, streams, stored answers) sets it with
  * `ensureVersion` before its own headers, so the header and its place stay as they were.
+ * `before` runs before routing, so the tagged routes are known by their paths (`versionPaths`).
  */
-const VERSION_BY_HANDLER = new Set(['/v1/chat/completions', '/v1/responses', '/v1/messages', '/api/chat', '/v1/api/chat']);
+export const VERSION_BY_HANDLER = 'versionByHandler';
 const VERSION_PENDING = 'gatewayVersionPending';
 
-/** The component's `before`: set the version header now, or leave it to the completion handler. */
-export function versionBefore(ctx: RequestContext, version: string): void {
-  if (ctx.req.method === 'POST' && ctx.path !== undefined && VERSION_BY_HANDLER.has(ctx.path)) ctx.state[VERSION_PENDING] = true;
+/** The paths of the POST routes tagged VERSION_BY_HANDLER; such a route must have a fixed path. */
+export function versionPaths(router: Router): ReadonlySet<string> {
+  const paths = new Set<string>();
+  for (const r of router.routes()) {
+    if (r.meta[VERSION_BY_HANDLER] !== true) continue;
+    if (r.method !== 'POST' || /[:*]/.test(r.pattern)) {
+      throw new Error(`${r.method} ${r.pattern}: only POST routes with a fixed path can write X-Gateway-Version in their handler`);
+    }
+    paths.add(r.pattern);
+  }
+  return paths;
+}
+
+/** The component's `before`: set the version header now, or leave it to the handler of a tagged route. */
+export function versionBefore(ctx: RequestContext, version: string, byHandler: ReadonlySet<string>): void {
+  if (ctx.req.method === 'POST' && ctx.path !== undefined && byHandler.has(ctx.path)) ctx.state[VERSION_PENDING] = true;
   else ctx.res.setHeader(H.version, version);
 }
 
@@ -114,25 +129,43 @@ export interface Telemetry {
   usage?: { tokensIn: number; tokensOut: number; cost: number; latencyMs: number; cacheHit: boolean };
 }
 
-/** The telemetry headers as name → value, added to `out` in the order they go on the wire. */
-export function telemetryHeaders(t: Telemetry, out: Record<string, string | number> = {}): Record<string, string | number> {
-  out[H.decision] = headerSafe(decisionValue(t.decision));
-  out[H.requestId] = headerSafe(t.requestId);
-  if (t.sessionId !== undefined) out[H.sessionId] = headerSafe(t.sessionId);
-  if (t.provider !== undefined) out[H.provider] = headerSafe(t.provider);
-  if (t.model !== undefined) out[H.model] = headerSafe(t.model);
-  if (t.fallbackAttempts > 0) out[H.fallbackAttempts] = String(t.fallbackAttempts);
-  if (t.usage) {
-    out[H.cost] = formatCost(t.usage.cost);
-    out[H.tokensIn] = String(t.usage.tokensIn);
-    out[H.tokensOut] = String(t.usage.tokensOut);
-    out[H.latency] = String(Math.max(0, Math.round(t.usage.latencyMs)));
-    out[H.cacheHit] = t.usage.cacheHit ? 'true' : 'false';
+/**
+ * The telemetry headers as name, value pairs appended to `out`, in the order they go on the wire. A
+ * flat list is what `writeHead` takes fastest (no property walk, no own-property checks).
+ */
+export function telemetryPairs(t: Telemetry, out: (string | number)[]): (string | number)[] {
+  const d = t.decision;
+  const decision = decisionValue(d);
+  // Only the strategy and provider can bring in unsafe characters: check those short strings, not the whole value.
+  const safe = printableAscii(d.strategy) && (d.provider === undefined || printableAscii(d.provider));
+  out.push(H.decision, safe ? decision : headerSafe(decision), H.requestId, headerSafe(t.requestId));
+  if (t.sessionId !== undefined) out.push(H.sessionId, headerSafe(t.sessionId));
+  if (t.provider !== undefined) out.push(H.provider, headerSafe(t.provider));
+  if (t.model !== undefined) out.push(H.model, headerSafe(t.model));
+  if (t.fallbackAttempts > 0) out.push(H.fallbackAttempts, String(t.fallbackAttempts));
+  const u = t.usage;
+  if (u) {
+    out.push(
+      H.cost,
+      formatCost(u.cost),
+      H.tokensIn,
+      String(u.tokensIn),
+      H.tokensOut,
+      String(u.tokensOut),
+      H.latency,
+      String(Math.max(0, Math.round(u.latencyMs))),
+      H.cacheHit,
+      u.cacheHit ? 'true' : 'false',
+    );
   }
   return out;
 }
 
 export function setTelemetryHeaders(res: ServerResponse, t: Telemetry): void {
-  const h = telemetryHeaders(t);
-  for (const name in h) res.setHeader(name, h[name]!);
+  setPairs(res, telemetryPairs(t, []));
+}
+
+/** setHeader for each name, value pair. */
+export function setPairs(res: ServerResponse, pairs: (string | number)[]): void {
+  for (let i = 0; i < pairs.length; i += 2) res.setHeader(pairs[i] as string, pairs[i + 1]!);
 }

@@ -2,6 +2,8 @@ import { request } from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
 import { startGateway, type GatewayHarness } from './harness.js';
+import { Router } from '../../src/http/router.js';
+import { VERSION_BY_HANDLER, versionPaths } from '../../src/gateway/telemetry.js';
 
 let mock: MockUpstream;
 let gw: GatewayHarness;
@@ -159,6 +161,25 @@ describe('X-Gateway-Version on completion answers', () => {
     expect(failed.status).toBeGreaterThanOrEqual(500);
     expect(failed.raw.slice(0, 2)).toEqual(['X-Gateway-Version', '0.1.0-test']);
     expect(failed.raw).toContain('X-Gateway-Decision');
+  });
+});
+
+describe('routes whose handler writes X-Gateway-Version', () => {
+  it('are the completion routes with a fixed path, declared by their route tag', () => {
+    expect([...versionPaths(gw.instance.router)].sort()).toEqual(['/api/chat', '/v1/api/chat', '/v1/chat/completions', '/v1/messages', '/v1/responses']);
+  });
+
+  it('must be POST routes with a fixed path', () => {
+    const ok = new Router();
+    ok.post('/a', () => undefined).tag(VERSION_BY_HANDLER);
+    ok.post('/b', () => undefined);
+    expect([...versionPaths(ok)]).toEqual(['/a']);
+    const param = new Router();
+    param.post('/x/:id', () => undefined).tag(VERSION_BY_HANDLER);
+    expect(() => versionPaths(param)).toThrow(/fixed path/);
+    const get = new Router();
+    get.get('/y', () => undefined).tag(VERSION_BY_HANDLER);
+    expect(() => versionPaths(get)).toThrow(/GET \/y/);
   });
 });
 

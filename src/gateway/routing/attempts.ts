@@ -96,9 +96,6 @@ export async function runAttempts<T>(
   let calls = 0;
   let skipRetryAfter: number | undefined;
   let limitHit = false;
-  const minRetry = (ms: number | undefined) => {
-    if (ms !== undefined) skipRetryAfter = skipRetryAfter === undefined ? ms : Math.min(skipRetryAfter, ms);
-  };
 
   for (const u of plan.resolution.unresolved) {
     attempts.push({ provider: u.ref.split('/')[0] ?? u.ref, model: u.ref, outcome: 'skipped', error: u.reason });
@@ -130,7 +127,7 @@ export async function runAttempts<T>(
           if (!adm.ok) {
             attempts.push({ provider: pid, model: target.modelId, account: account.name, outcome: 'skipped', error: adm.reason });
             skips.push({ ref: target.ref, kind: adm.kind ?? 'other', reason: adm.reason });
-            minRetry(adm.retryAfterMs);
+            skipRetryAfter = minDefined(skipRetryAfter, adm.retryAfterMs);
             if (adm.scope === 'target') continue targets;
             break; // next account
           }
@@ -144,7 +141,7 @@ export async function runAttempts<T>(
             const reason = `provider ${pid} is at its concurrency limit (${deps.slots.providerLimit(pid)} calls in flight) and no slot freed up in time`;
             attempts.push({ provider: pid, model: target.modelId, account: account.name, outcome: 'skipped', error: reason });
             skips.push({ ref: target.ref, kind: 'concurrency', reason });
-            minRetry(1000);
+            skipRetryAfter = minDefined(skipRetryAfter, 1000);
             continue targets;
           }
           release = slot;
@@ -196,7 +193,7 @@ export async function runAttempts<T>(
             continue;
           }
           entry.action = 'fallback';
-          if (c.rateLimited) minRetry(c.retryAfterMs);
+          if (c.rateLimited) skipRetryAfter = minDefined(skipRetryAfter, c.retryAfterMs);
           if (c.scope === 'target') continue targets;
           break; // next account
         }
@@ -266,6 +263,12 @@ function nothingTried(plan: AttemptPlan, attempts: AttemptLog[], skips: { ref: s
     });
   }
   return new AttemptsFailed(503, `no available target for ${requested}${why}`, attempts, 0, { code: 'no_available_target', ...(ra ? { headers: ra } : {}) });
+}
+
+/** The smaller of two optional values (a plain function: no closure per request). */
+function minDefined(a: number | undefined, b: number | undefined): number | undefined {
+  if (b === undefined) return a;
+  return a === undefined ? b : Math.min(a, b);
 }
 
 function minOf(values: (number | undefined)[]): number | undefined {

@@ -45,6 +45,18 @@ function newStats(): TargetStats {
 
 const RECENT = 50;
 
+function apply(s: TargetStats, ok: boolean, latencyMs: number, now: number): void {
+  s.requests++;
+  if (ok) {
+    s.successes++;
+    s.totalLatencyMs += latencyMs;
+    s.latency.add(latencyMs);
+  } else s.failures++;
+  s.lastUsedAt = now;
+  s.recent.push(ok ? 0 : 1);
+  if (s.recent.length > RECENT) s.recent.shift();
+}
+
 export class RoutingMetrics {
   private readonly targets = new Map<string, TargetStats>();
   private readonly combos = new Map<string, Map<string, TargetStats>>();
@@ -57,22 +69,11 @@ export class RoutingMetrics {
 
   /** One finished upstream attempt. */
   record(target: string, combo: string | undefined, ok: boolean, latencyMs: number, now: number): void {
-    const apply = (s: TargetStats) => {
-      s.requests++;
-      if (ok) {
-        s.successes++;
-        s.totalLatencyMs += latencyMs;
-        s.latency.add(latencyMs);
-      } else s.failures++;
-      s.lastUsedAt = now;
-      s.recent.push(ok ? 0 : 1);
-      if (s.recent.length > RECENT) s.recent.shift();
-    };
-    apply(this.stats(this.targets, target));
+    apply(this.stats(this.targets, target), ok, latencyMs, now);
     if (combo !== undefined) {
       let m = this.combos.get(combo);
       if (!m) this.combos.set(combo, (m = new Map()));
-      apply(this.stats(m, target));
+      apply(this.stats(m, target), ok, latencyMs, now);
     }
   }
 

@@ -68,7 +68,9 @@ function direct(catalog: Catalog, ref: string): ResolvedTarget | undefined {
   if (!provider) return undefined;
   const modelId = ref.slice(slash + 1);
   const spec = provider.models.get(modelId);
-  return { ref, provider, modelId, ...(spec ? { spec } : {}), weight: 1 };
+  const t: ResolvedTarget = { ref, provider, modelId, weight: 1 };
+  if (spec) t.spec = spec;
+  return t;
 }
 
 function bare(catalog: Catalog, model: string): ResolvedTarget | undefined {

@@ -107,9 +107,11 @@ export function requireObject(body: unknown, what = 'body'): Record<string, unkn
 /** Copy fields not in `known` (extension fields, passed on to a same-family upstream). */
 export function extraFields(body: Record<string, unknown>, known: ReadonlySet<string>): Record<string, unknown> | undefined {
   let out: Record<string, unknown> | undefined;
-  for (const [k, v] of Object.entries(body)) {
-    if (known.has(k) || v === undefined) continue;
-    (out ??= {})[k] = v;
+  // for-in over own keys: no entries array per request (JSON bodies have no inherited enumerable keys).
+  for (const k in body) {
+    if (known.has(k) || !Object.hasOwn(body, k)) continue;
+    const v = body[k];
+    if (v !== undefined) (out ??= {})[k] = v;
   }
   return out;
 }

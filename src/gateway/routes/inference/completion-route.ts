@@ -26,7 +26,7 @@ import { costFor, failRequest, recordRequest, resolveFor, startCompletion, type 
 import { checkLimits, type LimitCheck } from '../../limits/index.js';
 import type { Resolution } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
-import { ensureVersion, H, sessionIdOf, setTelemetryHeaders, telemetryHeaders, versionPending, versionWritten, type Telemetry } from '../../telemetry.js';
+import { ensureVersion, H, sessionIdOf, setPairs, telemetryPairs, versionPending, versionWritten, type Telemetry } from '../../telemetry.js';
 import { serveStored } from './stored-answer.js';
 import { createStreamEncoder, parseRequest, renderResponse, streamContentType, type ParseOptions } from '../../translate/index.js';
 import { estimateTokens } from '../../translate/tokens.js';
@@ -123,7 +123,8 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
   const onClose = () => {
     if (!ctx.res.writableFinished) abort.abort();
   };
-  ctx.res.once('close', onClose);
+  // on, not once: every path takes it off again (once would wrap it in one more closure per request).
+  ctx.res.on('close', onClose);
 
   let resolution: Resolution | undefined;
   let started: CompletionStarted;
@@ -185,7 +186,9 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
   }
 
   try {
-    await respond(ctx, svc, route, { canonical, started, info, startedAt, signature, ticket, limits, abort, onClose, releaseGlobal, principal });
+    // A JSON answer is written synchronously; only a stream has something to wait for.
+    const streaming = respond(ctx, svc, route, { canonical, started, info, startedAt, signature, ticket, limits, abort, onClose, releaseGlobal, principal });
+    if (streaming) await streaming;
   } finally {
     // Every path has settled the idempotency key by now; this only guards against an unexpected throw
     // leaving duplicates waiting (complete() is idempotent).
@@ -207,17 +210,17 @@ interface Responding {
   principal: Principal;
 }
 
-/** Answer from the upstream result: JSON, or a stream flushed event by event. */
-async function respond(ctx: RequestContext, svc: GatewayServices, route: CompletionRoute, r: Responding): Promise<void> {
-  const { canonical, started, info, startedAt, signature, ticket, limits, abort, onClose, releaseGlobal, principal } = r;
+/** Answer from the upstream result: JSON (written before this returns), or a stream flushed event by event (the promise). */
+function respond(ctx: RequestContext, svc: GatewayServices, route: CompletionRoute, r: Responding): Promise<void> | undefined {
+  const { canonical, started, info, startedAt, signature, ticket, limits, onClose, releaseGlobal, principal } = r;
   const { result, subject } = started;
   const res = ctx.res;
-  // Cache and limit headers, then the telemetry: gathered in one object, in their order on the wire.
-  const headers: Record<string, string | number> = {};
-  if (versionPending(ctx)) headers[H.version] = svc.version;
-  if (svc.runtime.cache.value.enabled) headers[H.cache] = 'MISS';
-  if (limits.budgetWarning !== undefined) headers[H.budgetWarning] = limits.budgetWarning;
-  if (limits.tokensLeft !== undefined) headers[H.tokenLimitRemaining] = String(limits.tokensLeft);
+  // Cache and limit headers, then the telemetry: gathered as name, value pairs in their order on the wire.
+  const headers: (string | number)[] = [];
+  if (versionPending(ctx)) headers.push(H.version, svc.version);
+  if (svc.runtime.cache.value.enabled) headers.push(H.cache, 'MISS');
+  if (limits.budgetWarning !== undefined) headers.push(H.budgetWarning, limits.budgetWarning);
+  if (limits.tokensLeft !== undefined) headers.push(H.tokenLimitRemaining, String(limits.tokensLeft));
   const telemetry: Telemetry = {
     decision: { strategy: started.resolution.strategy, provider: subject.provider.config.id, latencyMs: started.latencyMs },
     requestId: ctx.requestId,
@@ -233,10 +236,9 @@ async function respond(ctx: RequestContext, svc: GatewayServices, route: Complet
     const usage = result.response.usage;
     const cost = costFor(svc, subject, usage);
     telemetry.usage = { tokensIn: usage.inputTokens, tokensOut: usage.outputTokens, cost, latencyMs: svc.clock.now() - startedAt, cacheHit: false };
-    telemetryHeaders(telemetry, headers);
+    telemetryPairs(telemetry, headers);
     const text = JSON.stringify(renderResponse(route.format, result.response, { model: shownModel(started) }));
-    headers['Content-Length'] = Buffer.byteLength(text);
-    headers['Content-Type'] = 'application/json';
+    headers.push('Content-Length', Buffer.byteLength(text), 'Content-Type', 'application/json');
     // What sendJson does, without its copies: one writeHead and one end, sent in one write.
     versionWritten(ctx);
     res.writeHead(200, headers);
@@ -259,17 +261,31 @@ async function respond(ctx: RequestContext, svc: GatewayServices, route: Complet
       ttfbMs: started.latencyMs,
       cache: signature !== undefined ? 'miss' : undefined,
     });
-    return;
+    return undefined;
   }
+  return respondStream(ctx, svc, route, r, headers, telemetry);
+}
 
-  // Streaming: commit headers now (the provider layer already saw the first useful event).
+/** The streaming answer: headers now (the provider layer already saw the first useful event), then every event as it comes. */
+async function respondStream(
+  ctx: RequestContext,
+  svc: GatewayServices,
+  route: CompletionRoute,
+  r: Responding,
+  headers: (string | number)[],
+  telemetry: Telemetry,
+): Promise<void> {
+  const { canonical, started, startedAt, signature, ticket, abort, onClose, releaseGlobal, principal, info } = r;
+  const { result, subject } = started;
+  if (!result.stream) return;
+  const res = ctx.res;
   res.statusCode = 200;
   versionWritten(ctx);
-  for (const name in headers) res.setHeader(name, headers[name]!);
+  setPairs(res, headers);
   res.setHeader('Content-Type', streamContentType(route.format));
   res.setHeader('Cache-Control', 'no-cache');
   res.setHeader('X-Accel-Buffering', 'no');
-  setTelemetryHeaders(res, telemetry);
+  setPairs(res, telemetryPairs(telemetry, []));
   // The first useful event is already here: the headers go out with its frames in one write.
   const encoder = createStreamEncoder(route.format, {
     model: shownModel(started),

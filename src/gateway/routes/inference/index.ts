@@ -10,6 +10,7 @@ import type { Principal } from '../../auth.js';
 import type { ClientFormat } from '../../canonical.js';
 import { resolveFor } from '../../completion.js';
 import type { GatewayServices } from '../../services.js';
+import { VERSION_BY_HANDLER } from '../../telemetry.js';
 import { countTokens, parseRequest, renderModelList } from '../../translate/index.js';
 import { readInferenceBody, serveCompletion, type CompletionRoute } from './completion-route.js';
 import { embeddingRoutes } from './embeddings.js';
@@ -27,13 +28,15 @@ export function inferenceRoutes(r: Router, svc: GatewayServices): void {
   const v1Models = (ctx: RequestContext) => list(ctx.req.headers['anthropic-version'] ? 'anthropic' : 'openai')(ctx);
 
   // ----- OpenAI ------------------------------------------------------------------------------
-  // Route descriptions are built once, not per request.
+  // Route descriptions are built once, not per request. Completion routes with a fixed path are
+  // tagged VERSION_BY_HANDLER: serveCompletion writes X-Gateway-Version with its other headers.
+  // (The tag needs a fixed path: the component's `before` knows the path, not yet the route.)
   const chat: CompletionRoute = { format: 'openai', endpoint: 'chat' };
   const responses: CompletionRoute = { format: 'openai-responses', endpoint: 'responses' };
   const messages: CompletionRoute = { format: 'anthropic', endpoint: 'messages' };
   const ollama: CompletionRoute = { format: 'ollama', endpoint: 'ollama' };
-  k(r.post('/v1/chat/completions', (ctx) => serveCompletion(ctx, svc, chat)));
-  k(r.post('/v1/responses', (ctx) => serveCompletion(ctx, svc, responses)));
+  k(r.post('/v1/chat/completions', (ctx) => serveCompletion(ctx, svc, chat))).tag(VERSION_BY_HANDLER);
+  k(r.post('/v1/responses', (ctx) => serveCompletion(ctx, svc, responses))).tag(VERSION_BY_HANDLER);
   k(r.get('/v1/models', v1Models));
   k(
     r.get('/v1/models/*', (ctx) => {
@@ -45,7 +48,7 @@ export function inferenceRoutes(r: Router, svc: GatewayServices): void {
   );
 
   // ----- Anthropic ---------------------------------------------------------------------------
-  k(r.post('/v1/messages', (ctx) => serveCompletion(ctx, svc, messages)));
+  k(r.post('/v1/messages', (ctx) => serveCompletion(ctx, svc, messages))).tag(VERSION_BY_HANDLER);
   k(
     r.post('/v1/messages/count_tokens', async (ctx) => {
       const req = parseRequest('anthropic', await readInferenceBody(ctx));
@@ -87,7 +90,7 @@ export function inferenceRoutes(r: Router, svc: GatewayServices): void {
 
   // ----- Ollama (both /api/* and /v1/api/* so the ollama client needs one host) ---------------
   for (const prefix of ['', '/v1']) {
-    k(r.post(`${prefix}/api/chat`, (ctx) => serveCompletion(ctx, svc, ollama)));
+    k(r.post(`${prefix}/api/chat`, (ctx) => serveCompletion(ctx, svc, ollama))).tag(VERSION_BY_HANDLER);
     k(r.get(`${prefix}/api/tags`, list('ollama', (t) => t !== 'embedding')));
     k(r.get(`${prefix}/api/version`, (ctx) => sendJson(ctx.res, 200, { version: svc.version })));
   }
