@@ -1,5 +1,5 @@
 /**
- * The floor the gateway bench compares against when CTL_BENCH_FLOOR=1: the minimal Node pass-through
+ * The floor the gateway bench compares against (unless CTL_BENCH_FLOOR=0): the minimal Node pass-through
  * of the notes (§5.2), node:http plus an undici Pool, that parses the JSON body, rewrites the model,
  * forwards it, and parses and re-serialises the answer. No auth, logging or telemetry: what any Node
  * proxy pays on this machine at the moment of the run.
