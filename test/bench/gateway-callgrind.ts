@@ -15,6 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { startLlmUpstream } from '../fakes/llm-upstream.js';
+import { listeningPort } from './util.js';
 
 const KEY = 'sk-gw-bench-000000000';
 const BODY = JSON.stringify({ model: 'mock/m1', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 32 });
@@ -49,15 +50,7 @@ const child = spawn(
 );
 let stderr = '';
 child.stderr!.on('data', (c) => (stderr += c));
-const port = await new Promise<number>((resolve, reject) => {
-  let text = '';
-  child.stdout!.on('data', (c) => {
-    text += c;
-    const m = /listening (\d+)/.exec(text);
-    if (m) resolve(Number(m[1]));
-  });
-  child.once('exit', (code) => reject(new Error(`exited with ${code}: ${stderr.slice(-2000)}`)));
-});
+const port = await listeningPort(child, (code) => `exited with ${code}: ${stderr.slice(-2000)}`);
 
 const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 1, pipelining: 1 });
 const path = mode === 'floor' ? '/v1/chat/completions' : '/v1/chat/completions';

@@ -22,7 +22,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import net from 'node:net';
 import { Pool } from 'undici';
 import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
-import { CTL, ROOT, fmt, percentile, report, section, socketGet } from './util.js';
+import { CTL, ROOT, fmt, listeningPort, percentile, report, section, socketGet } from './util.js';
 
 const KEY = 'sk-gw-bench-000000000';
 const BODY = JSON.stringify({ model: 'mock/m1', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 32 });
@@ -139,15 +139,7 @@ async function startGatewayDaemon(mock: MockUpstream, pin: boolean): Promise<Dae
 async function spawnListening(args: string[], env: NodeJS.ProcessEnv, pin: boolean, what: string): Promise<{ port: number; pid: number; stop: () => Promise<void> }> {
   const opts = { stdio: ['ignore', 'pipe', 'inherit'] as ('ignore' | 'pipe' | 'inherit')[], env };
   const child = pin ? spawn('taskset', ['-c', '1', process.execPath, ...args], opts) : spawn(process.execPath, args, opts);
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c) => {
-      out += c;
-      const m = /listening (\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`${what} exited with ${code}`)));
-  });
+  const port = await listeningPort(child, (code) => `${what} exited with ${code}`);
   return {
     port,
     pid: child.pid!,

@@ -12,6 +12,19 @@ export const ROOT = (() => {
 })();
 export const CTL = join(ROOT, 'bin', 'ctl');
 
+/** The port a bench child process prints as `listening N` on its stdout (a pipe). */
+export function listeningPort(child: ChildProcess, describeExit: (code: number | null) => string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c) => {
+      out += c;
+      const m = /listening (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(describeExit(code))));
+  });
+}
+
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
   const s = [...values].sort((a, b) => a - b);
