@@ -55,6 +55,15 @@ describe('limiter: registration, reload, status', () => {
     t?.cleanup();
   });
 
+  /** A limiter on `t` with one route limited to 1 hit a minute, registered on server `srv`. */
+  async function limitedRoute() {
+    limiter = await createRateLimiter({ stateDir: t.dir, log: silentLog });
+    const r = new Router();
+    const route = r.get('/a', () => undefined).rateLimit(1, 60);
+    limiter.register('srv', r.routes());
+    return route;
+  }
+
   it('starts with defaults when rate_limit.yaml is absent (file adapter, ratelimit.db in the state dir)', async () => {
     t = tempStateDir();
     limiter = await createRateLimiter({ stateDir: t.dir, log: silentLog });
@@ -110,10 +119,7 @@ describe('limiter: registration, reload, status', () => {
 
   it('an unknown adapter on reload throws the original message and keeps the running one', async () => {
     t = tempStateDir('default: file\n');
-    limiter = await createRateLimiter({ stateDir: t.dir, log: silentLog });
-    const r = new Router();
-    const route = r.get('/a', () => undefined).rateLimit(1, 60);
-    limiter.register('srv', r.routes());
+    const route = await limitedRoute();
     expect(await limiter.guardFor('srv')(fakeCtx(), route)).toBe(true);
     t.write('default: dynamo\n');
     await expect(limiter.reload()).rejects.toThrow('Rate limit adapter `dynamo` is not supported.');
@@ -123,10 +129,7 @@ describe('limiter: registration, reload, status', () => {
 
   it('moves to a new counter file when the path changes on reload', async () => {
     t = tempStateDir('file: {path: one.db}\n');
-    limiter = await createRateLimiter({ stateDir: t.dir, log: silentLog });
-    const r = new Router();
-    const route = r.get('/a', () => undefined).rateLimit(1, 60);
-    limiter.register('srv', r.routes());
+    const route = await limitedRoute();
     expect(await limiter.guardFor('srv')(fakeCtx(), route)).toBe(true);
     expect(await limiter.guardFor('srv')(fakeCtx(), route)).toBe(false);
     t.write('file: {path: sub/two.db}\n');
@@ -136,10 +139,7 @@ describe('limiter: registration, reload, status', () => {
 
   it('keeps its locked counter file when a reload changes only the prefix (new keys, no lock wait)', async () => {
     t = tempStateDir('file: {path: one.db, prefix: a}\n');
-    limiter = await createRateLimiter({ stateDir: t.dir, log: silentLog });
-    const r = new Router();
-    const route = r.get('/a', () => undefined).rateLimit(1, 60);
-    limiter.register('srv', r.routes());
+    const route = await limitedRoute();
     expect(await limiter.guardFor('srv')(fakeCtx(), route)).toBe(true);
     expect(await limiter.guardFor('srv')(fakeCtx(), route)).toBe(false);
     t.write('file: {path: one.db, prefix: b}\n');
