@@ -39,6 +39,8 @@ export interface DaemonOptions {
   env?: NodeJS.ProcessEnv;
   logger?: Logger;
   createRateLimiter?: typeof createRateLimiter;
+  /** Called as each request or upgrade arrives, before it is dispatched (idle-heap.ts). */
+  onRequest?: () => void;
 }
 
 interface ServerSlot {
@@ -212,7 +214,20 @@ export class Daemon implements DaemonControl {
       },
       log: this.log,
     };
-    return { request: createDispatcher(opts), upgrade: createUpgradeDispatcher(opts) };
+    const request = createDispatcher(opts);
+    const upgrade = createUpgradeDispatcher(opts);
+    const seen = this.opts.onRequest;
+    if (!seen) return { request, upgrade };
+    return {
+      request: (req, res) => {
+        seen();
+        request(req, res);
+      },
+      upgrade: (req, socket, head) => {
+        seen();
+        upgrade(req, socket, head);
+      },
+    };
   }
 
   private async bind(name: string, address: string): Promise<Listener> {

@@ -11,9 +11,11 @@ import { setFlagsFromString } from 'node:v8';
 // the heap grows: the component's modules are loaded afterwards.
 const flags = process.env.CTL_DAEMON_V8_FLAGS ?? '';
 if (flags.trim() !== '') setFlagsFromString(flags);
-// And its young-generation cap, as `ctl serve` sets it (src/daemon/run.ts).
+// And its young-generation cap and idle trim, as `ctl serve` sets them (src/daemon/run.ts).
 const { capYoungGeneration, youngGenerationMiB } = await import('../../src/daemon/young-generation.js');
 capYoungGeneration(youngGenerationMiB(process.env));
+const { IdleHeapTrim, idleTrimMs } = await import('../../src/daemon/idle-heap.js');
+const idle = new IdleHeapTrim(idleTrimMs(process.env));
 const { default: pino } = await import('pino');
 const { ClientIpResolver, createDispatcher, systemClock } = await import('../../src/http/index.js');
 const { Store } = await import('../../src/store/index.js');
@@ -36,7 +38,11 @@ const instance = await alertmanagerComponent.create({
   version: 'bench',
 });
 await instance.start?.();
-const server = http.createServer(createDispatcher({ target: () => instance, listener: 'bench', viaSocket: false, ips: () => new ClientIpResolver(), log }));
+const dispatch = createDispatcher({ target: () => instance, listener: 'bench', viaSocket: false, ips: () => new ClientIpResolver(), log });
+const server = http.createServer((req, res) => {
+  idle.activity();
+  dispatch(req, res);
+});
 server.listen(0, '127.0.0.1', () => process.stdout.write(`${(server.address() as { port: number }).port}\n`));
 process.on('SIGTERM', () => {
   instance.stop?.();

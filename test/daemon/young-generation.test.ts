@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_YOUNG_GENERATION_MIB, youngGenerationMiB } from '../../src/daemon/young-generation.js';
+import { DEFAULT_IDLE_TRIM_MS, IdleHeapTrim, idleTrimMs } from '../../src/daemon/idle-heap.js';
 import { ROOT } from '../helpers/daemon.js';
 
 /**
@@ -48,4 +49,76 @@ describe('young generation cap', () => {
     expect(newSpaceAfterBurst(8)).toBe(8);
     expect(newSpaceAfterBurst(16)).toBe(16);
   });
+});
+
+describe('idle heap trim', () => {
+  it('optimises for size after the quiet time and stops at the next request', () => {
+    let t = 0;
+    const idle = new IdleHeapTrim(1000, () => t);
+    try {
+      idle.activity();
+      idle.tick();
+      t = 900;
+      idle.tick();
+      expect(idle.active).toBe(false);
+      idle.activity(); // a request at 900: quiet again only from the tick that sees it
+      t = 1500;
+      idle.tick();
+      t = 2400;
+      idle.tick();
+      expect(idle.active).toBe(false);
+      t = 2600;
+      idle.tick();
+      expect(idle.active).toBe(true);
+      idle.activity(); // the next request ends it at once
+      expect(idle.active).toBe(false);
+      t = 3000;
+      idle.tick();
+      expect(idle.active).toBe(false);
+      t = 4100;
+      idle.tick();
+      expect(idle.active).toBe(true);
+    } finally {
+      idle.stop();
+    }
+    expect(idle.active).toBe(false);
+  });
+
+  it('reads CTL_DAEMON_IDLE_TRIM_MS', () => {
+    expect(idleTrimMs({})).toBe(DEFAULT_IDLE_TRIM_MS);
+    expect(idleTrimMs({ CTL_DAEMON_IDLE_TRIM_MS: '0' })).toBe(0);
+    expect(idleTrimMs({ CTL_DAEMON_IDLE_TRIM_MS: '250' })).toBe(250);
+    expect(() => idleTrimMs({ CTL_DAEMON_IDLE_TRIM_MS: '1s' })).toThrow(/whole number of milliseconds/);
+  });
+
+  it('gives the young generation back once idle (V8 shrinks it at its memory reducer’s next check)', () => {
+    const script = `
+      const { getHeapSpaceStatistics } = await import('node:v8');
+      const { IdleHeapTrim } = await import(process.env.MODULE);
+      const size = () => getHeapSpaceStatistics().find((x) => x.space_name === 'new_space').space_size / 1048576;
+      const keep = [];
+      for (let turn = 0; turn < 40; turn++) {
+        for (let i = 0; i < 15000; i++) keep.push({ a: 'x' + i, b: [i, i + 1], c: { d: i } });
+        await new Promise((r) => setImmediate(r));
+      }
+      const before = size();
+      const idle = process.env.TRIM === '1' ? new IdleHeapTrim(100) : undefined;
+      const t0 = Date.now();
+      while (Date.now() - t0 < 12000 && size() === before) await new Promise((r) => setTimeout(r, 200));
+      idle?.stop();
+      process.stdout.write(before + ' ' + size());
+    `;
+    const run = (trim: boolean) => {
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        env: { ...process.env, TRIM: trim ? '1' : '0', MODULE: pathToFileURL(join(ROOT, 'dist/src/daemon/idle-heap.js')).href },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      if (r.status !== 0) throw new Error(`child failed: ${r.stderr}`);
+      return r.stdout.split(' ').map(Number);
+    };
+    const [before, after] = run(true);
+    expect(before).toBe(32);
+    expect(after).toBeLessThanOrEqual(2);
+  }, 40_000);
 });
