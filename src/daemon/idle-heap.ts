@@ -14,17 +14,15 @@
  * shrinks up to ~8 s after the quiet time; an explicit collection does not shrink it (measured).
  */
 import { setFlagsFromString } from 'node:v8';
+import { capYoungGeneration, youngGenerationMiB } from './young-generation.js';
+import { wholeNumberFromEnv } from './env-number.js';
 
 export const IDLE_TRIM_ENV = 'CTL_DAEMON_IDLE_TRIM_MS';
 export const DEFAULT_IDLE_TRIM_MS = 1000;
 
 /** The quiet time in ms the environment asks for; a bad value is an error (the daemon does not start). */
 export function idleTrimMs(env: NodeJS.ProcessEnv): number {
-  const raw = env[IDLE_TRIM_ENV];
-  if (raw === undefined || raw.trim() === '') return DEFAULT_IDLE_TRIM_MS;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${IDLE_TRIM_ENV} must be a whole number of milliseconds (0 = never), not ${JSON.stringify(raw)}`);
-  return n;
+  return wholeNumberFromEnv(env, IDLE_TRIM_ENV, DEFAULT_IDLE_TRIM_MS, 'milliseconds (0 = never)');
 }
 
 export class IdleHeapTrim {
@@ -74,4 +72,13 @@ export class IdleHeapTrim {
     if (this.timer) clearInterval(this.timer);
     if (this.trimming) this.set(false);
   }
+}
+
+/**
+ * What `ctl serve` does to V8's heap (and the bench's component-alone process the same way): the
+ * young-generation cap and the idle trim, from the environment. Returns the hook each request calls.
+ */
+export function applyDaemonHeapSettings(env: NodeJS.ProcessEnv): () => void {
+  capYoungGeneration(youngGenerationMiB(env));
+  return new IdleHeapTrim(idleTrimMs(env)).activity;
 }

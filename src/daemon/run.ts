@@ -1,8 +1,7 @@
 import { createRateLimiter } from '../ratelimit/index.js';
 import { Daemon } from './daemon.js';
 import { defaultStateDir } from './state-dir.js';
-import { capYoungGeneration, youngGenerationMiB } from './young-generation.js';
-import { IdleHeapTrim, idleTrimMs } from './idle-heap.js';
+import { applyDaemonHeapSettings } from './idle-heap.js';
 
 export interface RunOptions {
   stateDir?: string;
@@ -15,17 +14,16 @@ export interface RunOptions {
 /** `ctl serve`: run in the foreground until SIGTERM/SIGINT; SIGHUP reloads file configuration. */
 export async function runDaemon(opts: RunOptions): Promise<void> {
   const stateDir = opts.stateDir ?? defaultStateDir();
-  let idle: IdleHeapTrim;
+  let onRequest: () => void;
   try {
-    capYoungGeneration(youngGenerationMiB(process.env));
-    idle = new IdleHeapTrim(idleTrimMs(process.env));
+    onRequest = applyDaemonHeapSettings(process.env);
   } catch (e) {
     process.stderr.write(`ctl serve: ${(e as Error).message}\n`);
     process.exit(1);
   }
   let daemon: Daemon;
   try {
-    daemon = new Daemon({ ...opts, stateDir, createRateLimiter, onRequest: idle.activity });
+    daemon = new Daemon({ ...opts, stateDir, createRateLimiter, onRequest });
   } catch (e) {
     process.stderr.write(`ctl serve: cannot use state dir ${stateDir}: ${(e as Error).message}\n`);
     process.exit(1);

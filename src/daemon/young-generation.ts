@@ -14,6 +14,7 @@
  */
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import { wholeNumberFromEnv } from './env-number.js';
 
 export const YOUNG_GENERATION_ENV = 'CTL_DAEMON_YOUNG_GENERATION_MIB';
 export const DEFAULT_YOUNG_GENERATION_MIB = 16;
@@ -22,11 +23,7 @@ const V8_GROWTH_FACTOR = 2;
 
 /** The cap in MiB the environment asks for; a bad value is an error (the daemon does not start). */
 export function youngGenerationMiB(env: NodeJS.ProcessEnv): number {
-  const raw = env[YOUNG_GENERATION_ENV];
-  if (raw === undefined || raw.trim() === '') return DEFAULT_YOUNG_GENERATION_MIB;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${YOUNG_GENERATION_ENV} must be a whole number of MiB (0 = no cap), not ${JSON.stringify(raw)}`);
-  return n;
+  return wholeNumberFromEnv(env, YOUNG_GENERATION_ENV, DEFAULT_YOUNG_GENERATION_MIB, 'MiB (0 = no cap)');
 }
 
 function newSpaceBytes(): number {

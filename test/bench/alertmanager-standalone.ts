@@ -12,10 +12,8 @@ import { setFlagsFromString } from 'node:v8';
 const flags = process.env.CTL_DAEMON_V8_FLAGS ?? '';
 if (flags.trim() !== '') setFlagsFromString(flags);
 // And its young-generation cap and idle trim, as `ctl serve` sets them (src/daemon/run.ts).
-const { capYoungGeneration, youngGenerationMiB } = await import('../../src/daemon/young-generation.js');
-capYoungGeneration(youngGenerationMiB(process.env));
-const { IdleHeapTrim, idleTrimMs } = await import('../../src/daemon/idle-heap.js');
-const idle = new IdleHeapTrim(idleTrimMs(process.env));
+const { applyDaemonHeapSettings } = await import('../../src/daemon/idle-heap.js');
+const onRequest = applyDaemonHeapSettings(process.env);
 const { default: pino } = await import('pino');
 const { ClientIpResolver, createDispatcher, systemClock } = await import('../../src/http/index.js');
 const { Store } = await import('../../src/store/index.js');
@@ -40,7 +38,7 @@ const instance = await alertmanagerComponent.create({
 await instance.start?.();
 const dispatch = createDispatcher({ target: () => instance, listener: 'bench', viaSocket: false, ips: () => new ClientIpResolver(), log });
 const server = http.createServer((req, res) => {
-  idle.activity();
+  onRequest();
   dispatch(req, res);
 });
 server.listen(0, '127.0.0.1', () => process.stdout.write(`${(server.address() as { port: number }).port}\n`));

@@ -25,13 +25,18 @@ function newSpaceAfterBurst(capMiB: number | undefined): number {
     const s = getHeapSpaceStatistics().find((x) => x.space_name === 'new_space');
     process.stdout.write(String(s.space_size / 1048576));
   `;
+  return Number(runChild(script, 'young-generation.js', { CAP: capMiB === undefined ? '' : String(capMiB) }));
+}
+
+/** Run an ES module script in a fresh node process, with MODULE = the compiled daemon module named. */
+function runChild(script: string, module: string, env: Record<string, string> = {}): string {
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
-    env: { ...process.env, CAP: capMiB === undefined ? '' : String(capMiB), MODULE: pathToFileURL(join(ROOT, 'dist/src/daemon/young-generation.js')).href },
+    env: { ...process.env, ...env, MODULE: pathToFileURL(join(ROOT, 'dist/src/daemon', module)).href },
     encoding: 'utf8',
     timeout: 30_000,
   });
   if (r.status !== 0) throw new Error(`child failed: ${r.stderr}`);
-  return Number(r.stdout);
+  return r.stdout;
 }
 
 describe('young generation cap', () => {
@@ -102,22 +107,13 @@ describe('idle heap trim', () => {
         await new Promise((r) => setImmediate(r));
       }
       const before = size();
-      const idle = process.env.TRIM === '1' ? new IdleHeapTrim(100) : undefined;
+      const idle = new IdleHeapTrim(100);
       const t0 = Date.now();
       while (Date.now() - t0 < 12000 && size() === before) await new Promise((r) => setTimeout(r, 200));
-      idle?.stop();
+      idle.stop();
       process.stdout.write(before + ' ' + size());
     `;
-    const run = (trim: boolean) => {
-      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
-        env: { ...process.env, TRIM: trim ? '1' : '0', MODULE: pathToFileURL(join(ROOT, 'dist/src/daemon/idle-heap.js')).href },
-        encoding: 'utf8',
-        timeout: 30_000,
-      });
-      if (r.status !== 0) throw new Error(`child failed: ${r.stderr}`);
-      return r.stdout.split(' ').map(Number);
-    };
-    const [before, after] = run(true);
+    const [before, after] = runChild(script, 'idle-heap.js').split(' ').map(Number);
     expect(before).toBe(32);
     expect(after).toBeLessThanOrEqual(2);
   }, 40_000);
