@@ -25,7 +25,6 @@ export interface AlertQuery {
   inhibited: boolean;
 }
 
-
 /** api/v2 matchFilterLabels: an empty value on `=`/`=~` means "label absent", on `!=`/`!~` "present". */
 export function matchFilterLabels(matchers: Matcher[], labels: LabelSet): boolean {
   for (const m of matchers) {

@@ -200,38 +200,47 @@ export class SqlitePersistence implements AlertmanagerPersistence {
   }
 
   write(batch: WriteBatch): void {
+    const wroteAlerts = this.journalAlerts(batch);
+    const wroteSilences = this.writeSilences(batch);
+    if (!wroteAlerts && !wroteSilences) return;
     const now = performance.now();
+    this.lastWriteAt = now;
+    this.uncheckpointedSince ??= now;
+  }
+
+  /** The batch's alert states and deletions as one journal record; false when it has none. */
+  private journalAlerts(batch: WriteBatch): boolean {
     const entry: JournalEntry = {};
     const raw = batch.raw && batch.alerts?.length ? batch.raw : undefined;
     if (raw) entry.u = raw.updatedAt;
     else if (batch.alerts?.length) entry.a = batch.alerts.map(toRow);
     if (batch.deleteAlerts?.length) entry.d = batch.deleteAlerts;
-    if (raw || entry.a || entry.d) {
-      if (raw) this.files.append(JSON.stringify(entry), raw.body, Buffer.from(raw.outcome.buffer, raw.outcome.byteOffset, raw.outcome.byteLength));
-      else this.files.append(JSON.stringify(entry));
-      this.journalRows++;
-      this.lastWriteAt = now;
-      this.uncheckpointedSince ??= now;
-      const dirty = this.dirty;
-      if (batch.alerts) for (let i = 0; i < batch.alerts.length; i++) dirty.add(batch.alerts[i]!.fingerprint);
-      if (batch.deleteAlerts) for (const fp of batch.deleteAlerts) dirty.add(fp);
-    }
-    if (batch.silences?.length || batch.deleteSilences?.length) {
-      this.tune();
-      const s = this.store;
-      s.transaction(() => {
-        if (batch.silences?.length) {
-          const st = s.prepare('INSERT OR REPLACE INTO silences (id, data) VALUES (?, ?)');
-          for (const x of batch.silences) st.run(x.id, JSON.stringify(x));
-        }
-        if (batch.deleteSilences?.length) {
-          const st = s.prepare('DELETE FROM silences WHERE id = ?');
-          for (const id of batch.deleteSilences) st.run(id);
-        }
-      });
-      this.lastWriteAt = now;
-      this.uncheckpointedSince ??= now;
-    }
+    if (!raw && !entry.a && !entry.d) return false;
+    if (raw) this.files.append(JSON.stringify(entry), raw.body, Buffer.from(raw.outcome.buffer, raw.outcome.byteOffset, raw.outcome.byteLength));
+    else this.files.append(JSON.stringify(entry));
+    this.journalRows++;
+    const dirty = this.dirty;
+    if (batch.alerts) for (let i = 0; i < batch.alerts.length; i++) dirty.add(batch.alerts[i]!.fingerprint);
+    if (batch.deleteAlerts) for (const fp of batch.deleteAlerts) dirty.add(fp);
+    return true;
+  }
+
+  /** The batch's silence writes and deletions in one SQLite transaction; false when it has none. */
+  private writeSilences(batch: WriteBatch): boolean {
+    if (!batch.silences?.length && !batch.deleteSilences?.length) return false;
+    this.tune();
+    const s = this.store;
+    s.transaction(() => {
+      if (batch.silences?.length) {
+        const st = s.prepare('INSERT OR REPLACE INTO silences (id, data) VALUES (?, ?)');
+        for (const x of batch.silences) st.run(x.id, JSON.stringify(x));
+      }
+      if (batch.deleteSilences?.length) {
+        const st = s.prepare('DELETE FROM silences WHERE id = ?');
+        for (const id of batch.deleteSilences) st.run(id);
+      }
+    });
+    return true;
   }
 
   /** Journal records not yet folded into the snapshot. */
