@@ -34,9 +34,10 @@ describe.skipIf(!bin)('differential: silences', () => {
     p.name('s1', await p.same('POST', '/api/v2/silences', silence()));
     await p.same('GET', '/api/v2/silence/$s1');
     // same matchers and start, new end and comment: updated in place
-    const [t] = await p.both('GET', '/api/v2/silence/$s1');
-    const start = JSON.parse(t.text).startsAt;
-    const [t2, o2] = await p.same('POST', '/api/v2/silences', silence({ id: '$s1', startsAt: start, endsAt: iso(Date.now() + 7_200_000), comment: 'longer' }));
+    // Each server stamped the start with its own clock: send each its own (a ms apart would be a change).
+    const [t, o] = await p.both('GET', '/api/v2/silence/$s1');
+    p.ids.set('s1start', [JSON.parse(t.text).startsAt, JSON.parse(o.text).startsAt]);
+    const [t2, o2] = await p.same('POST', '/api/v2/silences', silence({ id: '$s1', startsAt: '$s1start', endsAt: iso(Date.now() + 7_200_000), comment: 'longer' }));
     expect(JSON.parse(t2.text).silenceID).toBe(p.ids.get('s1')![0]);
     expect(JSON.parse(o2.text).silenceID).toBe(p.ids.get('s1')![1]);
     // changed matchers: new id, old one expired
