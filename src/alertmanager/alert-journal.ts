@@ -1,6 +1,6 @@
 /**
  * The alert journal's files: `<database>-alerts.<n>`, append-only segments of framed records, each
- * written with one write(2) before the POST is answered (what the kernel took survives `kill -9`;
+ * written with one writev(2) before the POST is answered (what the kernel took survives `kill -9`;
  * like SQLite's WAL with synchronous=NORMAL, only a crash of the machine can lose the last ones).
  * A record is `u32 length | u32 CRC-32 | payload`, the payload `u32 n | n bytes of JSON entry |
  * u32 m | m bytes of request body | outcome bytes`. Reading stops at the first record that is cut
@@ -11,7 +11,7 @@
  * snapshot holds their states (`removeSealed`); writes meanwhile go to a new segment, replayed
  * after the older ones.
  */
-import { closeSync, ftruncateSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, readdirSync, readFileSync, unlinkSync, writevSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 
@@ -61,32 +61,42 @@ export class AlertJournalFiles {
     return out;
   }
 
-  /** Append one record; durable against a process kill when it returns. Throws when it cannot. */
+  /**
+   * Append one record; durable against a process kill when it returns. Throws when it cannot.
+   * One writev(2) of the framing and the caller's buffers: the body (tens of KiB) is not copied.
+   */
   append(entry: string, body?: Buffer, outcome?: Buffer): void {
     const entryLen = Buffer.byteLength(entry);
     const bodyLen = body?.length ?? 0;
     const payloadLen = 4 + entryLen + 4 + bodyLen + (outcome?.length ?? 0);
-    const buf = Buffer.allocUnsafe(HEADER + payloadLen);
-    let at = HEADER;
-    buf.writeUInt32LE(entryLen, at);
-    at += 4 + buf.write(entry, at + 4, 'utf8');
-    buf.writeUInt32LE(bodyLen, at);
-    at += 4;
-    if (body) at += body.copy(buf, at);
-    if (outcome) outcome.copy(buf, at);
-    buf.writeUInt32LE(payloadLen, 0);
-    buf.writeUInt32LE(crc32(buf.subarray(HEADER)), 4);
+    const head = Buffer.allocUnsafe(HEADER + 4 + entryLen + 4);
+    head.writeUInt32LE(payloadLen, 0);
+    head.writeUInt32LE(entryLen, HEADER);
+    head.write(entry, HEADER + 4, 'utf8');
+    head.writeUInt32LE(bodyLen, HEADER + 4 + entryLen);
+    let crc = crc32(head.subarray(HEADER));
+    const parts: Buffer[] = [head];
+    if (body && bodyLen > 0) {
+      crc = crc32(body, crc);
+      parts.push(body);
+    }
+    if (outcome && outcome.length > 0) {
+      crc = crc32(outcome, crc);
+      parts.push(outcome);
+    }
+    head.writeUInt32LE(crc, 4);
+    const total = HEADER + payloadLen;
     const seg = this.open();
     let written: number;
     try {
-      written = writeSync(seg.fd, buf);
+      written = writevSync(seg.fd, parts);
     } catch (e) {
       undoTail(seg);
       throw e;
     }
-    if (written !== buf.length) {
+    if (written !== total) {
       undoTail(seg);
-      throw new Error(`alert journal: short write to ${this.path(seg.n)} (${written} of ${buf.length} bytes; disk full?)`);
+      throw new Error(`alert journal: short write to ${this.path(seg.n)} (${written} of ${total} bytes; disk full?)`);
     }
     seg.size += written;
   }
