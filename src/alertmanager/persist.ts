@@ -125,18 +125,12 @@ const COMPACT_CHUNK = 500;
  */
 const PAGE_CACHE_KIB = -1024;
 
-/** Length at which the dirty list is first deduplicated (after that, twice its distinct count). */
-const DIRTY_DEDUPE_MIN = 1 << 16;
-
 export class SqlitePersistence implements AlertmanagerPersistence {
   /**
-   * Fingerprints changed or deleted since the last compaction, in write order, repeats included:
-   * an append costs the request path less than a lookup in a set of ten thousand (a re-posted
-   * alert is already in it); the compaction takes each once. Deduplicated whenever it reaches
-   * `dedupeAt`, so a load that never pauses cannot grow it without bound.
+   * Fingerprints changed or deleted since the last compaction. A set: re-posted alerts add no
+   * entry (and no garbage) when they are already in it.
    */
-  private dirty: string[] = [];
-  private dedupeAt = DIRTY_DEDUPE_MIN;
+  private dirty = new Set<string>();
   /** Journal records (file records and legacy table rows) not yet folded into the snapshot. */
   private journalRows = 0;
   private readonly files: AlertJournalFiles;
@@ -183,16 +177,16 @@ export class SqlitePersistence implements AlertmanagerPersistence {
         const outcome = new Float64Array(r.outcome.buffer.slice(r.outcome.byteOffset, r.outcome.byteOffset + r.outcome.byteLength));
         for (const a of replayRawBatch({ body: r.body, updatedAt: e.u!, outcome })) {
           byFp.set(a.fingerprint, a);
-          this.markDirty(a.fingerprint);
+          this.dirty.add(a.fingerprint);
         }
       }
       for (const row of e.a ?? []) {
         byFp.set(row[0], fromRow(row));
-        this.markDirty(row[0]);
+        this.dirty.add(row[0]);
       }
       for (const fp of e.d ?? []) {
         byFp.delete(fp);
-        this.markDirty(fp);
+        this.dirty.add(fp);
       }
     };
     // Rows an earlier version journaled in the table come first: the files started after them.
@@ -203,12 +197,6 @@ export class SqlitePersistence implements AlertmanagerPersistence {
     this.journalRows = legacy.length + records.length;
     if (this.journalRows > 0) this.uncheckpointedSince = performance.now();
     return [...byFp.values()];
-  }
-
-  private markDirty(fp: string): void {
-    if (this.dirty.push(fp) < this.dedupeAt) return;
-    this.dirty = [...new Set(this.dirty)];
-    this.dedupeAt = Math.max(DIRTY_DEDUPE_MIN, 2 * this.dirty.length);
   }
 
   write(batch: WriteBatch): void {
@@ -231,8 +219,9 @@ export class SqlitePersistence implements AlertmanagerPersistence {
     if (raw) this.files.append(JSON.stringify(entry), raw.body, Buffer.from(raw.outcome.buffer, raw.outcome.byteOffset, raw.outcome.byteLength));
     else this.files.append(JSON.stringify(entry));
     this.journalRows++;
-    if (batch.alerts) for (let i = 0; i < batch.alerts.length; i++) this.markDirty(batch.alerts[i]!.fingerprint);
-    if (batch.deleteAlerts) for (const fp of batch.deleteAlerts) this.markDirty(fp);
+    const dirty = this.dirty;
+    if (batch.alerts) for (let i = 0; i < batch.alerts.length; i++) dirty.add(batch.alerts[i]!.fingerprint);
+    if (batch.deleteAlerts) for (const fp of batch.deleteAlerts) dirty.add(fp);
     return true;
   }
 
@@ -281,9 +270,8 @@ export class SqlitePersistence implements AlertmanagerPersistence {
       const upTo = (s.prepare('SELECT COALESCE(MAX(seq), 0) AS m FROM alert_journal').get() as { m: number }).m;
       // Records written from now on go to a new file, replayed after the sealed ones.
       this.files.seal();
-      this.compaction = { upTo, records: this.journalRows, todo: [...new Set(this.dirty)] };
-      this.dirty = [];
-      this.dedupeAt = DIRTY_DEDUPE_MIN;
+      this.compaction = { upTo, records: this.journalRows, todo: [...this.dirty] };
+      this.dirty = new Set();
     }
     const c = this.compaction;
     const part = c.todo.splice(0, chunk);

@@ -54,23 +54,6 @@ describe('alert journal', () => {
     expect(new Map(loaded.map((a) => [a.fingerprint, a]))).toEqual(mem);
   });
 
-  it('keeps the list of changed fingerprints bounded under re-posts that never pause, and folds each once', () => {
-    const p = new SqlitePersistence(store);
-    const mem = new Map<string, StoredAlert>();
-    // 140 batches re-posting the same 1,000 alerts: 140,000 changes of 1,000 fingerprints.
-    for (let i = 0; i < 140; i++) {
-      const batch = Array.from({ length: 1000 }, (_, j) => alert(`r${j}`, i));
-      for (const a of batch) mem.set(a.fingerprint, a);
-      p.write({ alerts: batch });
-    }
-    expect((p as unknown as { dirty: string[] }).dirty.length).toBeLessThan(1 << 16);
-    const folded: string[] = [];
-    while (p.compactStep((fp) => (folded.push(fp), mem.get(fp)), 500));
-    expect(folded.length).toBe(1000);
-    expect(new Set(folded).size).toBe(1000);
-    expect(new Map(new SqlitePersistence(store).loadAlerts().map((a) => [a.fingerprint, a]))).toEqual(mem);
-  });
-
   it('tracks when it was last written and what the database file still lacks', () => {
     const p = new SqlitePersistence(store);
     expect(p.uncheckpointedSince).toBeUndefined();
