@@ -17,6 +17,10 @@
  * time (all its threads) during the first POST is read from /proc, to separate its work from the
  * client's and the kernel's. That first POST is timed on three fresh servers of each kind (same
  * warm-up each time) and the median reported. GETs use undici (keep-alive).
+ *
+ * The Node floor (alertmanager-floor.ts; CTL_BENCH_FLOOR=0 leaves it out) gets the same warm-up and
+ * first POST: node:http, JSON.parse, a fingerprint and a Map entry per alert, one journal writev,
+ * nothing else; what any durable Node alert store pays on this machine during the same run.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
@@ -302,14 +306,15 @@ function unitMallocEnv(): Record<string, string> {
   return env;
 }
 
-async function startStandalone(env: Record<string, string>): Promise<{ base: string; pid: number; stop: () => Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'am-standalone-'));
+/** A bench server script of this folder in its own node process (`SCRIPT DIR`; it prints its port). */
+async function startChildServer(script: string, env: Record<string, string>): Promise<{ base: string; pid: number; stop: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'am-bench-server-'));
   writeFileSync(join(dir, 'alertmanager.yml'), BENCH_CONFIG);
-  const entry = fileURLToPath(new URL('./alertmanager-standalone.js', import.meta.url));
+  const entry = fileURLToPath(new URL(`./${script}`, import.meta.url));
   const child = spawn(process.execPath, [entry, dir], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const port = await new Promise<string>((resolve, reject) => {
     child.stdout!.once('data', (d) => resolve(String(d).trim()));
-    child.once('exit', () => reject(new Error('standalone alertmanager exited')));
+    child.once('exit', () => reject(new Error(`${script} exited`)));
   });
   return {
     base: `http://127.0.0.1:${port}`,
@@ -370,12 +375,24 @@ export async function runAlertmanagerBench(): Promise<void> {
   const oursFull = await onDaemon((t) => measure(t, alerts));
   const ourPosts = await firstPosts(onDaemon, oursFull);
   const ours = withMedianPost(oursFull, ourPosts);
-  const alone = await startStandalone(mallocEnv);
+  const alone = await startChildServer('alertmanager-standalone.js', mallocEnv);
   let aloneFigures: Figures;
   try {
     aloneFigures = await measure({ name: 'component alone', base: alone.base, pid: alone.pid }, alerts);
   } finally {
     await alone.stop();
+  }
+  // The Node floor (alertmanager-floor.ts): only the first POST, on POST_RUNS fresh servers.
+  const floorPosts: FirstPost[] = [];
+  if (process.env.CTL_BENCH_FLOOR !== '0') {
+    for (let i = 0; i < POST_RUNS; i++) {
+      const floor = await startChildServer('alertmanager-floor.js', {});
+      try {
+        floorPosts.push(await measureFirstPost({ name: 'floor', base: floor.base, pid: floor.pid }, alerts));
+      } finally {
+        await floor.stop();
+      }
+    }
   }
   let theirs: Figures | undefined;
   let theirPosts: FirstPost[] = [];
@@ -412,8 +429,14 @@ export async function runAlertmanagerBench(): Promise<void> {
   memRow('resident memory, component alone, right after the load', aloneFigures.rssMiB, theirs?.rssMiB);
   memRow(`resident memory, component alone, ${IDLE_MS / 1000} s later`, aloneFigures.rssIdleMiB, theirs?.rssIdleMiB);
   process.stdout.write(`  ${'POST total, component alone'.padEnd(58)} ${fmt(aloneFigures.postMs, 1).padStart(14)} ${(theirs ? fmt(theirs.postMs, 1) : '-').padStart(14)}  ${theirs ? (theirs.postMs / aloneFigures.postMs).toFixed(2) + 'x' : ''}\n`);
+  if (floorPosts.length > 0) {
+    const floorMs = median(floorPosts.map((r) => r.postMs));
+    const ratio = theirs ? `${(theirs.postMs / floorMs).toFixed(2)}x` : '';
+    process.stdout.write(`  ${`POST total, Node floor, median of ${POST_RUNS} servers`.padEnd(58)} ${fmt(floorMs, 1).padStart(14)} ${(theirs ? fmt(theirs.postMs, 1) : '-').padStart(14)}  ${ratio}\n`);
+  }
   const samples = (runs: FirstPost[]) => runs.map((r) => fmt(r.postMs, 1)).join(', ');
   report('first POST on each fresh server (ctl)', samples(ourPosts), theirs ? `alertmanager ${samples(theirPosts)}` : '');
+  if (floorPosts.length > 0) report('first POST on each fresh server (Node floor)', samples(floorPosts));
   report('GET /api/v2/alerts response size (ctl)', `${(ours.getAllBytes / 1048576).toFixed(2)} MiB`, theirs ? `alertmanager ${(theirs.getAllBytes / 1048576).toFixed(2)} MiB` : '');
   process.stdout.write(`  load average after: ${load()}\n`);
   await agent.close();
