@@ -49,7 +49,7 @@ describe('fingerprint against a BigInt FNV-1a reference', () => {
   it('agrees on random label sets (ASCII, non-ASCII, many names)', () => {
     const chars = ['a', 'Z', '_', '0', ' ', '"', 'é', '日', '\u{1F600}', '\xff'];
     let seed = 42;
-    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+    const rnd = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff) % n);
     const str = (max: number) => Array.from({ length: rnd(max) }, () => chars[rnd(chars.length)]).join('');
     for (let i = 0; i < 500; i++) {
       const ls: Record<string, string> = {};
