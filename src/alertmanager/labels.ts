@@ -39,28 +39,60 @@ export function sortedNames(ls: LabelSet): string[] {
 /**
  * FNV-1a 64 over sorted names: name bytes, 0xFF, value bytes, 0xFF (prometheus/common
  * labelSetToFingerprint), printed as 16 lowercase hex digits. No BigInt: the 64-bit state is two
- * int32 locals; the prime 0x100000001b3 is `0x1b3 + 2^40`, so `h * prime` is `lo * 0x1b3`
+ * int32 halves (in locals while a string is hashed); the prime 0x100000001b3 is `0x1b3 + 2^40`, so `h * prime` is `lo * 0x1b3`
  * (computed in 16-bit halves to stay in int32 arithmetic) plus `lo << 8` added to the high half.
  * ASCII is hashed straight from the string; from the first non-ASCII character on, the UTF-8
  * bytes (lone surrogates become U+FFFD, as Go's decoder does).
+ *
+ * Label sets usually come with their names in order (Prometheus sends them sorted): those are
+ * hashed in one walk over the object, without a key list or a sort; names out of order or not
+ * ASCII take the sorting path.
  */
 export function fingerprint(ls: LabelSet): string {
-  let lo = 0x84222325 | 0;
-  let hi = 0xcbf29ce4 | 0;
-  const names = sortedNames(ls);
-  for (let n = 0; n < 2 * names.length; n++) {
-    const s = (n & 1) === 0 ? names[n >> 1]! : ls[names[n >> 1]!]!;
-    let i = 0;
-    for (; i <= s.length; i++) {
-      const b = i < s.length ? s.charCodeAt(i) : 0xff;
-      if (b > 0x7f && i < s.length) break;
-      const x = lo ^ b;
-      const tl = (x & 0xffff) * 0x1b3;
-      const th = (x >>> 16) * 0x1b3 + (tl >>> 16);
-      lo = (th << 16) | (tl & 0xffff);
-      hi = (Math.imul(hi, 0x1b3) + (th >>> 16) + (x << 8)) | 0;
-    }
-    if (i > s.length) continue;
+  FNV[0] = 0x84222325 | 0;
+  FNV[1] = 0xcbf29ce4 | 0;
+  let prev: string | undefined;
+  for (const name in ls) {
+    if ((prev !== undefined && !(prev < name)) || !fnvString(name, true)) return fingerprintSorted(ls);
+    prev = name;
+    fnvString(ls[name]!, false);
+  }
+  return hex64(FNV[1]!, FNV[0]!);
+}
+
+/** The same hash over the names in Go order (a key list, sorted). */
+function fingerprintSorted(ls: LabelSet): string {
+  FNV[0] = 0x84222325 | 0;
+  FNV[1] = 0xcbf29ce4 | 0;
+  for (const name of sortedNames(ls)) {
+    fnvString(name, false);
+    fnvString(ls[name]!, false);
+  }
+  return hex64(FNV[1]!, FNV[0]!);
+}
+
+/** The hash being computed: low and high 32 bits (a string at a time goes through locals). */
+const FNV = new Int32Array(2);
+
+/**
+ * Hash the UTF-8 bytes of `s` and then 0xFF into FNV. ASCII is read straight from the string;
+ * with `asciiOnly`, a non-ASCII character stops it and it returns false (the state is then spent).
+ */
+function fnvString(s: string, asciiOnly: boolean): boolean {
+  let lo = FNV[0]!;
+  let hi = FNV[1]!;
+  let i = 0;
+  for (; i <= s.length; i++) {
+    const b = i < s.length ? s.charCodeAt(i) : 0xff;
+    if (b > 0x7f && i < s.length) break;
+    const x = lo ^ b;
+    const tl = (x & 0xffff) * 0x1b3;
+    const th = (x >>> 16) * 0x1b3 + (tl >>> 16);
+    lo = (th << 16) | (tl & 0xffff);
+    hi = (Math.imul(hi, 0x1b3) + (th >>> 16) + (x << 8)) | 0;
+  }
+  if (i <= s.length) {
+    if (asciiOnly) return false;
     const rest = Buffer.from(s.slice(i), 'utf8');
     for (let j = 0; j <= rest.length; j++) {
       const x = lo ^ (j < rest.length ? rest[j]! : 0xff);
@@ -70,7 +102,13 @@ export function fingerprint(ls: LabelSet): string {
       hi = (Math.imul(hi, 0x1b3) + (th >>> 16) + (x << 8)) | 0;
     }
   }
-  // One flat string (not a concatenation tree): fingerprints are hashed as Map keys right away.
+  FNV[0] = lo;
+  FNV[1] = hi;
+  return true;
+}
+
+/** 16 lowercase hex digits, one flat string (not a concatenation tree): fingerprints are hashed as Map keys right away. */
+function hex64(hi: number, lo: number): string {
   const h = HEX_CODES;
   return String.fromCharCode(
     h[(hi >>> 28) & 15]!, h[(hi >>> 24) & 15]!, h[(hi >>> 20) & 15]!, h[(hi >>> 16) & 15]!,

@@ -58,6 +58,31 @@ describe('fingerprint against a BigInt FNV-1a reference', () => {
       expect(fingerprint(ls)).toBe(reference(ls));
     }
   });
+  it('agrees when the names come in order (the walk without a sort), and when only some do', () => {
+    // U+FF21 sorts after U+1F600 in UTF-16 code units but before it in UTF-8 bytes (Go's order).
+    const chars = ['a', 'Z', '_', '0', ' ', '"', 'é', '日', '\u{1F600}', '\uff21', '\xff', '\ud800'];
+    let seed = 7;
+    const rnd = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff) % n);
+    const str = (max: number) => Array.from({ length: rnd(max) }, () => chars[rnd(chars.length)]).join('');
+    for (let i = 0; i < 500; i++) {
+      const names = new Set<string>();
+      const n = rnd(8);
+      for (let j = 0; j < n; j++) names.add(i % 3 === 0 ? `k${str(3)}` : `k${'abcdefgh'[rnd(8)]}${rnd(100)}`);
+      const ordered = [...names].sort();
+      // In code-unit order (the walk's own test), and once with the last two swapped.
+      const swapped = ordered.length > 1 ? [...ordered.slice(0, -2), ordered.at(-1)!, ordered.at(-2)!] : ordered;
+      for (const order of [ordered, swapped]) {
+        const ls: Record<string, string> = {};
+        for (const k of order) ls[k] = str(12);
+        expect(fingerprint(ls)).toBe(reference(ls));
+      }
+    }
+  });
+  it('agrees when names look like array indices (which an object lists first, in numeric order)', () => {
+    for (const ls of [{ '2': 'a', '10': 'b', x: 'c' }, { '10': 'a', '9': 'b' }, { '1': 'x' }, { a: '1', '0': 'z' }]) {
+      expect(fingerprint(ls)).toBe(reference(ls));
+    }
+  });
 });
 
 describe('labelSetsEqual', () => {
