@@ -39,8 +39,9 @@ export function sortedNames(ls: LabelSet): string[] {
 /**
  * FNV-1a 64 over sorted names: name bytes, 0xFF, value bytes, 0xFF (prometheus/common
  * labelSetToFingerprint), printed as 16 lowercase hex digits. No BigInt: the 64-bit state is two
- * int32 halves (in locals while a string is hashed); the prime 0x100000001b3 is `0x1b3 + 2^40`, so `h * prime` is `lo * 0x1b3`
- * (computed in 16-bit halves to stay in int32 arithmetic) plus `lo << 8` added to the high half.
+ * int32 halves (in locals while a string is hashed); the prime 0x100000001b3 is `0x1b3 + 2^40`,
+ * so `h * prime` is `lo * 0x1b3` (computed in 16-bit halves to stay in int32 arithmetic) plus
+ * `lo << 8` added to the high half.
  * ASCII is hashed straight from the string; from the first non-ASCII character on, the UTF-8
  * bytes (lone surrogates become U+FFFD, as Go's decoder does).
  *
