@@ -306,25 +306,28 @@ function unitMallocEnv(): Record<string, string> {
   return env;
 }
 
-/** A bench server script of this folder in its own node process (`SCRIPT DIR`; it prints its port). */
-async function startChildServer(script: string, env: Record<string, string>): Promise<{ base: string; pid: number; stop: () => Promise<void> }> {
+/**
+ * A bench server script of this folder in its own node process (`SCRIPT DIR`; it prints its
+ * port), for the duration of `fn`.
+ */
+async function onChildServer<T>(script: string, env: Record<string, string>, fn: (t: Target) => Promise<T>): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), 'am-bench-server-'));
   writeFileSync(join(dir, 'alertmanager.yml'), BENCH_CONFIG);
   const entry = fileURLToPath(new URL(`./${script}`, import.meta.url));
   const child = spawn(process.execPath, [entry, dir], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
-  const port = await new Promise<string>((resolve, reject) => {
-    child.stdout!.once('data', (d) => resolve(String(d).trim()));
-    child.once('exit', () => reject(new Error(`${script} exited`)));
-  });
-  return {
-    base: `http://127.0.0.1:${port}`,
-    pid: child.pid!,
-    stop: async () => {
+  try {
+    const port = await new Promise<string>((resolve, reject) => {
+      child.stdout!.once('data', (d) => resolve(String(d).trim()));
+      child.once('exit', () => reject(new Error(`${script} exited`)));
+    });
+    return await fn({ name: script, base: `http://127.0.0.1:${port}`, pid: child.pid! });
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 export async function runAlertmanagerBench(): Promise<void> {
@@ -375,24 +378,11 @@ export async function runAlertmanagerBench(): Promise<void> {
   const oursFull = await onDaemon((t) => measure(t, alerts));
   const ourPosts = await firstPosts(onDaemon, oursFull);
   const ours = withMedianPost(oursFull, ourPosts);
-  const alone = await startChildServer('alertmanager-standalone.js', mallocEnv);
-  let aloneFigures: Figures;
-  try {
-    aloneFigures = await measure({ name: 'component alone', base: alone.base, pid: alone.pid }, alerts);
-  } finally {
-    await alone.stop();
-  }
+  const aloneFigures = await onChildServer('alertmanager-standalone.js', mallocEnv, (t) => measure(t, alerts));
   // The Node floor (alertmanager-floor.ts): only the first POST, on POST_RUNS fresh servers.
   const floorPosts: FirstPost[] = [];
   if (process.env.CTL_BENCH_FLOOR !== '0') {
-    for (let i = 0; i < POST_RUNS; i++) {
-      const floor = await startChildServer('alertmanager-floor.js', {});
-      try {
-        floorPosts.push(await measureFirstPost({ name: 'floor', base: floor.base, pid: floor.pid }, alerts));
-      } finally {
-        await floor.stop();
-      }
-    }
+    for (let i = 0; i < POST_RUNS; i++) floorPosts.push(await onChildServer('alertmanager-floor.js', {}, (t) => measureFirstPost(t, alerts)));
   }
   let theirs: Figures | undefined;
   let theirPosts: FirstPost[] = [];
@@ -428,12 +418,10 @@ export async function runAlertmanagerBench(): Promise<void> {
     process.stdout.write(`  ${label.padEnd(58)} ${(o.toFixed(1) + ' MiB').padStart(14)} ${(t === undefined ? '-' : t.toFixed(1) + ' MiB').padStart(14)}  ${t === undefined ? '' : (t / o).toFixed(2) + 'x'}\n`);
   memRow('resident memory, component alone, right after the load', aloneFigures.rssMiB, theirs?.rssMiB);
   memRow(`resident memory, component alone, ${IDLE_MS / 1000} s later`, aloneFigures.rssIdleMiB, theirs?.rssIdleMiB);
-  process.stdout.write(`  ${'POST total, component alone'.padEnd(58)} ${fmt(aloneFigures.postMs, 1).padStart(14)} ${(theirs ? fmt(theirs.postMs, 1) : '-').padStart(14)}  ${theirs ? (theirs.postMs / aloneFigures.postMs).toFixed(2) + 'x' : ''}\n`);
-  if (floorPosts.length > 0) {
-    const floorMs = median(floorPosts.map((r) => r.postMs));
-    const ratio = theirs ? `${(theirs.postMs / floorMs).toFixed(2)}x` : '';
-    process.stdout.write(`  ${`POST total, Node floor, median of ${POST_RUNS} servers`.padEnd(58)} ${fmt(floorMs, 1).padStart(14)} ${(theirs ? fmt(theirs.postMs, 1) : '-').padStart(14)}  ${ratio}\n`);
-  }
+  const postRow = (label: string, ms: number) =>
+    process.stdout.write(`  ${label.padEnd(58)} ${fmt(ms, 1).padStart(14)} ${(theirs ? fmt(theirs.postMs, 1) : '-').padStart(14)}  ${theirs ? (theirs.postMs / ms).toFixed(2) + 'x' : ''}\n`);
+  postRow('POST total, component alone', aloneFigures.postMs);
+  if (floorPosts.length > 0) postRow(`POST total, Node floor, median of ${POST_RUNS} servers`, median(floorPosts.map((r) => r.postMs)));
   const samples = (runs: FirstPost[]) => runs.map((r) => fmt(r.postMs, 1)).join(', ');
   report('first POST on each fresh server (ctl)', samples(ourPosts), theirs ? `alertmanager ${samples(theirPosts)}` : '');
   if (floorPosts.length > 0) report('first POST on each fresh server (Node floor)', samples(floorPosts));
