@@ -14,7 +14,6 @@
  * shrinks up to ~8 s after the quiet time; an explicit collection does not shrink it (measured).
  */
 import { setFlagsFromString } from 'node:v8';
-import { capYoungGeneration, youngGenerationMiB } from './young-generation.js';
 import { wholeNumberFromEnv } from './env-number.js';
 
 export const IDLE_TRIM_ENV = 'CTL_DAEMON_IDLE_TRIM_MS';
@@ -74,11 +73,3 @@ export class IdleHeapTrim {
   }
 }
 
-/**
- * What `ctl serve` does to V8's heap (and the bench's component-alone process the same way): the
- * young-generation cap and the idle trim, from the environment. Returns the hook each request calls.
- */
-export function applyDaemonHeapSettings(env: NodeJS.ProcessEnv): () => void {
-  capYoungGeneration(youngGenerationMiB(env));
-  return new IdleHeapTrim(idleTrimMs(env)).activity;
-}

@@ -1,7 +1,7 @@
 import { createRateLimiter } from '../ratelimit/index.js';
 import { Daemon } from './daemon.js';
 import { defaultStateDir } from './state-dir.js';
-import { applyDaemonHeapSettings } from './idle-heap.js';
+import { applyDaemonV8Settings } from './v8-settings.js';
 
 export interface RunOptions {
   stateDir?: string;
@@ -16,7 +16,7 @@ export async function runDaemon(opts: RunOptions): Promise<void> {
   const stateDir = opts.stateDir ?? defaultStateDir();
   let onRequest: () => void;
   try {
-    onRequest = applyDaemonHeapSettings(process.env);
+    onRequest = applyDaemonV8Settings(process.env);
   } catch (e) {
     process.stderr.write(`ctl serve: ${(e as Error).message}\n`);
     process.exit(1);

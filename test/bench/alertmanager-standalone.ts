@@ -11,9 +11,9 @@ import { setFlagsFromString } from 'node:v8';
 // the heap grows: the component's modules are loaded afterwards.
 const flags = process.env.CTL_DAEMON_V8_FLAGS ?? '';
 if (flags.trim() !== '') setFlagsFromString(flags);
-// And its young-generation cap and idle trim, as `ctl serve` sets them (src/daemon/run.ts).
-const { applyDaemonHeapSettings } = await import('../../src/daemon/idle-heap.js');
-const onRequest = applyDaemonHeapSettings(process.env);
+// And its tier-up budget, young-generation cap and idle trim, as `ctl serve` sets them (src/daemon/run.ts).
+const { applyDaemonV8Settings } = await import('../../src/daemon/v8-settings.js');
+const onRequest = applyDaemonV8Settings(process.env);
 const { default: pino } = await import('pino');
 const { ClientIpResolver, createDispatcher, systemClock } = await import('../../src/http/index.js');
 const { Store } = await import('../../src/store/index.js');
