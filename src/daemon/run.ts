@@ -2,6 +2,7 @@ import { createRateLimiter } from '../ratelimit/index.js';
 import { Daemon } from './daemon.js';
 import { defaultStateDir } from './state-dir.js';
 import { applyDaemonV8Settings } from './v8-settings.js';
+import { collectAfterStartup } from './startup-gc.js';
 
 export interface RunOptions {
   stateDir?: string;
@@ -52,4 +53,5 @@ export async function runDaemon(opts: RunOptions): Promise<void> {
     await daemon.stop().catch(() => undefined);
     process.exit(1);
   }
+  collectAfterStartup();
 }

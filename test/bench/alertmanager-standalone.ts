@@ -36,7 +36,11 @@ const instance = await alertmanagerComponent.create({
   version: 'bench',
 });
 await instance.start?.();
-const dispatch = createDispatcher({ target: () => instance, listener: 'bench', viaSocket: false, ips: () => new ClientIpResolver(), log });
+// The full collection `ctl serve` runs once it has started (src/daemon/startup-gc.ts).
+const { collectAfterStartup } = await import('../../src/daemon/startup-gc.js');
+collectAfterStartup();
+const ips = new ClientIpResolver();
+const dispatch = createDispatcher({ target: () => instance, listener: 'bench', viaSocket: false, ips: () => ips, log });
 const server = http.createServer((req, res) => {
   onRequest();
   dispatch(req, res);
