@@ -11,20 +11,23 @@ export class TimeParseError extends Error {}
 
 /** Epoch ms → `2006-01-02T15:04:05.000Z`. */
 export function formatTime(ms: number): string {
-  // Alerts of one batch share their times: remember the last few (rendering 10,000 alerts
-  // formats 30,000 times, mostly a handful of distinct ones).
-  for (let i = 0; i < RECENT; i++) if (recentMs[i] === ms) return recentText[i]!;
-  const text = formatTimeUncached(ms);
-  recentMs[recentNext] = ms;
-  recentText[recentNext] = text;
-  recentNext = (recentNext + 1) % RECENT;
+  let text = formatted.get(ms);
+  if (text === undefined) {
+    if (formatted.size >= FORMATTED_MAX) formatted.clear();
+    text = formatTimeUncached(ms);
+    formatted.set(ms, text);
+  }
   return text;
 }
 
-const RECENT = 4;
-const recentMs = new Float64Array(RECENT).fill(NaN);
-const recentText: string[] = new Array<string>(RECENT).fill('');
-let recentNext = 0;
+/**
+ * Times already formatted. Alerts posted in one batch share their times, so a render of 10,000
+ * alerts formats 30,000 times of a few hundred distinct values (a batch's start and update time
+ * each, interleaved once sorted by fingerprint): one `toISOString` and one string each instead of
+ * 30,000. Emptied when full, so it never holds more than FORMATTED_MAX strings (~60 KB).
+ */
+const FORMATTED_MAX = 1024;
+const formatted = new Map<number, string>();
 
 function formatTimeUncached(ms: number): string {
   const d = new Date(ms);

@@ -64,6 +64,11 @@ describe('the RFC3339 fast path', () => {
     const times = [T(1), T(2), T(3), T(1), T(4), T(5), T(1), T(2)];
     for (const ms of times) expect(formatTime(ms)).toBe(new Date(ms).toISOString());
   });
+  it('stays right past its memo size (three thousand distinct times, each asked twice, far apart)', () => {
+    const times = Array.from({ length: 3000 }, (_, i) => T(i * 7));
+    for (const round of [0, 1]) for (const ms of times) expect(formatTime(ms), `round ${round}`).toBe(new Date(ms).toISOString());
+    expect(formatTime(Date.parse('0001-01-01T00:00:00Z') - 1000)).toBe('0000-12-31T23:59:59.000Z');
+  });
 });
 
 function T(n: number): number {
