@@ -56,6 +56,37 @@ function compareInGroup(a: Alert, b: Alert): number {
  */
 export type JsonPieces = Iterable<string>;
 
+/** About how much text a rendered piece holds (sendAmJsonPieces writes ~64 KiB at a time). */
+const PIECE_CHARS = 64 * 1024;
+
+/**
+ * Strings collected in an array and joined into one flat string per piece. Building the text with
+ * `+` made a concatenation tree (a 32-byte node per `+`, about three times the text) that was then
+ * flattened into a copy when written: a GET of 10,000 alerts allocated ~34 MiB for 4.5 MiB of
+ * text, 20 young-generation collections that moved what was alive at each into the old one.
+ */
+class PieceBuffer {
+  private parts: string[] = [];
+  private chars = 0;
+
+  push(s: string): void {
+    this.parts.push(s);
+    this.chars += s.length;
+  }
+
+  /** The text so far as one string once it reaches PIECE_CHARS, else undefined. */
+  full(): string | undefined {
+    return this.chars >= PIECE_CHARS ? this.take() : undefined;
+  }
+
+  take(): string {
+    const text = this.parts.join('');
+    this.parts = [];
+    this.chars = 0;
+    return text;
+  }
+}
+
 /** The aggregation group of an alert under a route: route id + fingerprint of its group labels. */
 function groupKey(route: RouteNode, labels: LabelSet): string {
   return route.id + '\xff' + fingerprint(groupLabels(route, labels));
@@ -80,18 +111,28 @@ function receiversJson(names: string[]): string {
 }
 
 /** One gettableAlert in Go field order (generatorURL omitted when empty). */
-function renderAlert(a: Alert, receivers: string, status: string): string {
-  return (
-    '{"annotations":' + goJsonLabelSet(a.annotations) +
-    ',"endsAt":"' + formatTime(a.endsAt) +
-    '","fingerprint":"' + a.fingerprint +
-    '","receivers":' + receivers +
-    ',"startsAt":"' + formatTime(a.startsAt) +
-    '","status":' + status +
-    ',"updatedAt":"' + formatTime(a.updatedAt) + '"' +
-    (a.generatorURL ? ',"generatorURL":' + goJsonString(a.generatorURL) : '') +
-    ',"labels":' + goJsonLabelSet(a.labels) + '}'
-  );
+function pushAlert(out: PieceBuffer, a: Alert, receivers: string, status: string): void {
+  out.push('{"annotations":');
+  out.push(goJsonLabelSet(a.annotations));
+  out.push(',"endsAt":"');
+  out.push(formatTime(a.endsAt));
+  out.push('","fingerprint":"');
+  out.push(a.fingerprint);
+  out.push('","receivers":');
+  out.push(receivers);
+  out.push(',"startsAt":"');
+  out.push(formatTime(a.startsAt));
+  out.push('","status":');
+  out.push(status);
+  out.push(',"updatedAt":"');
+  out.push(formatTime(a.updatedAt));
+  if (a.generatorURL) {
+    out.push('","generatorURL":');
+    out.push(goJsonString(a.generatorURL));
+    out.push(',"labels":');
+  } else out.push('","labels":');
+  out.push(goJsonLabelSet(a.labels));
+  out.push('}');
 }
 
 export class Engine {
@@ -253,9 +294,16 @@ export class Engine {
     return (function* () {
       const release = store.pin();
       try {
-        yield '[';
-        for (let i = 0; i < picked.length; i++) yield (i > 0 ? ',' : '') + renderAlert(picked[i]!, receivers[i]!, statuses[i]!);
-        yield ']\n';
+        const out = new PieceBuffer();
+        out.push('[');
+        for (let i = 0; i < picked.length; i++) {
+          if (i > 0) out.push(',');
+          pushAlert(out, picked[i]!, receivers[i]!, statuses[i]!);
+          const piece = out.full();
+          if (piece !== undefined) yield piece;
+        }
+        out.push(']\n');
+        yield out.take();
       } finally {
         release();
       }
@@ -313,18 +361,23 @@ export class Engine {
     return (function* () {
       const release = store.pin();
       try {
-        yield '[';
+        const out = new PieceBuffer();
+        out.push('[');
         for (let i = 0; i < sorted.length; i++) {
           const g = sorted[i]!;
           const order = g.alerts.map((_, j) => j).sort((x, y) => compareInGroup(g.alerts[x]!, g.alerts[y]!));
-          yield (i > 0 ? ',' : '') + '{"alerts":[';
+          out.push(i > 0 ? ',{"alerts":[' : '{"alerts":[');
           for (let n = 0; n < order.length; n++) {
             const a = g.alerts[order[n]!]!;
-            yield (n > 0 ? ',' : '') + renderAlert(a, receiversFor(a), g.statuses[order[n]!]!);
+            if (n > 0) out.push(',');
+            pushAlert(out, a, receiversFor(a), g.statuses[order[n]!]!);
+            const piece = out.full();
+            if (piece !== undefined) yield piece;
           }
-          yield '],"labels":' + goJsonLabelSet(g.labels) + ',"receiver":{"name":' + goJsonString(g.route.receiver) + '}}';
+          out.push('],"labels":' + goJsonLabelSet(g.labels) + ',"receiver":{"name":' + goJsonString(g.route.receiver) + '}}');
         }
-        yield ']\n';
+        out.push(']\n');
+        yield out.take();
       } finally {
         release();
       }
