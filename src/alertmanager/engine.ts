@@ -56,33 +56,40 @@ function compareInGroup(a: Alert, b: Alert): number {
  */
 export type JsonPieces = Iterable<string>;
 
-/** About how much text a rendered piece holds (sendAmJsonPieces writes ~64 KiB at a time). */
-const PIECE_CHARS = 64 * 1024;
+/** Strings per rendered piece: about 200 alerts, ~90 KiB of text (sendAmJsonPieces writes ~64 KiB at a time). */
+const PIECE_PARTS = 4096;
 
 /**
  * Strings collected in an array and joined into one flat string per piece. Building the text with
  * `+` made a concatenation tree (a 32-byte node per `+`, about three times the text) that was then
  * flattened into a copy when written: a GET of 10,000 alerts allocated ~34 MiB for 4.5 MiB of
- * text, 20 young-generation collections that moved what was alive at each into the old one.
+ * text. The array has a fixed length and is joined once it has no room for another alert (unused
+ * slots hold '', which add nothing), so it is allocated once per answer and never grown or trimmed;
+ * it is cleared after each join so that it keeps no string alive.
  */
 class PieceBuffer {
-  private parts: string[] = [];
-  private chars = 0;
+  /** Unused slots hold '' (they add nothing to a join). */
+  private readonly parts: string[] = new Array<string>(PIECE_PARTS).fill('');
+  private n = 0;
 
   push(s: string): void {
-    this.parts.push(s);
-    this.chars += s.length;
+    // Never reached by whole alerts (full() is asked after each, with room for one); kept safe.
+    if (this.n === PIECE_PARTS) {
+      this.parts[0] = this.take();
+      this.n = 1;
+    }
+    this.parts[this.n++] = s;
   }
 
-  /** The text so far as one string once it reaches PIECE_CHARS, else undefined. */
+  /** The text so far as one string once there is no room for another alert, else undefined. */
   full(): string | undefined {
-    return this.chars >= PIECE_CHARS ? this.take() : undefined;
+    return this.n > PIECE_PARTS - 64 ? this.take() : undefined;
   }
 
   take(): string {
     const text = this.parts.join('');
-    this.parts = [];
-    this.chars = 0;
+    this.parts.fill('', 0, this.n);
+    this.n = 0;
     return text;
   }
 }

@@ -265,9 +265,12 @@ describe('large responses', () => {
     const all = await get('/api/v2/alerts');
     expect(all.headers['transfer-encoding']).toBe('chunked');
     expect(all.headers['content-length']).toBeUndefined();
-    const list = all.json() as { fingerprint: string }[];
+    const list = all.json() as { fingerprint: string; labels: Record<string, string>; annotations: Record<string, string> }[];
     expect(list).toHaveLength(1500);
     expect(list.map((a) => a.fingerprint)).toEqual(list.map((a) => a.fingerprint).sort());
+    // Rendered in several pieces: every alert whole, none repeated or lost at a piece boundary.
+    expect(new Set(list.map((a) => a.labels.instance)).size).toBe(1500);
+    expect(list.every((a) => a.annotations.summary === 'x'.repeat(100) && a.labels.team === 'a')).toBe(true);
     const groups = await get('/api/v2/alerts/groups');
     expect(groups.headers['transfer-encoding']).toBe('chunked');
     expect((groups.json() as { alerts: unknown[] }[]).reduce((n, g) => n + g.alerts.length, 0)).toBe(1500 * 2); // team-a and team-ab
