@@ -4,7 +4,7 @@
  * V8 keeps its young generation at the size the last burst of requests grew it to (up to the cap of
  * young-generation.ts) and shrinks it only when it optimises for memory. With `--optimize-for-size`
  * on, the next collection of its memory reducer shrinks the space to its start size: measured on the
- * alert bench, 16 MiB → 1 MiB within seconds of the load ending, 94 → 73 MiB resident. The flag also trades speed for
+ * alert bench at the old 16 MiB cap, 16 MiB → 1 MiB within seconds of the load ending, 94 → 73 MiB resident. The flag also trades speed for
  * size in the rest of V8, so it is on only while no request has arrived for `idleMs`, and switched off
  * by the next request (one counter increment per request while busy). The space grows back to the cap
  * within the first few collections of the next burst.
