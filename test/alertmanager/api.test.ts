@@ -154,6 +154,27 @@ describe('alerts (§12 15-25)', () => {
     r = await post('/api/v2/alerts', [{ labels: { alertname: 'Z' } }]);
     expect((await get('/api/v2/alerts?filter=alertname%3DZ')).json()[0].startsAt).toBe(iso(NOW + 2001));
   });
+  it('reads the times of each alert when a batch repeats, changes and zeroes them', async () => {
+    const t1 = iso(NOW + 600_000);
+    const t2 = iso(NOW + 900_000);
+    const batch = [
+      { labels: { alertname: 'T1' }, endsAt: t1 },
+      { labels: { alertname: 'T2' }, endsAt: t1 },
+      { labels: { alertname: 'T3' }, endsAt: t2 },
+      { labels: { alertname: 'T4' }, startsAt: '0001-01-01T00:00:00.000Z', endsAt: t2 },
+      { labels: { alertname: 'T5' }, startsAt: '0001-01-01T00:00:00.000Z', endsAt: '0001-01-01T00:00:00.000Z' },
+    ];
+    expect((await post('/api/v2/alerts', batch)).status).toBe(200);
+    const byName = new Map((await get('/api/v2/alerts')).json().map((a: { labels: { alertname: string } }) => [a.labels.alertname, a]));
+    expect(byName.get('T1')).toMatchObject({ startsAt: t1, endsAt: t1 });
+    expect(byName.get('T2')).toMatchObject({ startsAt: t1, endsAt: t1 });
+    expect(byName.get('T3')).toMatchObject({ startsAt: t2, endsAt: t2 });
+    expect(byName.get('T4')).toMatchObject({ startsAt: t2, endsAt: t2 });
+    expect(byName.get('T5')).toMatchObject({ startsAt: iso(NOW), endsAt: iso(NOW + 300_000) });
+    const bad = await post('/api/v2/alerts', [{ labels: { alertname: 'T6' }, endsAt: t1 }, { labels: { alertname: 'T7' }, endsAt: 'soon' }]);
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('soon');
+  });
   it('22-25: receivers, silencing, inhibition, flags and filters', async () => {
     await post('/api/v2/alerts', [
       { labels: { alertname: 'R1', team: 'a' } },

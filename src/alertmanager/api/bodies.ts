@@ -229,10 +229,22 @@ function plainStringMap(v: unknown): Record<string, string> | undefined {
   return m as Record<string, string>;
 }
 
+/** The last time text plainTime read and what it read: the alerts of one batch usually share their times. */
+let lastTimeText: string | undefined;
+let lastTime: number | undefined;
+
 /** An RFC3339 time as epoch ms; undefined when absent or Go's zero time; NaN when not plain. */
 function plainTime(t: unknown): number | undefined {
   if (t == null) return undefined;
   if (typeof t !== 'string') return NaN;
+  if (t === lastTimeText) return lastTime;
+  const ms = plainTimeText(t);
+  lastTimeText = t;
+  lastTime = ms;
+  return ms;
+}
+
+function plainTimeText(t: string): number | undefined {
   const fast = parseRfc3339Fast(t);
   if (fast !== undefined) return fast === GO_ZERO_MS ? undefined : fast;
   if (!RFC3339_SHAPE.test(t)) return NaN;
