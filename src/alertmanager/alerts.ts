@@ -163,7 +163,7 @@ export class AlertStore {
     }
     try {
       // In batch order: a fingerprint written twice ends with its last state, as on replay.
-      this.persist.write({ alerts: states, raw: outcome && { body: source!.body, updatedAt: source!.updatedAt, outcome } });
+      this.persist.write({ alerts: states, previous, raw: outcome && { body: source!.body, updatedAt: source!.updatedAt, outcome } });
     } catch (e) {
       for (let j = alerts.length - 1; j >= 0; j--) {
         const old = previous[j];

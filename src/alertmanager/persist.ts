@@ -40,6 +40,11 @@ export interface WriteBatch {
   silences?: StoredSilence[];
   /** Alert states to store. */
   alerts?: StoredAlert[];
+  /**
+   * Per alert state, what was stored for its fingerprint before: undefined where the fingerprint
+   * is new. Optional; lets a backend note new fingerprints without looking them up.
+   */
+  previous?: readonly (StoredAlert | undefined)[];
   /** The request body these states came from, with their outcome: a backend may journal it instead. */
   raw?: RawAlertBatch;
   deleteSilences?: string[];
@@ -131,6 +136,12 @@ export class SqlitePersistence implements AlertmanagerPersistence {
    * entry (and no garbage) when they are already in it.
    */
   private dirty = new Set<string>();
+  /**
+   * Fingerprints stored for the first time since the last compaction (WriteBatch.previous): a
+   * list, no set lookup per new alert. A fingerprint is new once until it is deleted, and a
+   * deletion puts it in `dirty`, so the list has no repeats the compaction would not drop.
+   */
+  private born: string[] = [];
   /** Journal records (file records and legacy table rows) not yet folded into the snapshot. */
   private journalRows = 0;
   private readonly files: AlertJournalFiles;
@@ -220,7 +231,14 @@ export class SqlitePersistence implements AlertmanagerPersistence {
     else this.files.append(JSON.stringify(entry));
     this.journalRows++;
     const dirty = this.dirty;
-    if (batch.alerts) for (let i = 0; i < batch.alerts.length; i++) dirty.add(batch.alerts[i]!.fingerprint);
+    const alerts = batch.alerts;
+    const previous = batch.previous;
+    if (alerts) {
+      for (let i = 0; i < alerts.length; i++) {
+        if (previous && previous[i] === undefined) this.born.push(alerts[i]!.fingerprint);
+        else dirty.add(alerts[i]!.fingerprint);
+      }
+    }
     if (batch.deleteAlerts) for (const fp of batch.deleteAlerts) dirty.add(fp);
     return true;
   }
@@ -270,8 +288,11 @@ export class SqlitePersistence implements AlertmanagerPersistence {
       const upTo = (s.prepare('SELECT COALESCE(MAX(seq), 0) AS m FROM alert_journal').get() as { m: number }).m;
       // Records written from now on go to a new file, replayed after the sealed ones.
       this.files.seal();
-      this.compaction = { upTo, records: this.journalRows, todo: [...this.dirty] };
+      const todo = [...this.dirty];
+      for (const fp of this.born) if (!this.dirty.has(fp)) todo.push(fp);
+      this.compaction = { upTo, records: this.journalRows, todo };
       this.dirty = new Set();
+      this.born = [];
     }
     const c = this.compaction;
     const part = c.todo.splice(0, chunk);

@@ -54,6 +54,33 @@ describe('alert journal', () => {
     expect(new Map(loaded.map((a) => [a.fingerprint, a]))).toEqual(mem);
   });
 
+  it('compaction folds new fingerprints noted from `previous` with the changed and deleted ones', () => {
+    const p = new SqlitePersistence(store);
+    const mem = new Map<string, StoredAlert>();
+    // The way AlertStore.put writes: `previous` holds what was stored before, undefined if new.
+    const put = (batch: StoredAlert[]) => {
+      const previous = batch.map((a) => mem.get(a.fingerprint));
+      for (const a of batch) mem.set(a.fingerprint, a);
+      p.write({ alerts: batch, previous });
+    };
+    put([alert('n1', 1), alert('n2', 1), alert('n3', 1)]); // new
+    put([alert('n1', 2), alert('n4', 2)]); // changed, new
+    p.write({ deleteAlerts: ['n2'] });
+    mem.delete('n2');
+    put([alert('n2', 3)]); // new again after its deletion
+    p.write({ deleteAlerts: ['n3'] });
+    mem.delete('n3');
+    p.compact((fp) => mem.get(fp));
+    expect(p.pendingJournal).toBe(0);
+    expect(journalFiles()).toEqual([]);
+    const loaded = new SqlitePersistence(store).loadAlerts();
+    expect(new Map(loaded.map((a) => [a.fingerprint, a]))).toEqual(mem);
+    // And the next compaction starts from nothing noted.
+    put([alert('n5', 4)]);
+    p.compact((fp) => mem.get(fp));
+    expect(new Map(new SqlitePersistence(store).loadAlerts().map((a) => [a.fingerprint, a]))).toEqual(mem);
+  });
+
   it('tracks when it was last written and what the database file still lacks', () => {
     const p = new SqlitePersistence(store);
     expect(p.uncheckpointedSince).toBeUndefined();
