@@ -175,6 +175,16 @@ describe('alerts (§12 15-25)', () => {
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('soon');
   });
+  it('reads lone surrogates escaped in the JSON text as U+FFFD, as Go does', async () => {
+    const r = await post('/api/v2/alerts', '[{"labels":{"alertname":"Esc\\ud800x","v":"\\u00e9"},"annotations":{"a":"b\\udc00"}}]');
+    expect(r.status).toBe(200);
+    const [a] = (await get('/api/v2/alerts?filter=v%3D%C3%A9')).json();
+    expect(a.labels).toEqual({ alertname: 'Esc\ufffdx', v: '\u00e9' });
+    expect(a.annotations).toEqual({ a: 'b\ufffd' });
+    // Stored as U+FFFD, not as the lone surrogate: an equality matcher on U+FFFD finds it.
+    const found = (await get(`/api/v2/alerts?filter=${encodeURIComponent('alertname="Esc\ufffdx"')}`)).json();
+    expect(found).toHaveLength(1);
+  });
   it('22-25: receivers, silencing, inhibition, flags and filters', async () => {
     await post('/api/v2/alerts', [
       { labels: { alertname: 'R1', team: 'a' } },

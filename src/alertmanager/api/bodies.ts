@@ -178,8 +178,11 @@ export function decodePostableAlerts(buf: Buffer): DecodedAlerts {
   if (v === null) return { alerts: [], plain: false };
   if (!Array.isArray(v)) throw parseFailure('alerts', `json: cannot unmarshal ${kindOf(v)} into Go value of type models.PostableAlerts`);
   const fast: PostableAlert[] = [];
+  // Only a \u escape can give JSON.parse a lone surrogate: the text itself was decoded from UTF-8,
+  // which has none (invalid bytes became U+FFFD). Without one, no string needs the check.
+  const checkStrings = buf.includes(BACKSLASH_U);
   for (const el of v) {
-    const p = plainAlert(el);
+    const p = plainAlert(el, checkStrings);
     if (!p) break;
     fast.push(p);
   }
@@ -214,17 +217,18 @@ const ALERT_KEYS = new Set(['labels', 'annotations', 'startsAt', 'endsAt', 'gene
 const ALERT_KEYS_LOWER = new Set([...ALERT_KEYS].map((k) => k.toLowerCase()));
 const RFC3339_SHAPE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
 const NO_LABELS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+const BACKSLASH_U = Buffer.from('\\u');
 
 /**
  * A string map as a label set: the parsed object itself when every name and value is a
  * well-formed string (the common case: no copy), else undefined (the slow path decides).
  */
-function plainStringMap(v: unknown): Record<string, string> | undefined {
+function plainStringMap(v: unknown, checkStrings: boolean): Record<string, string> | undefined {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
   const m = v as Record<string, unknown>;
   for (const k in m) {
     const x = m[k];
-    if (typeof x !== 'string' || k === '__proto__' || !isWellFormed(x) || !isWellFormed(k)) return undefined;
+    if (typeof x !== 'string' || k === '__proto__' || (checkStrings && (!isWellFormed(x) || !isWellFormed(k)))) return undefined;
   }
   return m as Record<string, string>;
 }
@@ -262,13 +266,13 @@ function plainTimeText(t: string): number | undefined {
  * generatorURL) decoded in one pass; undefined for anything else, which takes the slow path that
  * reproduces Go's exact error.
  */
-function plainAlert(el: unknown): PostableAlert | undefined {
+function plainAlert(el: unknown, checkStrings: boolean): PostableAlert | undefined {
   if (typeof el !== 'object' || el === null || Array.isArray(el)) return undefined;
   const a = el as Record<string, unknown>;
   for (const k in a) if (!ALERT_KEYS.has(k) && ALERT_KEYS_LOWER.has(k.toLowerCase())) return undefined;
-  const labels = plainStringMap(a.labels);
+  const labels = plainStringMap(a.labels, checkStrings);
   if (!labels) return undefined;
-  const annotations = a.annotations == null ? NO_LABELS : plainStringMap(a.annotations);
+  const annotations = a.annotations == null ? NO_LABELS : plainStringMap(a.annotations, checkStrings);
   if (!annotations) return undefined;
   const startsAt = plainTime(a.startsAt);
   const endsAt = plainTime(a.endsAt);
@@ -276,7 +280,7 @@ function plainAlert(el: unknown): PostableAlert | undefined {
   const url = a.generatorURL;
   let generatorURL = '';
   if (url != null) {
-    if (typeof url !== 'string' || (url !== '' && !isRequestUri(url)) || !isWellFormed(url)) return undefined;
+    if (typeof url !== 'string' || (url !== '' && !isRequestUri(url)) || (checkStrings && !isWellFormed(url))) return undefined;
     generatorURL = url;
   }
   return { labels, annotations, startsAt, endsAt, generatorURL };
