@@ -38,24 +38,36 @@ export function plainPathname(target: string): string | undefined {
   return PLAIN_PATH.test(path) && !DOT_SEGMENT.test(path) ? path : undefined;
 }
 
-/** The per-request context; the URL is parsed on first use (most requests only need the path). */
+/**
+ * The per-request context; the URL is parsed and a request id drawn on first use (most requests
+ * only need the path, and only the gateway's routes and error logs read the id).
+ */
 class Context implements RequestContext {
   params: Record<string, string> = {};
   routePattern = '';
   state: Record<string, unknown> = {};
   rawBody?: Buffer;
   private parsed?: URL;
+  private id?: string;
 
   constructor(
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
-    readonly requestId: string,
     readonly clientIp: string,
     readonly viaSocket: boolean,
     readonly listener: string,
     readonly log: Logger,
     readonly path: string | undefined,
   ) {}
+
+  /** X-Request-Id when the client sent a usable one, else a random UUID (the same on every read). */
+  get requestId(): string {
+    if (this.id === undefined) {
+      const given = this.req.headers['x-request-id'];
+      this.id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    }
+    return this.id;
+  }
 
   get url(): URL {
     return (this.parsed ??= new URL(this.req.url ?? '/', 'http://localhost'));
@@ -72,12 +84,10 @@ export function pathnameOf(ctx: RequestContext): string {
 }
 
 export function makeContext(req: IncomingMessage, res: ServerResponse, opts: DispatchOptions): RequestContext {
-  const given = req.headers['x-request-id'];
   const target = req.url ?? '/';
   const ctx = new Context(
     req,
     res,
-    typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID(),
     opts.viaSocket ? '' : opts.ips().resolve(req),
     opts.viaSocket,
     opts.listener,

@@ -18,7 +18,7 @@ describe('dispatcher + body + schema', () => {
     const router = new Router();
     router.post('/echo', async (ctx) => {
       const body = assertValid(Body, await readJson(ctx, { limit: 64 }));
-      sendJson(ctx.res, 200, { body, ip: ctx.clientIp, id: ctx.requestId });
+      sendJson(ctx.res, 200, { body, ip: ctx.clientIp, id: ctx.requestId, again: ctx.requestId });
     });
     router.get('/boom', () => {
       throw new Error('secret internals');
@@ -52,7 +52,16 @@ describe('dispatcher + body + schema', () => {
   it('parses, validates and answers', async () => {
     const r = await fetch(`${base}/echo`, { method: 'POST', body: JSON.stringify({ name: 'x' }), headers: { 'content-type': 'application/json', 'x-request-id': 'abc-1' } });
     expect(r.status).toBe(200);
-    expect(await r.json()).toEqual({ body: { name: 'x' }, ip: '127.0.0.1', id: 'abc-1' });
+    expect(await r.json()).toEqual({ body: { name: 'x' }, ip: '127.0.0.1', id: 'abc-1', again: 'abc-1' });
+  });
+
+  it('draws a request id when none usable was sent, the same on every read', async () => {
+    for (const headers of [{}, { 'x-request-id': 'not usable!' }]) {
+      const r = await fetch(`${base}/echo`, { method: 'POST', body: JSON.stringify({ name: 'x' }), headers: { 'content-type': 'application/json', ...headers } });
+      const j = await r.json();
+      expect(j.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(j.again).toBe(j.id);
+    }
   });
 
   it('rejects schema violations, bad JSON, wrong types and oversize bodies with 4xx', async () => {
