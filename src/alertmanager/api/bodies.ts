@@ -181,6 +181,8 @@ export function decodePostableAlerts(buf: Buffer): DecodedAlerts {
   // Only a \u escape can give JSON.parse a lone surrogate: the text itself was decoded from UTF-8,
   // which has none (invalid bytes became U+FFFD). Without one, no string needs the check.
   const checkStrings = buf.includes(BACKSLASH_U);
+  // The time memo is per batch: its first alert always parses, so the parse stays a warm path.
+  lastTimeText = undefined;
   for (const el of v) {
     const p = plainAlert(el, checkStrings);
     if (!p) break;
@@ -233,7 +235,7 @@ function plainStringMap(v: unknown, checkStrings: boolean): Record<string, strin
   return m as Record<string, string>;
 }
 
-/** The last time text plainTime read and what it read: the alerts of one batch usually share their times. */
+/** The last time text plainTime read in this batch and what it read: a batch's alerts usually share their times. */
 let lastTimeText: string | undefined;
 let lastTime: number | undefined;
 
