@@ -105,4 +105,24 @@ describe('store (mem.Alerts.Put)', () => {
     expect(s.gc()).toBe(1);
     expect(s.size).toBe(2);
   });
+  it('merges into every stored alert: loaded at start, kept by the GC, duplicated in a batch', () => {
+    const clock = new ManualClock(T0);
+    const p = new MemoryPersistence();
+    const firing = (i: number, over: Partial<Alert> = {}) => alert({ labels: { alertname: 'F', i: String(i) }, endsAt: T0 + 60 * M, timeout: false, ...over });
+    new AlertStore(p, clock).put(Array.from({ length: 3000 }, (_, i) => firing(i, { endsAt: i % 2 === 0 ? T0 + 60 * M : T0 + 1000 })));
+    const s = new AlertStore(p, clock);
+    s.put([firing(2, { startsAt: T0 + 500, updatedAt: T0 + 500 })]);
+    expect(s.get(firing(2).fingerprint)!.startsAt).toBe(T0); // loaded, found, merged
+    clock.advance(1000);
+    expect(s.gc()).toBe(1500);
+    clock.advance(1000);
+    const now = T0 + 2000;
+    const again = Array.from({ length: 3000 }, (_, i) => firing(i, { startsAt: now, endsAt: now + 60 * M, updatedAt: now }));
+    s.put([...again, firing(0, { startsAt: now + 1, endsAt: now + 60 * M, updatedAt: now + 1 })]);
+    for (let i = 0; i < 3000; i++) {
+      // Kept ones merge (their start stays); collected ones are new (they start now).
+      expect(s.get(firing(i).fingerprint)!.startsAt, `alert ${i}`).toBe(i % 2 === 0 ? T0 : now);
+    }
+    expect(s.get(firing(0).fingerprint)!.updatedAt).toBe(now + 1);
+  });
 });
