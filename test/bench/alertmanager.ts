@@ -15,7 +15,7 @@
  * issue's figure), then the same 10,000 are re-posted (what Prometheus does every evaluation)
  * sequentially, with undici as the client, and with 4 requests in flight. The server's own CPU
  * time (all its threads) during the first POST is read from /proc, to separate its work from the
- * client's and the kernel's. That first POST is timed on three fresh servers of each kind (same
+ * client's and the kernel's. That first POST is timed on five fresh servers of each kind (same
  * warm-up each time) and the median reported. GETs use undici (keep-alive).
  *
  * The Node floor (alertmanager-floor.ts; CTL_BENCH_FLOOR=0 leaves it out) gets the same warm-up and
@@ -44,7 +44,7 @@ const WARMUP_ROUNDS = Number(process.env.AM_BENCH_WARMUP_ROUNDS ?? 15);
 const CONCURRENCY = 4;
 const REPOST_RUNS = 3;
 /** Fresh servers the first POST is timed on (the figure is their median; one of them is the full run's). */
-const POST_RUNS = 3;
+const POST_RUNS = 5;
 
 export const BENCH_CONFIG = `
 global:
