@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_JIT_BUDGET_KIB, jitBudgetKiB } from '../../src/daemon/jit-budget.js';
 import { ROOT } from '../helpers/daemon.js';
+import { expectWholeNumberSetting } from './env-reader.js';
 
 /**
  * In a fresh node process: apply the daemon's budget from `env`, then call a small function until
@@ -30,11 +31,7 @@ function callsUntilOptimised(env: Record<string, string>): number {
 
 describe('JIT tier-up budget', () => {
   it('reads CTL_DAEMON_JIT_BUDGET_KIB', () => {
-    expect(jitBudgetKiB({})).toBe(DEFAULT_JIT_BUDGET_KIB);
-    expect(jitBudgetKiB({ CTL_DAEMON_JIT_BUDGET_KIB: '' })).toBe(DEFAULT_JIT_BUDGET_KIB);
-    expect(jitBudgetKiB({ CTL_DAEMON_JIT_BUDGET_KIB: '0' })).toBe(0);
-    expect(jitBudgetKiB({ CTL_DAEMON_JIT_BUDGET_KIB: '32' })).toBe(32);
-    expect(() => jitBudgetKiB({ CTL_DAEMON_JIT_BUDGET_KIB: '16k' })).toThrow(/whole number of KiB/);
+    expectWholeNumberSetting(jitBudgetKiB, 'CTL_DAEMON_JIT_BUDGET_KIB', DEFAULT_JIT_BUDGET_KIB, 'KiB');
   });
 
   it("optimises a function in fewer calls than V8's own budget, unless 0 or CTL_DAEMON_V8_FLAGS sets one", () => {

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_YOUNG_GENERATION_MIB, youngGenerationMiB } from '../../src/daemon/young-generation.js';
 import { DEFAULT_IDLE_TRIM_MS, IdleHeapTrim, idleTrimMs } from '../../src/daemon/idle-heap.js';
 import { ROOT } from '../helpers/daemon.js';
+import { expectWholeNumberSetting } from './env-reader.js';
 
 /**
  * A fresh node process (the young generation only grows) allocates 60 MB of objects that survive,
@@ -41,12 +42,7 @@ function runChild(script: string, module: string, env: Record<string, string> = 
 
 describe('young generation cap', () => {
   it('reads CTL_DAEMON_YOUNG_GENERATION_MIB', () => {
-    expect(youngGenerationMiB({})).toBe(DEFAULT_YOUNG_GENERATION_MIB);
-    expect(youngGenerationMiB({ CTL_DAEMON_YOUNG_GENERATION_MIB: ' ' })).toBe(DEFAULT_YOUNG_GENERATION_MIB);
-    expect(youngGenerationMiB({ CTL_DAEMON_YOUNG_GENERATION_MIB: '0' })).toBe(0);
-    expect(youngGenerationMiB({ CTL_DAEMON_YOUNG_GENERATION_MIB: '8' })).toBe(8);
-    expect(() => youngGenerationMiB({ CTL_DAEMON_YOUNG_GENERATION_MIB: '8MB' })).toThrow(/whole number of MiB/);
-    expect(() => youngGenerationMiB({ CTL_DAEMON_YOUNG_GENERATION_MIB: '-1' })).toThrow(/whole number of MiB/);
+    expectWholeNumberSetting(youngGenerationMiB, 'CTL_DAEMON_YOUNG_GENERATION_MIB', DEFAULT_YOUNG_GENERATION_MIB, 'MiB');
   });
 
   it('keeps new space at the cap through a burst V8 alone grows it to 32 MiB for', () => {
@@ -90,10 +86,7 @@ describe('idle heap trim', () => {
   });
 
   it('reads CTL_DAEMON_IDLE_TRIM_MS', () => {
-    expect(idleTrimMs({})).toBe(DEFAULT_IDLE_TRIM_MS);
-    expect(idleTrimMs({ CTL_DAEMON_IDLE_TRIM_MS: '0' })).toBe(0);
-    expect(idleTrimMs({ CTL_DAEMON_IDLE_TRIM_MS: '250' })).toBe(250);
-    expect(() => idleTrimMs({ CTL_DAEMON_IDLE_TRIM_MS: '1s' })).toThrow(/whole number of milliseconds/);
+    expectWholeNumberSetting(idleTrimMs, 'CTL_DAEMON_IDLE_TRIM_MS', DEFAULT_IDLE_TRIM_MS, 'milliseconds');
   });
 
   it('gives the young generation back once idle (V8 shrinks it at its memory reducer’s next check)', () => {
