@@ -25,9 +25,8 @@ export function jitBudgetKiB(env: NodeJS.ProcessEnv): number {
   return wholeNumberFromEnv(env, JIT_BUDGET_ENV, DEFAULT_JIT_BUDGET_KIB, "KiB (0 = V8's own)");
 }
 
-/** Set V8's tier-up budget for the rest of the process's life, unless 0 or CTL_DAEMON_V8_FLAGS sets it. */
-export function applyJitBudget(env: NodeJS.ProcessEnv): void {
-  const kib = jitBudgetKiB(env);
-  if (kib === 0 || /--interrupt[-_]budget\b/.test(env.CTL_DAEMON_V8_FLAGS ?? '')) return;
+/** Set V8's tier-up budget for the rest of the process's life, unless 0 or the daemon's V8 flags set it. */
+export function applyJitBudget(kib: number, daemonV8Flags: string): void {
+  if (kib === 0 || /--interrupt[-_]budget\b/.test(daemonV8Flags)) return;
   setFlagsFromString(`--interrupt-budget=${kib * 1024}`);
 }

@@ -9,10 +9,10 @@ import { capYoungGeneration, youngGenerationMiB } from './young-generation.js';
 import { IdleHeapTrim, idleTrimMs } from './idle-heap.js';
 
 export function applyDaemonV8Settings(env: NodeJS.ProcessEnv): () => void {
-  jitBudgetKiB(env);
+  const budgetKiB = jitBudgetKiB(env);
   const capMiB = youngGenerationMiB(env);
   const idleMs = idleTrimMs(env);
-  applyJitBudget(env);
+  applyJitBudget(budgetKiB, env.CTL_DAEMON_V8_FLAGS ?? '');
   capYoungGeneration(capMiB);
   return new IdleHeapTrim(idleMs).activity;
 }

@@ -13,8 +13,8 @@ import { expectWholeNumberSetting } from './env-reader.js';
  */
 function callsUntilOptimised(env: Record<string, string>): number {
   const script = `
-    const { applyJitBudget } = await import(process.env.MODULE);
-    applyJitBudget(process.env);
+    const { applyJitBudget, jitBudgetKiB } = await import(process.env.MODULE);
+    applyJitBudget(jitBudgetKiB(process.env), process.env.CTL_DAEMON_V8_FLAGS ?? '');
     function work(o) { let s = o.a * 3 + o.b; if (o.c) s += o.c.length; if (s > 10) s -= 1; else s += 2; return s; }
     let calls = 0;
     while (!(%GetOptimizationStatus(work) & 16) && calls < 1e6) { work({ a: calls, b: 2, c: 'xy' }); calls++; }
