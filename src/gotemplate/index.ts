@@ -1,0 +1,282 @@
+/**
+ * Go's text/template for JavaScript: the language Alertmanager's notification templates are
+ * written in. `new Templates()`, `.parse(name, text)` for each file (defines add named templates),
+ * `.execute(name, data)`. Data are JavaScript values (see values.ts); functions on objects are Go
+ * methods. Errors read as Go's (`template: name:line: ...`).
+ */
+import { BUILTINS, TemplateExecError, type TemplateFunc } from './funcs.js';
+import { parseTemplates, type Arg, type Node, type Pipe } from './parse.js';
+import { formatValue, isMap, MAP_ZERO, NO_VALUE, truth } from './values.js';
+
+/** A missing key: the map's zero value when it has one (a typed map), else "no value". */
+function missing(map: Record<string | symbol, unknown>): unknown {
+  return MAP_ZERO in map ? map[MAP_ZERO] : NO_VALUE;
+}
+
+export { TemplateSyntaxError } from './lex.js';
+export { TemplateExecError, type TemplateFunc } from './funcs.js';
+export { GO_FORMAT, GO_TYPE, MAP_ZERO, NO_VALUE, formatValue, type GoFormattable } from './values.js';
+
+const BREAK = Symbol('break');
+const CONTINUE = Symbol('continue');
+/** Bounds on a template's work, so a hostile or buggy template cannot run away. */
+const MAX_DEPTH = 1_000;
+const MAX_TEMPLATE_CALLS = 100_000;
+
+interface Frame {
+  name: string;
+  vars: Map<string, unknown>[];
+  calls: { n: number };
+  /** Applied to what every action prints (HTML mode); literal text is left as written. */
+  escape?: (s: string) => string;
+}
+
+/** A value the escaping mode prints as it is (html/template's template.HTML, from `safeHtml`). */
+export const SAFE_HTML = Symbol('safeHtml');
+
+/** html/template's escaping in HTML text: & ' < > " and NUL. */
+export function escapeHtmlText(s: string): string {
+  return s.replace(/[&'<>"\0]/g, (c) => ({ '&': '&amp;', "'": '&#39;', '<': '&lt;', '>': '&gt;', '"': '&#34;', '\0': '\ufffd' })[c]!);
+}
+
+export class Templates {
+  private readonly trees = new Map<string, Node[]>();
+  private readonly funcs: Record<string, TemplateFunc>;
+
+  constructor(funcs: Record<string, TemplateFunc> = {}) {
+    this.funcs = { ...BUILTINS, ...funcs };
+  }
+
+  /** Parse `text` as template `name` (and every template it defines). Throws TemplateSyntaxError. */
+  parse(name: string, text: string): this {
+    for (const [n, nodes] of parseTemplates(name, text)) {
+      // Like Go: an empty re-definition does not replace a non-empty one.
+      if (this.trees.has(n) && nodes.every((x) => x.k === 'text' && x.text.trim() === '')) continue;
+      this.trees.set(n, nodes);
+    }
+    return this;
+  }
+
+  has(name: string): boolean {
+    return this.trees.has(name);
+  }
+
+  /** Run template `name` on `data`. Throws TemplateExecError. */
+  execute(name: string, data: unknown, opts: { html?: boolean } = {}): string {
+    const nodes = this.trees.get(name);
+    if (!nodes) throw new TemplateExecError(`template: no template ${JSON.stringify(name)} associated with template ${JSON.stringify(name)}`);
+    const out: string[] = [];
+    const escape = opts.html ? escapeHtmlText : undefined;
+    this.walk(nodes, data, { name, vars: [new Map([['$', data]])], calls: { n: 0 }, escape }, out, 0);
+    return out.join('');
+  }
+
+  private walk(nodes: Node[], dot: unknown, f: Frame, out: string[], depth: number): typeof BREAK | typeof CONTINUE | undefined {
+    if (depth > MAX_DEPTH) throw new TemplateExecError(`template: ${f.name}: exceeded maximum template depth (${MAX_DEPTH})`);
+    for (const n of nodes) {
+      switch (n.k) {
+        case 'text':
+          out.push(n.text);
+          break;
+        case 'action': {
+          const v = this.pipe(n.pipe, dot, f, n.line);
+          if (n.pipe.decl.length === 0) {
+            const text = formatValue(v);
+            out.push(f.escape && !(v && typeof v === 'object' && SAFE_HTML in v) ? f.escape(text) : text);
+          }
+          break;
+        }
+        case 'if':
+        case 'with': {
+          f.vars.push(new Map());
+          try {
+            const v = this.pipe(n.pipe, dot, f, n.line);
+            if (truth(v)) {
+              const r = this.walk(n.list, n.k === 'with' ? v : dot, f, out, depth + 1);
+              if (r) return r;
+            } else if (n.else) {
+              const r = this.walk(n.else, dot, f, out, depth + 1);
+              if (r) return r;
+            }
+          } finally {
+            f.vars.pop();
+          }
+          break;
+        }
+        case 'range': {
+          f.vars.push(new Map());
+          try {
+            const pipe = { ...n.pipe, decl: [] };
+            const v = this.pipe(pipe, dot, f, n.line);
+            const items: [unknown, unknown][] = Array.isArray(v)
+              ? v.map((x, i) => [i, x])
+              : isMap(v)
+                ? Object.keys(v).sort().map((k) => [k, v[k]])
+                : typeof v === 'number' && Number.isInteger(v)
+                  ? Array.from({ length: Math.max(0, v) }, (_, i) => [i, i])
+                  : v === null || v === undefined || v === NO_VALUE
+                    ? []
+                    : this.fail(f, n.line, `range can't iterate over ${formatValue(v)}`);
+            if (items.length === 0) {
+              if (n.else) {
+                const r = this.walk(n.else, dot, f, out, depth + 1);
+                if (r) return r;
+              }
+              break;
+            }
+            for (const [k, x] of items) {
+              const scope = f.vars[f.vars.length - 1]!;
+              if (n.pipe.decl.length === 1) scope.set(n.pipe.decl[0]!, x);
+              if (n.pipe.decl.length === 2) {
+                scope.set(n.pipe.decl[0]!, k);
+                scope.set(n.pipe.decl[1]!, x);
+              }
+              const r = this.walk(n.list, x, f, out, depth + 1);
+              if (r === BREAK) break;
+            }
+          } finally {
+            f.vars.pop();
+          }
+          break;
+        }
+        case 'template': {
+          const t = this.trees.get(n.name);
+          if (!t) this.fail(f, n.line, `template: no such template ${JSON.stringify(n.name)}`);
+          if (++f.calls.n > MAX_TEMPLATE_CALLS) this.fail(f, n.line, 'too many template calls');
+          const v = n.pipe ? this.pipe(n.pipe, dot, f, n.line) : null;
+          // A called template sees only its own $ (the value it was given).
+          this.walk(t!, v, { name: n.name, vars: [new Map([['$', v]])], calls: f.calls, escape: f.escape }, out, depth + 1);
+          break;
+        }
+        case 'break':
+          return BREAK;
+        case 'continue':
+          return CONTINUE;
+      }
+    }
+    return undefined;
+  }
+
+  private fail(f: Frame, line: number, m: string): never {
+    throw new TemplateExecError(`template: ${f.name}:${line}: executing ${JSON.stringify(f.name)}: ${m}`);
+  }
+
+  private lookupVar(f: Frame, name: string, line: number): unknown {
+    for (let i = f.vars.length - 1; i >= 0; i--) if (f.vars[i]!.has(name)) return f.vars[i]!.get(name);
+    return this.fail(f, line, `undefined variable: ${name}`);
+  }
+
+  private pipe(p: Pipe, dot: unknown, f: Frame, line: number): unknown {
+    let v: unknown = undefined;
+    let has = false;
+    for (const cmd of p.cmds) {
+      v = this.command(cmd.args, dot, f, line, has ? [v] : []);
+      has = true;
+    }
+    if (p.decl.length > 0) {
+      if (p.assign) {
+        for (let i = f.vars.length - 1; i >= 0; i--) {
+          if (f.vars[i]!.has(p.decl[0]!)) {
+            f.vars[i]!.set(p.decl[0]!, v);
+            return v;
+          }
+        }
+        this.fail(f, line, `undefined variable: ${p.decl[0]}`);
+      }
+      f.vars[f.vars.length - 1]!.set(p.decl[0]!, v);
+    }
+    return v;
+  }
+
+  private command(args: Arg[], dot: unknown, f: Frame, line: number, piped: unknown[]): unknown {
+    const first = args[0]!;
+    if (first.k === 'nil') this.fail(f, line, 'nil is not a command');
+    if (first.k === 'ident') {
+      const fn = this.funcs[first.name];
+      if (!fn) this.fail(f, line, `function ${JSON.stringify(first.name)} not defined`);
+      // and/or stop at the first operand that decides (Go 1.18+).
+      if ((first.name === 'and' || first.name === 'or') && piped.length === 0) {
+        let last: unknown;
+        for (const a of args.slice(1)) {
+          last = this.arg(a, dot, f, line);
+          if (first.name === 'and' ? !truth(last) : truth(last)) return last;
+        }
+        return last;
+      }
+      const values = [...args.slice(1).map((a) => this.arg(a, dot, f, line)), ...piped];
+      try {
+        return fn!(...values);
+      } catch (e) {
+        if (e instanceof TemplateExecError && !e.message.startsWith('template:')) this.fail(f, line, e.message);
+        throw e;
+      }
+    }
+    // A field or method chain, possibly called with the rest as arguments.
+    if (args.length > 1 || piped.length > 0) {
+      const target = first.k === 'field' || first.k === 'var' || first.k === 'sub' ? first : undefined;
+      if (!target || target.names.length === 0) this.fail(f, line, `can't give argument to non-function ${describeArg(first)}`);
+      const base = target.k === 'field' ? dot : target.k === 'var' ? this.lookupVar(f, target.name, line) : this.pipe(target.pipe, dot, f, line);
+      const owner = this.chain(base, target.names.slice(0, -1), f, line);
+      const method = target.names[target.names.length - 1]!;
+      const m = owner !== null && typeof owner === 'object' ? (owner as Record<string, unknown>)[method] : undefined;
+      if (typeof m !== 'function') this.fail(f, line, `can't give argument to non-function .${method}`);
+      const values = [...args.slice(1).map((a) => this.arg(a, dot, f, line)), ...piped];
+      return (m as TemplateFunc).apply(owner, values);
+    }
+    return this.arg(first, dot, f, line);
+  }
+
+  private arg(a: Arg, dot: unknown, f: Frame, line: number): unknown {
+    switch (a.k) {
+      case 'lit':
+        return a.value;
+      case 'nil':
+        return null;
+      case 'field':
+        return this.chain(dot, a.names, f, line);
+      case 'var':
+        return this.chain(this.lookupVar(f, a.name, line), a.names, f, line);
+      case 'sub':
+        return this.chain(this.pipe(a.pipe, dot, f, line), a.names, f, line);
+      case 'ident': {
+        const fn = this.funcs[a.name];
+        if (!fn) this.fail(f, line, `function ${JSON.stringify(a.name)} not defined`);
+        return fn!();
+      }
+    }
+  }
+
+  /** `.A.B.C` on a value: map keys, object fields, methods without arguments. */
+  private chain(v: unknown, names: string[], f: Frame, line: number): unknown {
+    let cur = v;
+    for (const name of names) {
+      if (cur === null || cur === undefined || cur === NO_VALUE) {
+        if (cur === NO_VALUE || cur === undefined) return NO_VALUE;
+        this.fail(f, line, `nil pointer evaluating .${name}`);
+      }
+      if (isMap(cur)) {
+        const val = Object.prototype.hasOwnProperty.call(cur, name) ? cur[name] : missing(cur);
+        cur = typeof val === 'function' ? (val as TemplateFunc).call(cur) : val;
+        continue;
+      }
+      if (typeof cur === 'object') {
+        const val = (cur as Record<string, unknown>)[name];
+        if (val === undefined) this.fail(f, line, `can't evaluate field ${name} in type ${typeName(cur)}`);
+        cur = typeof val === 'function' ? (val as TemplateFunc).call(cur) : val;
+        continue;
+      }
+      this.fail(f, line, `can't evaluate field ${name} in type ${typeof cur === 'string' ? 'string' : typeof cur === 'number' ? 'int' : typeof cur}`);
+    }
+    return cur;
+  }
+}
+
+function describeArg(a: Arg): string {
+  if (a.k === 'lit') return formatValue(a.value);
+  if (a.k === 'nil') return 'nil';
+  return a.k;
+}
+
+function typeName(v: object): string {
+  return Array.isArray(v) ? '[]interface {}' : (v.constructor?.name ?? 'struct');
+}

@@ -1,0 +1,67 @@
+/**
+ * Go values as templates see them, modelled on JavaScript values: strings, numbers (an `int` flag is
+ * not kept: whole numbers print as ints), booleans, null (nil), arrays (slices), plain objects (maps,
+ * printed with sorted keys) and objects that print themselves (structs: GO_FORMAT). Functions on an
+ * object are its methods.
+ */
+
+/** An object that prints itself as Go's fmt would print it with %v (a struct, a time.Time, ...). */
+export const GO_FORMAT = Symbol('goFormat');
+
+export interface GoFormattable {
+  [GO_FORMAT](): string;
+}
+
+/** What a missing key of this map yields: Go's zero value of a typed map (`map[string]string` gives ""). */
+export const MAP_ZERO = Symbol('mapZero');
+
+/** The Go type name `%T` prints for this object (`template.Alert`). */
+export const GO_TYPE = Symbol('goType');
+
+/** A field or key the data does not have (text/template prints `<no value>`). */
+export const NO_VALUE = Symbol('noValue');
+
+export function isGoFormattable(v: unknown): v is GoFormattable {
+  return typeof v === 'object' && v !== null && typeof (v as Partial<GoFormattable>)[GO_FORMAT] === 'function';
+}
+
+export function isMap(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !isGoFormattable(v) && Object.getPrototypeOf(v) === Object.prototype;
+}
+
+/** fmt's %v. */
+export function formatValue(v: unknown, top = true): string {
+  if (v === NO_VALUE) return '<no value>';
+  if (v === null || v === undefined) return top ? '<no value>' : '<nil>';
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number') return formatNumber(v);
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (Array.isArray(v)) return '[' + v.map((x) => formatValue(x, false)).join(' ') + ']';
+  if (isGoFormattable(v)) return v[GO_FORMAT]();
+  if (isMap(v)) return 'map[' + Object.keys(v).sort().map((k) => `${k}:${formatValue(v[k], false)}`).join(' ') + ']';
+  return String(v);
+}
+
+/** A number as %v prints it: ints plainly, floats in %g's shortest form (1e+21, 1e-06). */
+export function formatNumber(n: number): string {
+  if (Number.isInteger(n) && Math.abs(n) < 1e21) return String(n);
+  if (!Number.isFinite(n)) return n > 0 ? '+Inf' : n < 0 ? '-Inf' : 'NaN';
+  const exp = Math.floor(Math.log10(Math.abs(n)));
+  if (exp < -4 || exp >= 21) {
+    const [m, e] = n.toExponential().split('e');
+    const ev = Number(e);
+    return `${m}e${ev < 0 ? '-' : '+'}${String(Math.abs(ev)).padStart(2, '0')}`;
+  }
+  return String(n);
+}
+
+/** text/template's truth: false, 0, "", nil, and empty slices and maps are false. */
+export function truth(v: unknown): boolean {
+  if (v === NO_VALUE || v === null || v === undefined) return false;
+  if (typeof v === 'boolean') return v;
+  if (typeof v === 'number') return v !== 0;
+  if (typeof v === 'string') return v.length > 0;
+  if (Array.isArray(v)) return v.length > 0;
+  if (isMap(v)) return Object.keys(v).length > 0;
+  return true;
+}
