@@ -514,6 +514,19 @@ function registerConfig(program: Command): void {
   const config = program.command('config').description("alert manager configuration as the daemon runs it (alertmanager.yml, secrets hidden)");
 
   config
+    .command('check')
+    .description('validate alertmanager.yml files and the template files they name, as amtool check-config does (no daemon needed)')
+    .argument('<file...>', 'configuration files')
+    .action(
+      action(async (files: string[]) => {
+        const { checkConfigFile } = await import('./config-check.js');
+        let failed = 0;
+        for (const file of files) if (!checkConfigFile(file, (s) => process.stdout.write(s))) failed++;
+        if (failed > 0) throw new Error(`failed to validate ${failed} file(s)`);
+      }),
+    );
+
+  config
     .command('show')
     .description('print the running alertmanager configuration')
     .action(

@@ -57,15 +57,31 @@ export class AlertJournalFiles {
   /** Every readable record of every segment, oldest first. */
   readAll(): JournalRecord[] {
     const out: JournalRecord[] = [];
-    for (const n of this.segments) readSegment(readFileSync(this.path(n)), out);
+    this.forEachSegment((records) => out.push(...records));
     return out;
   }
 
   /**
-   * Append one record; durable against a process kill when it returns. Throws when it cannot.
+   * The records segment by segment, oldest first: a replay holds one segment in memory at a time
+   * (compaction keeps each one bounded), never the whole journal. Returns the bytes read.
+   */
+  forEachSegment(fn: (records: JournalRecord[]) => void): number {
+    let bytes = 0;
+    for (const n of this.segments) {
+      const data = readFileSync(this.path(n));
+      bytes += data.length;
+      const records: JournalRecord[] = [];
+      readSegment(data, records);
+      fn(records);
+    }
+    return bytes;
+  }
+
+  /**
+   * Append one record (returns its size); durable against a process kill when it returns. Throws when it cannot.
    * One writev(2) of the framing and the caller's buffers: the body (tens of KiB) is not copied.
    */
-  append(entry: string, body?: Buffer, outcome?: Buffer): void {
+  append(entry: string, body?: Buffer, outcome?: Buffer): number {
     const entryLen = Buffer.byteLength(entry);
     const bodyLen = body?.length ?? 0;
     const payloadLen = 4 + entryLen + 4 + bodyLen + (outcome?.length ?? 0);
@@ -99,6 +115,7 @@ export class AlertJournalFiles {
       throw new Error(`alert journal: short write to ${this.path(seg.n)} (${written} of ${total} bytes; disk full?)`);
     }
     seg.size += written;
+    return written;
   }
 
   private open(): { n: number; fd: number; size: number } {

@@ -38,6 +38,14 @@ export interface PostedBatch {
   origin: number[];
 }
 
+/** What an alert's text weighs: its label and annotation names and values and its generator URL (UTF-16 units). */
+export function alertBytes(a: { labels: LabelSet; annotations: LabelSet; generatorURL: string }): number {
+  let n = a.generatorURL.length;
+  for (const k in a.labels) n += k.length + a.labels[k]!.length;
+  for (const k in a.annotations) n += k.length + a.annotations[k]!.length;
+  return n;
+}
+
 export function isResolved(a: { endsAt: number }, now: number): boolean {
   return a.endsAt <= now;
 }
@@ -87,6 +95,13 @@ function shareUnchanged(a: Alert, old: Alert): void {
   if (a.annotations !== old.annotations && labelSetsEqual(a.annotations, old.annotations)) a.annotations = old.annotations;
 }
 
+/** How much a new state adds to the stored text (unchanged label and annotation objects cost nothing to compare). */
+export function weightChange(old: Alert | undefined, next: Alert): number {
+  if (!old) return alertBytes(next);
+  if (next.labels === old.labels && next.annotations === old.annotations) return next.generatorURL.length - old.generatorURL.length;
+  return alertBytes(next) - alertBytes(old);
+}
+
 export class AlertStore {
   private readonly byFp = new Map<string, Alert>();
   private sorted: Alert[] | null = null;
@@ -96,12 +111,17 @@ export class AlertStore {
   version = 0;
   /** Answers being rendered from stored alerts: while any is, stored alerts are not updated in place. */
   private readers = 0;
+  /** alertBytes of every stored alert together (bounded by the engine's max-stored-bytes). */
+  storedBytes = 0;
 
   constructor(
     private readonly persist: AlertmanagerPersistence,
     private readonly clock: Clock,
   ) {
-    for (const a of persist.loadAlerts()) this.byFp.set(a.fingerprint, newAlert(a));
+    for (const a of persist.loadAlerts()) {
+      this.byFp.set(a.fingerprint, newAlert(a));
+      this.storedBytes += alertBytes(a);
+    }
   }
 
   get size(): number {
@@ -164,6 +184,7 @@ export class AlertStore {
     try {
       // In batch order: a fingerprint written twice ends with its last state, as on replay.
       this.persist.write({ alerts: states, previous, raw: outcome && { body: source!.body, updatedAt: source!.updatedAt, outcome } });
+      for (let j = 0; j < states.length; j++) this.storedBytes += weightChange(previous[j], states[j]!);
     } catch (e) {
       for (let j = alerts.length - 1; j >= 0; j--) {
         const old = previous[j];
@@ -219,7 +240,10 @@ export class AlertStore {
     for (const [fp, a] of this.byFp) if (isResolved(a, now)) gone.push(fp);
     if (gone.length === 0) return 0;
     this.persist.write({ deleteAlerts: gone });
-    for (const fp of gone) this.byFp.delete(fp);
+    for (const fp of gone) {
+      this.storedBytes -= alertBytes(this.byFp.get(fp)!);
+      this.byFp.delete(fp);
+    }
     this.sorted = null;
     this.version++;
     return gone.length;

@@ -4,11 +4,11 @@
  * Alertmanager 0.25 does, after the cheap label filter has narrowed the alerts.
  */
 import type { Clock } from '../http/clock.js';
-import { AlertStore, type Alert, type AlertCache, type RouteSet } from './alerts.js';
+import { AlertStore, alertBytes, type Alert, type AlertCache, type RouteSet } from './alerts.js';
 import { groupLabels, matchRoutes, type RouteNode } from './config/runtime.js';
 import type { LoadedConfig } from './config/load.js';
 import { Inhibitor } from './inhibit.js';
-import { compareLabelSets, fingerprint, isValidLabelName, labelSetsEqual, sortedNames, withoutEmptyValues, type LabelSet } from './labels.js';
+import { compareAlertOrder, compareLabelSets, fingerprint, isValidLabelName, labelSetsEqual, sortedNames, withoutEmptyValues, type LabelSet } from './labels.js';
 import type { Matcher } from './matchers.js';
 import type { AnchoredRegex } from './regex.js';
 import { SilenceStore, apiSilenceState, type Silence, type SilenceIndex } from './silences.js';
@@ -37,18 +37,6 @@ export function matchFilterLabels(matchers: Matcher[], labels: LabelSet): boolea
   return true;
 }
 
-/** types.AlertSlice order inside a group: job, then instance (missing sorts last), then labels. */
-function compareInGroup(a: Alert, b: Alert): number {
-  for (const key of ['job', 'instance']) {
-    const x = a.labels[key];
-    const y = b.labels[key];
-    if (x === undefined && y === undefined) continue;
-    if (x === undefined) return 1;
-    if (y === undefined) return -1;
-    if (x !== y) return x < y ? -1 : 1;
-  }
-  return compareLabelSets(a.labels, b.labels);
-}
 
 /**
  * A JSON document as a sequence of pieces, rendered while it is being sent: a response never
@@ -142,6 +130,19 @@ function pushAlert(out: PieceBuffer, a: Alert, receivers: string, status: string
   out.push('}');
 }
 
+/**
+ * Bounds on what POSTed alerts may take (ctl.yaml `alertmanager:`): one alert's text, one request
+ * body, and all stored alert text together. Alertmanager has none; one 30 MiB annotation at a time
+ * once made a daemon that could not start again.
+ */
+export interface AlertLimits {
+  maxAlertBytes: number;
+  maxBatchBytes: number;
+  maxStoredBytes: number;
+}
+
+export const DEFAULT_ALERT_LIMITS: AlertLimits = { maxAlertBytes: 256 << 10, maxBatchBytes: 16 << 20, maxStoredBytes: 256 << 20 };
+
 export class Engine {
   config: LoadedConfig;
   private configGen = 1;
@@ -151,7 +152,13 @@ export class Engine {
   private inhibitorKey = '';
   readonly startedAt: number;
 
-  constructor(config: LoadedConfig, persist: AlertmanagerPersistence, readonly clock: Clock, retentionMs?: number) {
+  constructor(
+    config: LoadedConfig,
+    persist: AlertmanagerPersistence,
+    readonly clock: Clock,
+    retentionMs?: number,
+    readonly limits: AlertLimits = DEFAULT_ALERT_LIMITS,
+  ) {
     this.config = config;
     this.alerts = new AlertStore(persist, clock);
     this.silences = new SilenceStore(persist, clock, retentionMs);
@@ -180,6 +187,9 @@ export class Engine {
     const errors: string[] = [];
     const valid: Alert[] = [];
     const origin: number[] = [];
+    // Room left in the store for text this batch adds (a re-post or resolution of a stored alert of
+    // the same size adds none, so it always goes through; only growth can be refused).
+    let room = this.limits.maxStoredBytes - this.alerts.storedBytes;
     for (let i = 0; i < input.length; i++) {
       const p = input[i]!;
       let startsAt = p.startsAt;
@@ -196,8 +206,21 @@ export class Engine {
         errors.push(err);
         continue;
       }
+      const bytes = alertBytes({ labels, annotations: p.annotations, generatorURL: p.generatorURL });
+      if (bytes > this.limits.maxAlertBytes) {
+        errors.push(`alert too large: ${bytes} bytes of labels, annotations and generator URL (max-alert-bytes ${this.limits.maxAlertBytes})`);
+        continue;
+      }
+      const fp = fingerprint(labels);
+      const stored = this.alerts.get(fp);
+      const growth = stored ? bytes - alertBytes(stored) : bytes;
+      if (growth > 0 && growth > room) {
+        errors.push(`alert store full: ${this.alerts.storedBytes} bytes stored (max-stored-bytes ${this.limits.maxStoredBytes}); alert not stored`);
+        continue;
+      }
+      room -= Math.max(0, growth);
       valid.push({
-        fingerprint: fingerprint(labels),
+        fingerprint: fp,
         labels,
         annotations: p.annotations,
         startsAt,
@@ -210,7 +233,36 @@ export class Engine {
       origin.push(i);
     }
     this.alerts.put(valid, body && { body, updatedAt: now, elements: input.length, origin });
+    if (this.onStored && valid.length > 0) this.onStored(valid.map((a) => this.alerts.get(a.fingerprint)!));
     return errors;
+  }
+
+  /** Called with the stored states of alerts after every POST (the dispatcher groups them). */
+  onStored?: (alerts: Alert[]) => void;
+
+  /** alertmanager_alerts{state}: alerts not resolved, active or suppressed. */
+  alertCounts(): Record<string, number> {
+    const now = this.clock.now();
+    const out: Record<string, number> = { active: 0, suppressed: 0, unprocessed: 0 };
+    for (const a of this.alerts.list()) {
+      if (a.endsAt <= now) continue;
+      out[this.muted(a, now) ? 'suppressed' : 'active']!++;
+    }
+    return out;
+  }
+
+  /** alertmanager_silences{state}. */
+  silenceCounts(): Record<string, number> {
+    const now = this.clock.now();
+    const out: Record<string, number> = { active: 0, expired: 0, pending: 0 };
+    for (const s of this.silences.all()) out[apiSilenceState(s, now)]!++;
+    return out;
+  }
+
+  /** Silenced or inhibited now (the notification pipeline's mute stage). */
+  muted(a: Alert, now: number): boolean {
+    if (this.silences.index(now).silencedBy(a.labels).length > 0) return true;
+    return this.config.inhibitRules.length > 0 && this.readyInhibitor().inhibitedBy(a.labels, now) !== undefined;
   }
 
   // ---- per-alert caches ----------------------------------------------------------------------
@@ -372,7 +424,7 @@ export class Engine {
         out.push('[');
         for (let i = 0; i < sorted.length; i++) {
           const g = sorted[i]!;
-          const order = g.alerts.map((_, j) => j).sort((x, y) => compareInGroup(g.alerts[x]!, g.alerts[y]!));
+          const order = g.alerts.map((_, j) => j).sort((x, y) => compareAlertOrder(g.alerts[x]!.labels, g.alerts[y]!.labels));
           out.push(i > 0 ? ',{"alerts":[' : '{"alerts":[');
           for (let n = 0; n < order.length; n++) {
             const a = g.alerts[order[n]!]!;

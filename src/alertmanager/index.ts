@@ -4,10 +4,17 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
+import { hostname } from 'node:os';
 import type { ComponentContext, ComponentDefinition, ComponentInstance } from '../http/component.js';
 import { Router } from '../http/router.js';
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load.js';
-import { Engine } from './engine.js';
+import { DEFAULT_ALERT_LIMITS, Engine, type AlertLimits } from './engine.js';
+import { Dispatcher } from './dispatch/dispatcher.js';
+import { NotificationLog } from './dispatch/nflog.js';
+import { AlertmanagerMetrics, countReceived } from './metrics.js';
+import type { PostableAlert } from './api/bodies.js';
+import { loadTemplateFiles } from './template/load.js';
+import type { Templates } from '../gotemplate/index.js';
 import { MIGRATIONS, SqlitePersistence } from './persist.js';
 import { registerApiRoutes } from './api/routes.js';
 import { beforeAm, negotiate, renderAmError } from './api/http.js';
@@ -32,6 +39,35 @@ export interface AlertmanagerSettings {
   maintenanceIntervalMs: number;
   /** Resolved-alert GC period (--alerts.gc-interval). */
   alertsGcIntervalMs: number;
+  /** Memory bounds against hostile input (engine.ts AlertLimits; Alertmanager has none). */
+  limits: AlertLimits;
+  /** Journal bytes past which it is folded into the snapshot at once (bounds the replay at start). */
+  maxJournalBytes: number;
+  /** --web.external-url: the `externalURL` of notifications; unset: from the host name and listener. */
+  externalUrl?: string;
+}
+
+/** `external-url` (Alertmanager's --web.external-url). */
+function externalUrlSetting(config: Record<string, unknown>): string | undefined {
+  const v = config['external-url'];
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v !== 'string' || !/^https?:\/\/[^/]/.test(v)) throw new Error('alertmanager.external-url: expected an http(s) URL');
+  return v.replace(/\/+$/, '');
+}
+
+/** 0.25's default: http://<hostname>:<port it listens on> (the TCP listener's, else 9093). */
+function defaultExternalUrl(ctx: ComponentContext): string {
+  const daemon = ctx.handleOf<{ info(): { servers: Record<string, { bound_address: string }> } }>('daemon');
+  const bound = daemon?.info().servers.alertmanager?.bound_address ?? '';
+  const port = /:(\d+)$/.exec(bound)?.[1] ?? '9093';
+  return `http://${hostname()}:${port}`;
+}
+
+function bytesSetting(config: Record<string, unknown>, key: string, fallback: number, min: number): number {
+  const v = config[key];
+  if (v === undefined || v === null) return fallback;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) throw new Error(`alertmanager.${key}: expected a whole number of bytes, at least ${min}`);
+  return v;
 }
 
 function durationSetting(config: Record<string, unknown>, key: string, fallback: string): number {
@@ -53,6 +89,13 @@ export function settingsFrom(ctx: Pick<ComponentContext, 'stateDir' | 'config'>)
     retentionMs: durationSetting(c, 'data-retention', '120h'),
     maintenanceIntervalMs: durationSetting(c, 'maintenance-interval', '15m'),
     alertsGcIntervalMs: durationSetting(c, 'alerts-gc-interval', '30m'),
+    limits: {
+      maxAlertBytes: bytesSetting(c, 'max-alert-bytes', DEFAULT_ALERT_LIMITS.maxAlertBytes, 1024),
+      maxBatchBytes: bytesSetting(c, 'max-batch-bytes', DEFAULT_ALERT_LIMITS.maxBatchBytes, 64 << 10),
+      maxStoredBytes: bytesSetting(c, 'max-stored-bytes', DEFAULT_ALERT_LIMITS.maxStoredBytes, 1 << 20),
+    },
+    maxJournalBytes: bytesSetting(c, 'max-journal-bytes', 64 << 20, 64 << 10),
+    externalUrl: externalUrlSetting(c),
   };
 }
 
@@ -69,39 +112,53 @@ const MAINTAIN_TICK_MS = 1_000;
 
 export const VERSION_INFO_BASE = { version: '0.25.0', branch: 'ctl', buildUser: 'ctl', goVersion: `node${process.versions.node}` };
 
-function readConfig(file: string): LoadedConfig {
-  return loadConfig(readFileSync(file, 'utf8'), dirname(file));
+/** alertmanager.yml and the template files it names (a template that does not parse fails the load, as in 0.25). */
+function readConfig(file: string): { config: LoadedConfig; templates: Templates } {
+  const config = loadConfig(readFileSync(file, 'utf8'), dirname(file));
+  return { config, templates: loadTemplateFiles((config.tree.templates ?? []) as string[]) };
 }
 
 export const alertmanagerComponent: ComponentDefinition = {
   name: 'alertmanager',
   defaultAddress: '127.0.0.1:9093',
   create(ctx: ComponentContext): ComponentInstance {
-    let settings: AlertmanagerSettings;
-    try {
-      settings = settingsFrom(ctx);
-    } catch (e) {
-      ctx.log.error({ err: (e as Error).message }, 'ctl.yaml alertmanager section is invalid; using the defaults');
-      settings = settingsFrom({ stateDir: ctx.stateDir, config: {} });
-    }
+    // A bad ctl.yaml section keeps the alert manager down with the reason, as a bad alertmanager.yml does.
+    const settings = settingsFrom(ctx);
     if (!existsSync(settings.configFile)) writeFileSync(settings.configFile, DEFAULT_CONFIG, { mode: 0o644 });
-    // A broken file must not take the other five APIs down with it: serve the built-in default
-    // (not written over the file), answer 503 on /-/ready, and pick the file up on reload.
+    // A broken file keeps the alert manager down (the daemon answers 503 with this reason and keeps
+    // the other APIs up), as Alertmanager itself refuses to start; SIGHUP tries again.
     let config: LoadedConfig;
-    let startupError: string | undefined;
+    let templates: Templates;
     try {
-      config = readConfig(settings.configFile);
+      ({ config, templates } = readConfig(settings.configFile));
     } catch (e) {
-      startupError = e instanceof ConfigError ? e.message : (e as Error).message;
-      ctx.log.error(
-        { file: settings.configFile, err: startupError },
-        'alertmanager configuration is invalid; serving the built-in default until it is fixed and reloaded',
-      );
-      config = loadConfig(DEFAULT_CONFIG);
+      throw new Error(`${settings.configFile}: ${(e as Error).message}`);
     }
     const store = ctx.openStore(MIGRATIONS);
     const persistence = new SqlitePersistence(store);
-    const engine = new Engine(config, persistence, ctx.clock, settings.retentionMs);
+    const engine = new Engine(config, persistence, ctx.clock, settings.retentionMs, settings.limits);
+    const nflog = new NotificationLog(store, settings.retentionMs);
+    // Created below; the sources read the dispatcher once it exists.
+    let dispatcherRef: Dispatcher | undefined;
+    const metrics = new AlertmanagerMetrics({
+      alertsByState: () => engine.alertCounts(),
+      silencesByState: () => engine.silenceCounts(),
+      aggregationGroups: () => dispatcherRef?.groupCount ?? 0,
+      nflogEntries: () => nflog.size,
+    });
+    const dispatcher = new Dispatcher({
+      clock: ctx.clock,
+      log: ctx.log,
+      egress: ctx.egress,
+      nflog,
+      externalURL: () => settings.externalUrl ?? defaultExternalUrl(ctx),
+      alert: (fp) => engine.alerts.get(fp),
+      alerts: () => engine.alerts.list(),
+      muted: (a, now) => engine.muted(a, now),
+      metrics,
+    });
+    dispatcherRef = dispatcher;
+    engine.onStored = (alerts) => dispatcher.ingest(alerts);
     const current = (fp: string) => engine.alerts.get(fp);
     /** Fold the alert journal into the snapshot a chunk per tick, so requests keep flowing. */
     let compacting = false;
@@ -109,8 +166,10 @@ export const alertmanagerComponent: ComponentDefinition = {
       if (compacting || persistence.uncheckpointedSince === undefined) return;
       const now = performance.now();
       const age = now - persistence.uncheckpointedSince;
-      if (age < COMPACT_AFTER_MS) return;
-      if (now - persistence.lastWriteAt < COMPACT_QUIET_MS && age < COMPACT_LATEST_MS) return;
+      // A journal past its bound is folded at once, busy or not: the next start replays it whole.
+      const oversized = persistence.journalBytes > settings.maxJournalBytes;
+      if (!oversized && age < COMPACT_AFTER_MS) return;
+      if (!oversized && now - persistence.lastWriteAt < COMPACT_QUIET_MS && age < COMPACT_LATEST_MS) return;
       if (persistence.pendingJournal === 0) return persistence.checkpoint();
       compacting = true;
       const step = () => {
@@ -127,12 +186,18 @@ export const alertmanagerComponent: ComponentDefinition = {
     /** Reload the file; keep the old configuration when the new one is bad. */
     const reload = async (): Promise<string | undefined> => {
       try {
-        engine.setConfig(readConfig(settings.configFile));
-        startupError = undefined;
+        const next = readConfig(settings.configFile);
+        engine.setConfig(next.config);
+        templates = next.templates;
+        // As 0.25: a reload starts the dispatcher again (groups rebuilt; the log keeps what was sent).
+        dispatcher.start(next.config, next.templates);
+        metrics.lastReloadOk = true;
+        metrics.lastReloadAt = Date.now() / 1000;
         ctx.log.info({ file: settings.configFile }, 'alertmanager configuration reloaded');
         return undefined;
       } catch (e) {
         const why = (e as Error).message;
+        metrics.lastReloadOk = false;
         ctx.log.error({ file: settings.configFile, err: why }, 'loading alertmanager configuration failed');
         return why;
       }
@@ -143,7 +208,7 @@ export const alertmanagerComponent: ComponentDefinition = {
     registerApiRoutes(router, {
       engine,
       reload,
-      ready: () => startupError === undefined,
+      metrics,
       versionInfo: { branch: VERSION_INFO_BASE.branch, buildDate: '', buildUser: VERSION_INFO_BASE.buildUser, goVersion: VERSION_INFO_BASE.goVersion, revision: ctx.version, version: VERSION_INFO_BASE.version },
     });
 
@@ -165,7 +230,15 @@ export const alertmanagerComponent: ComponentDefinition = {
       router,
       renderError: renderAmError,
       before: beforeAm,
-      handle: { engine },
+      handle: {
+        engine,
+        /** Other components' alerts (ctl's internal alerts), on the path of POST /api/v2/alerts. */
+        post(alerts: PostableAlert[]): string[] {
+          const errors = engine.postAlerts(alerts);
+          countReceived(metrics, alerts, errors.length, ctx.clock.now());
+          return errors;
+        },
+      },
       start() {
         // Collect at once what went stale while the daemon was down, then on the timers.
         engine.gcAlerts();
@@ -173,12 +246,16 @@ export const alertmanagerComponent: ComponentDefinition = {
         every(settings.alertsGcIntervalMs, 'alert', () => engine.gcAlerts());
         every(settings.maintenanceIntervalMs, 'silence', () => engine.gcSilences());
         every(MAINTAIN_TICK_MS, 'journal', () => (maintain(), 0));
+        every(settings.maintenanceIntervalMs, 'notification log', () => nflog.gc(ctx.clock.now()));
+        dispatcher.start(engine.config, templates);
       },
       async reload() {
         const err = await reload();
         if (err !== undefined) throw new Error(`alertmanager: ${err}`);
       },
       stop() {
+        dispatcher.stop();
+        nflog.commit();
         for (const t of timers) clearInterval(t);
         try {
           persistence.compact(current);

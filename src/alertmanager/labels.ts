@@ -161,3 +161,16 @@ export function compareLabelSets(a: LabelSet, b: LabelSet): number {
   }
   return 0;
 }
+
+/** types.AlertSlice order (groups, notifications): job, then instance (missing sorts last), then the label sets. */
+export function compareAlertOrder(a: LabelSet, b: LabelSet): number {
+  for (const key of ['job', 'instance']) {
+    const x = a[key];
+    const y = b[key];
+    if (x === undefined && y === undefined) continue;
+    if (x === undefined) return 1;
+    if (y === undefined) return -1;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return compareLabelSets(a, b);
+}

@@ -14,6 +14,7 @@
 import type { Migration, Store } from '../store/index.js';
 import { AlertJournalFiles, type JournalRecord } from './alert-journal.js';
 import { replayRawBatch, type RawAlertBatch } from './raw-batch.js';
+import { NFLOG_MIGRATION } from './dispatch/nflog.js';
 
 export interface StoredSilence {
   id: string;
@@ -88,6 +89,7 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE alert_journal ADD COLUMN outcome BLOB;
     `,
   },
+  NFLOG_MIGRATION,
 ];
 
 /** Compact alert record: [fp, labels, annotations, startsAt, endsAt, updatedAt, generatorURL, timeout]. */
@@ -144,6 +146,8 @@ export class SqlitePersistence implements AlertmanagerPersistence {
   private born: string[] = [];
   /** Journal records (file records and legacy table rows) not yet folded into the snapshot. */
   private journalRows = 0;
+  /** Bytes of journal files not yet folded into the snapshot: what the next start would replay. */
+  journalBytes = 0;
   private readonly files: AlertJournalFiles;
   private tunedDb: unknown;
   /** performance.now() of the last write (the maintenance waits for a quiet moment). */
@@ -203,9 +207,12 @@ export class SqlitePersistence implements AlertmanagerPersistence {
     // Rows an earlier version journaled in the table come first: the files started after them.
     const legacy = this.store.prepare('SELECT data, body, outcome FROM alert_journal ORDER BY seq').all() as JournalRow[];
     for (const r of legacy) replay({ entry: r.data, ...(r.body && r.outcome ? { body: r.body, outcome: r.outcome } : {}) });
-    const records = this.files.readAll();
-    for (const r of records) replay(r);
-    this.journalRows = legacy.length + records.length;
+    let records = 0;
+    this.journalBytes = this.files.forEachSegment((segment) => {
+      for (const r of segment) replay(r);
+      records += segment.length;
+    });
+    this.journalRows = legacy.length + records;
     if (this.journalRows > 0) this.uncheckpointedSince = performance.now();
     return [...byFp.values()];
   }
@@ -227,8 +234,8 @@ export class SqlitePersistence implements AlertmanagerPersistence {
     else if (batch.alerts?.length) entry.a = batch.alerts.map(toRow);
     if (batch.deleteAlerts?.length) entry.d = batch.deleteAlerts;
     if (!raw && !entry.a && !entry.d) return false;
-    if (raw) this.files.append(JSON.stringify(entry), raw.body, Buffer.from(raw.outcome.buffer, raw.outcome.byteOffset, raw.outcome.byteLength));
-    else this.files.append(JSON.stringify(entry));
+    if (raw) this.journalBytes += this.files.append(JSON.stringify(entry), raw.body, Buffer.from(raw.outcome.buffer, raw.outcome.byteOffset, raw.outcome.byteLength));
+    else this.journalBytes += this.files.append(JSON.stringify(entry));
     this.journalRows++;
     const dirty = this.dirty;
     const alerts = batch.alerts;
@@ -277,7 +284,7 @@ export class SqlitePersistence implements AlertmanagerPersistence {
     }
   }
 
-  private compaction?: { upTo: number; records: number; todo: string[] };
+  private compaction?: { upTo: number; records: number; bytes: number; todo: string[] };
 
   /** One chunk of a compaction; returns true while more work remains. */
   compactStep(current: (fp: string) => StoredAlert | undefined, chunk = COMPACT_CHUNK): boolean {
@@ -290,7 +297,7 @@ export class SqlitePersistence implements AlertmanagerPersistence {
       this.files.seal();
       const todo = [...this.dirty];
       for (const fp of this.born) if (!this.dirty.has(fp)) todo.push(fp);
-      this.compaction = { upTo, records: this.journalRows, todo };
+      this.compaction = { upTo, records: this.journalRows, bytes: this.journalBytes, todo };
       this.dirty = new Set();
       this.born = [];
     }
@@ -310,6 +317,7 @@ export class SqlitePersistence implements AlertmanagerPersistence {
     // The snapshot is committed: the sealed files are no longer needed.
     this.files.removeSealed();
     this.journalRows = Math.max(0, this.journalRows - c.records);
+    this.journalBytes = Math.max(0, this.journalBytes - c.bytes);
     this.compaction = undefined;
     this.checkpoint();
     return false;

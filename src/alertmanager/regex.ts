@@ -57,9 +57,16 @@ export function checkUnanchored(src: string): void {
   }
 }
 
-/** Does the anchored pattern match the empty string? */
+/**
+ * silence.matchesEmpty: Go runs `regexp.MatchString(pattern, "")` on the pattern as written (not
+ * anchored) and takes an error as "does not match". `\Qx` compiles alone but not inside `^(?:…)$`.
+ */
 export function matchesEmpty(src: string): boolean {
-  return compileAnchored(src).test('');
+  try {
+    return RE2JS.compile(src).matcher('').find();
+  } catch {
+    return false;
+  }
 }
 
 /**

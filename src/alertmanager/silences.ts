@@ -93,7 +93,8 @@ function canUpdate(prev: Silence, next: Silence, now: number): boolean {
 
 interface Entry {
   silence: Silence;
-  compiled: Matcher[];
+  /** null: a matcher that cannot be built (the silence mutes nothing). */
+  compiled: Matcher[] | null;
 }
 
 export interface SilenceInput {
@@ -121,11 +122,13 @@ export class SilenceStore {
   }
 
   private entry(s: Silence): Entry {
-    let compiled: Matcher[];
+    let compiled: Matcher[] | null;
     try {
       compiled = s.matchers.map((m) => new Matcher(matchType(m), m.name, m.value));
     } catch {
-      compiled = []; // unreachable for validated silences; never match rather than crash
+      // A pattern valid alone but not anchored (`\Qx` quotes the closing `)$`): Alertmanager
+      // accepts such a silence, fails to build its matcher and mutes nothing with it. So does ctl.
+      compiled = null;
     }
     return { silence: s, compiled };
   }
@@ -250,6 +253,7 @@ export class SilenceIndex {
   constructor(entries: Entry[]) {
     this.size = entries.length;
     for (const e of entries) {
+      if (e.compiled === null) continue;
       const key = e.compiled.find((m) => m.type === '=' && m.value !== '');
       if (!key) {
         this.rest.push(e);
@@ -268,7 +272,7 @@ export class SilenceIndex {
     if (this.size === 0) return NO_IDS;
     const out: string[] = [];
     const test = (e: Entry) => {
-      for (const m of e.compiled) if (!m.matches(labels[m.name] ?? '')) return;
+      for (const m of e.compiled!) if (!m.matches(labels[m.name] ?? '')) return;
       out.push(e.silence.id);
     };
     for (const e of this.rest) test(e);

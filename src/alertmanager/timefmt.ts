@@ -3,6 +3,7 @@
  * of go-openapi/strfmt 0.21, with Go's time.Parse error text) and RFC3339 output with exactly
  * three fractional digits in UTC.
  */
+import { goQuote } from '../gotemplate/funcs.js';
 
 /** Go's zero time (0001-01-01T00:00:00Z) in epoch ms: amtool sends it to mean "unset". */
 export const GO_ZERO_MS = -62135596800000;
@@ -108,25 +109,7 @@ export function timeQuote(s: string): string {
 }
 
 /** Go's %q / strconv.Quote for the texts that show up in error messages. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    if (ch === '"' || ch === '\\') out += '\\' + ch;
-    else if (c === 7) out += '\\a';
-    else if (c === 8) out += '\\b';
-    else if (c === 12) out += '\\f';
-    else if (c === 10) out += '\\n';
-    else if (c === 13) out += '\\r';
-    else if (c === 9) out += '\\t';
-    else if (c === 11) out += '\\v';
-    else if (c < 0x20 || c === 0x7f) out += '\\x' + c.toString(16).padStart(2, '0');
-    else if (c >= 0x80 && c < 0xa0) out += '\\u' + c.toString(16).padStart(4, '0');
-    else if (c >= 0xd800 && c <= 0xdfff) out += '\\ufffd';
-    else out += ch;
-  }
-  return out + '"';
-}
+export { goQuote };
 
 function isDigit(s: string, i: number): boolean {
   const c = s.charCodeAt(i);

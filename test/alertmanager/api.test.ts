@@ -267,26 +267,6 @@ describe('persistence', () => {
   });
 });
 
-describe('invalid configuration at start', () => {
-  it('serves the built-in default, is not ready, and recovers on reload', async () => {
-    const bad = await startHarness({ config: 'route:\n  receiver: nope\nreceivers: [{name: x}]\n' });
-    try {
-      expect((await bad.request('GET', '/-/ready')).status).toBe(503);
-      expect((await bad.request('GET', '/-/healthy')).status).toBe(200);
-      expect((await bad.request('GET', '/api/v2/receivers')).json()).toEqual([{ name: 'default' }]);
-      expect((await bad.request('POST', '/api/v2/alerts', [{ labels: { alertname: 'Kept' } }])).status).toBe(200);
-      const { writeFileSync } = await import('node:fs');
-      const { join } = await import('node:path');
-      writeFileSync(join(bad.dir, 'alertmanager.yml'), 'route:\n  receiver: x\nreceivers: [{name: x}]\n');
-      expect((await bad.request('POST', '/-/reload')).status).toBe(200);
-      expect((await bad.request('GET', '/-/ready')).status).toBe(200);
-      expect((await bad.request('GET', '/api/v2/alerts')).json()[0].receivers).toEqual([{ name: 'x' }]);
-    } finally {
-      await bad.close();
-    }
-  });
-});
-
 describe('large responses', () => {
   it('are streamed chunked (as Go does past its buffer); small ones carry a Content-Length', async () => {
     for (let b = 0; b < 3; b++) {

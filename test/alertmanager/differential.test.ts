@@ -104,6 +104,14 @@ describe.skipIf(!bin)('differential: silences', () => {
       silence({ id: '00000000-0000-4000-8000-000000000000' }),
       silence({ matchers: [{ name: 'a', value: 'b', isRegex: 'x' }] }),
       silence({ status: { state: 'active' }, foo: 1 }),
+      // \Q quotes to the end of the pattern (no \E): the anchoring group Alertmanager adds never closes.
+      silence({ matchers: [{ name: 'a', value: '\\Qx', isRegex: true }] }),
+      silence({ matchers: [{ name: 'a', value: '\\Qa.b\\E', isRegex: true }] }),
+      // Nesting: Go's scanner stops at 10,000 levels; deep but valid JSON is a type error.
+      '['.repeat(10_001),
+      '['.repeat(10_001) + ']'.repeat(10_001),
+      '['.repeat(9_000) + ']'.repeat(9_000) + ' x',
+      '{"comment":' + '['.repeat(5_000) + ']'.repeat(5_000) + '}',
     ];
     for (const b of bad) await p.same('POST', '/api/v2/silences', b);
     await p.same('POST', '/api/v2/silences', '{}', { 'content-type': 'text/plain' });

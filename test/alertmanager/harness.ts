@@ -1,4 +1,5 @@
 /** Test harness: the alertmanager component behind a real HTTP server on 127.0.0.1:0, with a manual clock. */
+import { NO_ALERTS } from '../../src/http/component.js';
 import http from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -55,6 +56,7 @@ export async function startHarness(opts: { config?: string; settings?: Record<st
       env: {},
       uploadsDir: join(dir, 'uploads'),
       handleOf: () => undefined,
+      alerts: NO_ALERTS,
       version: 'test',
     });
     await instance.start?.();

@@ -39,7 +39,7 @@ export interface RealAlertmanager {
   stop(): Promise<void>;
 }
 
-export async function startRealAlertmanager(config: string): Promise<RealAlertmanager> {
+export async function startRealAlertmanager(config: string, args: string[] = [], readyHeaders: Record<string, string> = {}): Promise<RealAlertmanager> {
   const bin = alertmanagerBinary();
   if (!bin) throw new Error('alertmanager binary not installed');
   const dir = mkdtempSync(join(tmpdir(), 'real-am-'));
@@ -54,6 +54,7 @@ export async function startRealAlertmanager(config: string): Promise<RealAlertma
       `--web.listen-address=127.0.0.1:${port}`,
       '--cluster.listen-address=',
       '--log.level=warn',
+      ...args,
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
@@ -64,7 +65,7 @@ export async function startRealAlertmanager(config: string): Promise<RealAlertma
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`alertmanager exited: ${stderr}`);
     try {
-      const r = await fetch(`${url}/-/ready`);
+      const r = await fetch(`${url}/-/ready`, { headers: readyHeaders });
       if (r.status === 200) break;
     } catch {
       /* not up yet */

@@ -156,6 +156,14 @@ describe('index', () => {
     expect(idx.silencedBy({ alertname: 'A' })).toEqual([a, c].sort());
     expect(idx.silencedBy({ alertname: 'B', env: 'dev' })).toEqual([c]);
   });
+  it('a silence whose anchored matcher cannot be built (\\Qx) is kept but mutes nothing; the others still do', () => {
+    const q = add({ matchers: [m('a', '\\Qx', true)] });
+    const a = add({ matchers: [m('alertname', 'A')] });
+    expect(store.get(q)?.matchers[0]?.value).toBe('\\Qx');
+    const idx = store.index(clock.now());
+    expect(idx.silencedBy({ alertname: 'B', a: 'x' })).toEqual([]);
+    expect(idx.silencedBy({ alertname: 'A', a: 'x' })).toEqual([a]);
+  });
   it('is refreshed when a silence starts or ends', () => {
     const p = add({ startsAt: T0 + 1000, endsAt: T0 + 2000 });
     expect(store.index(T0).silencedBy({ alertname: 'A' })).toEqual([]);

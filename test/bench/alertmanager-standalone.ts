@@ -3,6 +3,7 @@
  * other APIs, no bench client code loaded), to show the component's own footprint beside the
  * whole daemon's. Prints the bound port on stdout.
  */
+import { NO_ALERTS } from '../../src/http/component.js';
 import http from 'node:http';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
@@ -33,6 +34,7 @@ const instance = await alertmanagerComponent.create({
   env: {},
   uploadsDir: join(dir, 'uploads'),
   handleOf: () => undefined,
+  alerts: NO_ALERTS,
   version: 'bench',
 });
 await instance.start?.();

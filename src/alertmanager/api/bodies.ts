@@ -165,12 +165,18 @@ export interface DecodedAlerts {
   plain: boolean;
 }
 
-export async function readPostableAlerts(ctx: RequestContext): Promise<DecodedAlerts> {
+/** A body over `maxBytes` is refused with 400, as every other bad alert batch is. */
+export async function readPostableAlerts(ctx: RequestContext, maxBytes: number): Promise<DecodedAlerts> {
   checkJsonContentType(ctx);
-  return decodePostableAlerts(await readBody(ctx, ALERTS_BODY_LIMIT));
+  let body: Buffer;
+  try {
+    body = await readBody(ctx, maxBytes);
+  } catch (e) {
+    if (e instanceof HttpError && e.status === 413) throw parseFailure('alerts', `the body is larger than ${maxBytes} bytes (max-batch-bytes)`);
+    throw e;
+  }
+  return decodePostableAlerts(body);
 }
-
-export const ALERTS_BODY_LIMIT = 32 << 20;
 
 /** The body of POST /alerts, decoded and checked (throws the framework errors of readPostableAlerts). */
 export function decodePostableAlerts(buf: Buffer): DecodedAlerts {

@@ -6,15 +6,22 @@
  * type string`, reported in the order Go finds them.
  */
 import { parseDateTime, TimeParseError } from '../timefmt.js';
+import { indexPastDepth } from '../../http/json-depth.js';
 
 export class GoJsonError extends Error {}
 
 /** Marker for an empty (or whitespace-only) body. */
 export const EMPTY = Symbol('empty body');
 
+/** encoding/json's scanner refuses nesting deeper than this (maxNestingDepth). */
+const GO_MAX_NESTING_DEPTH = 10_000;
+
 /** Decode the first JSON value of a body, as json.Decoder.Decode does. */
 export function decodeFirst(buf: Buffer): unknown {
   const text = buf.toString('utf8');
+  // Go's own limit and message; it also bounds the recursive scanner below.
+  const tooDeep = indexPastDepth(text, GO_MAX_NESTING_DEPTH);
+  if (tooDeep !== -1) throw new GoJsonError(`invalid character ${quoteChar(text.charCodeAt(tooDeep))} exceeded max depth`);
   try {
     return JSON.parse(text);
   } catch {

@@ -68,9 +68,15 @@ export function goJsonLabelSetSorted(ls: Record<string, string>): string {
   return out + '}';
 }
 
+/** A value goJson writes as it is: an already encoded part (a Go map, written with sorted keys). */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
 /** Any JSON value the Go way (objects keep their key order: use it for structs written in Go field order). */
 export function goJson(v: unknown): string {
   if (v === null || v === undefined) return 'null';
+  if (v instanceof RawJson) return v.text;
   if (typeof v === 'string') return goJsonString(v);
   if (typeof v === 'number' || typeof v === 'boolean') return JSON.stringify(v);
   if (Array.isArray(v)) return '[' + v.map(goJson).join(',') + ']';

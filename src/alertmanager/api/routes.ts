@@ -7,6 +7,7 @@ import type { RequestContext } from '../../http/context.js';
 import { HttpError } from '../../http/errors.js';
 import { sendEmpty, sendText } from '../../http/respond.js';
 import type { Router } from '../../http/router.js';
+import { countReceived, type AlertmanagerMetrics } from '../metrics.js';
 import type { Engine, AlertQuery, JsonPieces } from '../engine.js';
 import { parseMatcher, MatcherParseError, type Matcher } from '../matchers.js';
 import { compileAnchored, RegexError } from '../regex.js';
@@ -19,9 +20,8 @@ export interface ApiDeps {
   engine: Engine;
   /** Reload alertmanager.yml; resolves with an error text when the new file was rejected. */
   reload(): Promise<string | undefined>;
-  /** False while the configuration file could not be loaded (the built-in default is served). */
-  ready(): boolean;
   versionInfo: Record<string, string>;
+  metrics?: AlertmanagerMetrics;
 }
 
 /** A handler error: a JSON string and a newline, as go-swagger responders write payload strings. */
@@ -180,9 +180,10 @@ export function registerApiRoutes(router: Router, deps: ApiDeps): void {
   });
 
   router.post('/api/v2/alerts', async (ctx) => {
-    const { alerts, plain } = await readPostableAlerts(ctx);
+    const { alerts, plain } = await readPostableAlerts(ctx, engine.limits.maxBatchBytes);
     // A plain body can be journaled as it is (raw-batch.ts).
     const errors = engine.postAlerts(alerts, plain ? ctx.rawBody : undefined);
+    if (deps.metrics) countReceived(deps.metrics, alerts, errors.length, engine.clock.now());
     if (errors.length > 0) throw amError(400, errors.join('; '));
     sendEmpty(ctx.res, 200);
   });
@@ -191,10 +192,17 @@ export function registerApiRoutes(router: Router, deps: ApiDeps): void {
     return sendAmJsonPieces(ctx, engine.groupsJson(alertQuery(ctx)));
   });
 
+  router.get('/metrics', async (ctx) => {
+    if (!deps.metrics) return sendText(ctx.res, 404, '404 page not found\n');
+    const { text, contentType } = await deps.metrics.render();
+    sendText(ctx.res, 200, text, contentType);
+  });
+
   // Operational endpoints (outside the OpenAPI surface; plain text like Alertmanager's).
   const ok = (ctx: RequestContext) => sendText(ctx.res, 200, 'OK');
   router.on(['GET', 'HEAD'], '/-/healthy', ok);
-  router.on(['GET', 'HEAD'], '/-/ready', (ctx) => (deps.ready() ? ok(ctx) : sendText(ctx.res, 503, 'Service Unavailable')));
+  // A component whose configuration could not be loaded is down as a whole (the daemon answers 503).
+  router.on(['GET', 'HEAD'], '/-/ready', (ctx) => ok(ctx));
   router.post('/-/reload', async (ctx) => {
     const err = await deps.reload();
     if (err !== undefined) return sendText(ctx.res, 500, `failed to reload config: ${err}\n`, 'text/plain; charset=utf-8', { 'X-Content-Type-Options': 'nosniff' });

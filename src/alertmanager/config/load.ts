@@ -166,6 +166,10 @@ function validateConfig(c: Obj): void {
       inheritHttp(dc);
       if (!dc.webhook_url) throw err('no discord webhook URL provided');
     }
+    for (const mt of rcv.msteams_configs as Obj[]) {
+      inheritHttp(mt);
+      if (!mt.webhook_url) throw err('no msteams webhook URL provided');
+    }
     for (const wx of rcv.webex_configs as Obj[]) {
       inheritHttp(wx);
       if (!wx.api_url) {
@@ -236,7 +240,7 @@ function resolveFilepaths(baseDir: string, c: Obj): void {
   };
   setDir(c.global.http_config);
   for (const rcv of c.receivers as Obj[]) {
-    for (const kind of ['opsgenie_configs', 'pagerduty_configs', 'pushover_configs', 'slack_configs', 'victorops_configs', 'webhook_configs', 'wechat_configs', 'sns_configs', 'telegram_configs', 'discord_configs', 'webex_configs']) {
+    for (const kind of ['opsgenie_configs', 'pagerduty_configs', 'pushover_configs', 'slack_configs', 'victorops_configs', 'webhook_configs', 'wechat_configs', 'sns_configs', 'telegram_configs', 'discord_configs', 'webex_configs', 'msteams_configs']) {
       for (const x of rcv[kind] as Obj[]) setDir(x.http_config);
     }
   }

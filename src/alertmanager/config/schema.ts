@@ -877,6 +877,8 @@ const pushoverConfig = notifier(
     http,
     O('user_key', secret),
     O('token', secret),
+    // ctl addition: where the messages go (Pushover's API by default).
+    O('api_url', str),
     O('title', str),
     O('message', str),
     O('url', str),
@@ -952,6 +954,12 @@ const telegramConfig = notifier(
   },
 );
 
+/** Microsoft Teams (Alertmanager 0.26's msteams_configs; ctl adds it to 0.25's set). */
+const msteamsConfig = notifier(
+  [http, O('webhook_url', secretUrl, { ptr: true }), O('title', str), O('summary', str), O('text', str)],
+  { send_resolved: true, title: tmpl('msteams.default.title'), summary: tmpl('msteams.default.summary'), text: tmpl('msteams.default.text') },
+);
+
 /** Integration kinds in Receiver struct order. */
 export const INTEGRATIONS = [
   'discord_configs',
@@ -966,6 +974,7 @@ export const INTEGRATIONS = [
   'sns_configs',
   'telegram_configs',
   'webex_configs',
+  'msteams_configs',
 ] as const;
 
 const ptrList = (s: Spec<Obj>) => list({ ...s, go: `*${s.go}` } as Spec<Obj>);
@@ -986,6 +995,7 @@ export const receiver = struct(
     O('sns_configs', ptrList(snsConfig)),
     O('telegram_configs', ptrList(telegramConfig)),
     O('webex_configs', ptrList(webexConfig)),
+    O('msteams_configs', ptrList(msteamsConfig)),
   ],
   {
     validate(c) {

@@ -1,0 +1,225 @@
+/**
+ * The dispatcher of Alertmanager 0.25 (dispatch/dispatch.go, notify/notify.go): alerts go into aggregation groups (one per matched route and group labels); a group is
+ * flushed group_wait after it starts (at once if its first alert is older than that), then every
+ * group_interval. A flush takes the group's alerts (firing ones with their end cleared), drops the
+ * silenced and inhibited, and for each integration of the route's receiver asks the notification log
+ * whether anything needs sending (new firing alerts, resolutions, or repeat_interval passed); a send
+ * is retried with backoff until the next flush is due, and logged once it succeeds. Resolved alerts
+ * that were part of a flush leave the group after it; an empty group is dropped.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../../http/clock.js';
+import type { Egress } from '../../egress/index.js';
+import type { RouteNode } from '../config/runtime.js';
+import { groupLabels, matchRoutes } from '../config/runtime.js';
+import type { LoadedConfig } from '../config/load.js';
+import type { Alert } from '../alerts.js';
+import { compareAlertOrder, type LabelSet } from '../labels.js';
+import { GO_ZERO_MS } from '../timefmt.js';
+import { labelSetString, routeKeys } from './keys.js';
+import { NotificationLog, needsUpdate } from './nflog.js';
+import { buildIntegrations, type Attempt, type Integration, type NotifyAlert } from '../receivers/index.js';
+import type { Templates } from '../../gotemplate/index.js';
+import { anyIntervalContains } from './time-intervals.js';
+import type { AlertmanagerMetrics } from '../metrics.js';
+
+export interface DispatcherDeps {
+  clock: Clock;
+  log: Logger;
+  egress: Egress;
+  nflog: NotificationLog;
+  /** The `externalURL` of notifications (read when one is sent: the listener's port may change). */
+  externalURL(): string;
+  /** The stored alert of a fingerprint (its latest state). */
+  alert(fp: string): Alert | undefined;
+  /** Every stored alert (at start and after a reload). */
+  alerts(): readonly Alert[];
+  /** True when a silence or an inhibition mutes the alert now. */
+  muted(a: Alert, now: number): boolean;
+  metrics?: AlertmanagerMetrics;
+}
+
+interface Group {
+  key: string;
+  route: RouteNode;
+  labels: LabelSet;
+  fps: Set<string>;
+  timer?: NodeJS.Timeout;
+  flushed: boolean;
+  flushing: boolean;
+}
+
+export class Dispatcher {
+  private groups = new Map<string, Group>();
+  private keys = new Map<RouteNode, string>();
+  private integrations = new Map<string, Integration[]>();
+  private config!: LoadedConfig;
+  private templates!: Templates;
+  private stopped = false;
+
+  constructor(private readonly deps: DispatcherDeps) {}
+
+  /** Start (or restart after a reload, as 0.25 does): groups are rebuilt from the stored alerts. */
+  start(config: LoadedConfig, templates: Templates): void {
+    for (const g of this.groups.values()) clearTimeout(g.timer);
+    this.groups = new Map();
+    this.config = config;
+    this.templates = templates;
+    this.keys = routeKeys(config.route);
+    this.integrations = buildIntegrations((config.tree.receivers ?? []) as Record<string, unknown>[], this.deps.egress);
+    this.stopped = false;
+    this.ingest(this.deps.alerts());
+  }
+
+  get groupCount(): number {
+    return this.groups.size;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const g of this.groups.values()) clearTimeout(g.timer);
+    this.groups.clear();
+  }
+
+  /** New or updated alerts (after they are stored). */
+  ingest(alerts: readonly Alert[]): void {
+    if (this.stopped) return;
+    const now = this.deps.clock.now();
+    for (const a of alerts) {
+      for (const route of matchRoutes(this.config.route, a.labels)) {
+        const labels = groupLabels(route, a.labels);
+        const key = `${this.keys.get(route)}:${labelSetString(labels)}`;
+        let g = this.groups.get(key);
+        if (!g) {
+          // The first flush is group_wait away: load the HTTP client now rather than then.
+          if (this.groups.size === 0) this.deps.egress.warm();
+          g = { key, route, labels, fps: new Set(), flushed: false, flushing: false };
+          this.groups.set(key, g);
+          this.schedule(g, route.groupWaitMs);
+        }
+        g.fps.add(a.fingerprint);
+        // An alert older than group_wait in a group not flushed yet: flush at once.
+        if (!g.flushed && a.startsAt + route.groupWaitMs < now) this.schedule(g, 0);
+      }
+    }
+  }
+
+  private schedule(g: Group, ms: number): void {
+    clearTimeout(g.timer);
+    g.timer = setTimeout(() => void this.flush(g), ms);
+    g.timer.unref();
+  }
+
+  private async flush(g: Group): Promise<void> {
+    if (this.stopped || this.groups.get(g.key) !== g || g.flushing) return;
+    g.flushing = true;
+    g.flushed = true;
+    const now = this.deps.clock.now();
+    this.schedule(g, g.route.groupIntervalMs);
+    const snapshot: { alert: Alert; resolved: boolean }[] = [];
+    for (const fp of g.fps) {
+      const a = this.deps.alert(fp);
+      if (!a) {
+        g.fps.delete(fp);
+        continue;
+      }
+      snapshot.push({ alert: a, resolved: a.endsAt <= now });
+    }
+    let delivered = true;
+    try {
+      // TimeMuteStage / TimeActiveStage: the route's time intervals can hold back the whole flush.
+      const r = g.route;
+      const intervals = this.config.timeIntervals;
+      const timeMuted =
+        (r.muteTimeIntervals.length > 0 && anyIntervalContains(r.muteTimeIntervals, intervals, now)) ||
+        (r.activeTimeIntervals.length > 0 && !anyIntervalContains(r.activeTimeIntervals, intervals, now));
+      if (!timeMuted) {
+        const visible = snapshot.filter((s) => !this.deps.muted(s.alert, now));
+        const alerts = visible.map((s) => notifyAlert(s.alert, s.resolved)).sort((x, y) => compareAlertOrder(x.labels, y.labels));
+        const deadline = now + g.route.groupIntervalMs;
+        const results = await Promise.all((this.integrations.get(g.route.receiver) ?? []).map((i) => this.notify(g, i, alerts, deadline)));
+        delivered = results.every(Boolean);
+      }
+    } catch (e) {
+      delivered = false;
+      this.deps.log.error({ err: e, group: g.key }, 'alertmanager: flushing a group failed');
+    } finally {
+      g.flushing = false;
+    }
+    // After a successful flush, the resolved alerts it covered leave the group, unless they fired
+    // again meanwhile; after a failed one they stay, to be sent at the next flush (as 0.25).
+    if (!delivered) return;
+    for (const s of snapshot) {
+      const cur = this.deps.alert(s.alert.fingerprint);
+      if (s.resolved && (!cur || cur.endsAt <= this.deps.clock.now())) g.fps.delete(s.alert.fingerprint);
+    }
+    if (g.fps.size === 0) {
+      clearTimeout(g.timer);
+      this.groups.delete(g.key);
+    }
+  }
+
+  /** One integration's part of a flush; false when its send failed. */
+  private async notify(g: Group, integration: Integration, all: NotifyAlert[], deadline: number): Promise<boolean> {
+    const receiver = g.route.receiver;
+    const logKey = NotificationLog.key(g.key, receiver, integration.kind, integration.index);
+    const firing = new Set(all.filter((a) => !a.resolved).map((a) => a.fingerprint));
+    const resolved = new Set(all.filter((a) => a.resolved).map((a) => a.fingerprint));
+    const now = this.deps.clock.now();
+    if (!needsUpdate(this.deps.nflog.get(logKey, now), firing, resolved, integration.sendResolved, g.route.repeatIntervalMs, now)) return true;
+    const alerts = integration.sendResolved ? all : all.filter((a) => !a.resolved);
+    if (alerts.length > 0) {
+      const m = this.deps.metrics;
+      m?.add(m.notifications, integration.kind);
+      const started = performance.now();
+      const n = { receiver, groupKey: g.key, groupLabels: g.labels, alerts, externalURL: this.deps.externalURL(), templates: this.templates, deadline };
+      const ok = await this.send(integration, n, receiver);
+      if (!ok) {
+        m?.add(m.notificationsFailed, integration.kind);
+        return false;
+      }
+      m?.observeLatency(integration.kind, (performance.now() - started) / 1000);
+    }
+    this.deps.nflog.log(logKey, { firing: [...firing], resolved: [...resolved], at: this.deps.clock.now() });
+    return true;
+  }
+
+  /** Attempts with backoff (up to 10 s apart) until one succeeds, one fails for good, or the next flush is due. */
+  private async send(i: Integration, n: Parameters<Integration['send']>[0], receiver: string): Promise<boolean> {
+    let wait = 100;
+    let last: Attempt | undefined;
+    const m = this.deps.metrics;
+    for (let attempt = 1; !this.stopped; attempt++) {
+      m?.add(m.requests, i.kind);
+      try {
+        last = await i.send(n);
+      } catch (e) {
+        last = { ok: false, retry: true, error: (e as Error).message };
+      }
+      if (last.ok) return true;
+      m?.add(m.requestsFailed, i.kind);
+      if (!last.retry) break;
+      if (Date.now() + wait >= n.deadline) break;
+      await new Promise((r) => setTimeout(r, wait).unref());
+      wait = Math.min(wait * 2, 10_000);
+      if (attempt > 1000) break;
+    }
+    const name = `${i.kind}[${i.index}]`;
+    this.deps.log.error({ receiver, integration: name, err: last?.error }, `alertmanager: notify ${receiver} ${name} failed: ${last?.error ?? 'stopped'}`);
+    return false;
+  }
+}
+
+/** A stored alert as a notification carries it: a firing alert's end cleared (it has not ended). */
+function notifyAlert(a: Alert, resolved: boolean): NotifyAlert {
+  return {
+    labels: a.labels,
+    annotations: a.annotations,
+    startsAt: a.startsAt,
+    endsAt: resolved ? a.endsAt : GO_ZERO_MS,
+    generatorURL: a.generatorURL,
+    fingerprint: a.fingerprint,
+    resolved,
+  };
+}
+

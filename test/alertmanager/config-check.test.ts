@@ -1,0 +1,56 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CTL, startDaemon } from '../helpers/daemon.js';
+import { amtoolBinary } from './real-alertmanager.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ctl-check-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+mkdirSync(join(dir, 'tmpl'));
+writeFileSync(join(dir, 'tmpl', 'good.tmpl'), '{{ define "x" }}{{ .Status }}{{ end }}');
+const write = (name: string, text: string) => {
+  writeFileSync(join(dir, name), text);
+  return join(dir, name);
+};
+const OK = write('ok.yml', 'route: {receiver: w}\nreceivers: [{name: w}]\ntemplates: ["tmpl/*.tmpl"]\ninhibit_rules: [{source_matchers: [a="b"], target_matchers: [c="d"]}]\n');
+const BAD_ROUTE = write('bad-route.yml', 'route: {receiver: nope}\nreceivers: [{name: w}]\n');
+const BAD_TEMPLATE = write('bad-template.yml', 'route: {receiver: w}\nreceivers: [{name: w}]\ntemplates: ["broken/*.tmpl"]\n');
+mkdirSync(join(dir, 'broken'));
+writeFileSync(join(dir, 'broken', 'b.tmpl'), '{{ define "b" }}{{ if }}{{ end }}');
+
+const ctl = (...files: string[]) => spawnSync(process.execPath, [CTL, 'config', 'check', ...files], { encoding: 'utf8', timeout: 20_000 });
+
+describe('ctl config check', () => {
+  it('reports as amtool check-config does, and exits 1 when a file is invalid', () => {
+    const good = ctl(OK);
+    expect(good.status).toBe(0);
+    expect(good.stdout).toContain(' - 1 inhibit rules\n - 1 receivers\n - 1 templates\n  SUCCESS\n');
+    const bad = ctl(BAD_ROUTE, BAD_TEMPLATE, OK);
+    expect(bad.status).toBe(1);
+    expect(bad.stdout).toContain('FAILED: undefined receiver "nope" used in route');
+    expect(bad.stdout).toContain('FAILED: template: b.tmpl:1: missing value for if');
+    expect(bad.stderr).toBe('ctl: failed to validate 2 file(s)\n');
+  });
+
+  it.skipIf(!amtoolBinary())('prints what amtool prints, byte for byte, on standard output', () => {
+    for (const f of [OK, BAD_ROUTE, BAD_TEMPLATE]) {
+      const a = spawnSync(amtoolBinary()!, ['check-config', f], { encoding: 'utf8', timeout: 20_000 });
+      expect(ctl(f).stdout, f).toBe(a.stdout);
+    }
+  });
+
+  it('a template that does not parse keeps the old configuration on reload (500), as 0.25', async () => {
+    const d = await startDaemon({ files: { 'alertmanager.yml': 'route: {receiver: w}\nreceivers: [{name: w}]\n' } });
+    try {
+      writeFileSync(join(d.dir, 'alertmanager.yml'), `route: {receiver: w}\nreceivers: [{name: w}, {name: v}]\ntemplates: ["${join(dir, 'broken')}/*.tmpl"]\n`);
+      const r = await d.request('alertmanager', 'POST', '/-/reload');
+      expect(r.status).toBe(500);
+      expect(r.text).toBe('failed to reload config: template: b.tmpl:1: missing value for if\n');
+      expect((await d.request('alertmanager', 'GET', '/api/v2/receivers')).json).toEqual([{ name: 'w' }]);
+    } finally {
+      await d.cleanup();
+    }
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * Silence creation as scripts do it: 1,000 `POST /api/v2/silences` one after another (an amtool
+ * loop), on a fresh ctl and a fresh Alertmanager 0.25, side by side; also the median of five
+ * fresh servers of each kind for the first 100 (the cold part).
+ */
+import http from 'node:http';
+import { alertmanagerBinary, startRealAlertmanager } from '../alertmanager/real-alertmanager.js';
+import { boundAddresses, fmt, median, report, section, startBenchDaemon } from './util.js';
+
+const SILENCES = 1000;
+const RUNS = 3;
+const CONFIG = 'route:\n  receiver: r\nreceivers:\n  - name: r\n';
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+
+function post(base: string, body: string): Promise<number> {
+  const u = new URL('/api/v2/silences', base);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function sequence(base: string): Promise<number> {
+  const now = Date.now();
+  const t0 = performance.now();
+  for (let i = 0; i < SILENCES; i++) {
+    const body = JSON.stringify({
+      matchers: [{ name: 'instance', value: `host-${i}`, isRegex: false, isEqual: true }],
+      startsAt: new Date(now).toISOString(),
+      endsAt: new Date(now + 3_600_000).toISOString(),
+      createdBy: 'bench',
+      comment: `maintenance ${i}`,
+    });
+    const status = await post(base, body);
+    if (status !== 200) throw new Error(`silence POST answered ${status}`);
+  }
+  return performance.now() - t0;
+}
+
+export async function runAlertmanagerSilencesBench(): Promise<void> {
+  section(`alert manager: ${SILENCES.toLocaleString('en')} silences POSTed one after another, fresh servers`);
+  const ours: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const d = await startBenchDaemon({ 'alertmanager.yml': CONFIG, 'daemon.yaml': 'name: b\naddress: ""\nservers:\n  alertmanager: {address: "127.0.0.1:0"}\nfailure-domain: 0\n' });
+    try {
+      const core = await boundAddresses(d.socket);
+      ours.push(await sequence(`http://${core.servers.alertmanager!.bound_address}`));
+    } finally {
+      await d.stop();
+    }
+  }
+  report('ctl', `${fmt(median(ours), 0)} (runs ${ours.map((x) => x.toFixed(0)).join(', ')} ms)`);
+  if (!alertmanagerBinary()) {
+    report('Alertmanager 0.25', 'not installed');
+    return;
+  }
+  const theirs: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const real = await startRealAlertmanager(CONFIG);
+    try {
+      theirs.push(await sequence(real.url));
+    } finally {
+      await real.stop();
+    }
+  }
+  report('Alertmanager 0.25', `${fmt(median(theirs), 0)} (runs ${theirs.map((x) => x.toFixed(0)).join(', ')} ms)`);
+  report('speed-up (0.25 time / ctl time)', `x${(median(theirs) / median(ours)).toFixed(2)}`, 'goal >= 3');
+  agent.destroy();
+}
