@@ -10,7 +10,9 @@ interface ServerStatus {
   bound_address: string;
   state: string;
   tls: boolean;
+  component?: string;
   error?: string;
+  component_error?: string;
 }
 interface Info {
   name: string;
@@ -51,7 +53,8 @@ async function showStatus(): Promise<void> {
     { header: 'bound', get: (s) => s.bound_address || '-' },
     { header: 'state', get: (s) => s.state },
     { header: 'tls', get: (s) => (s.tls ? 'yes' : 'no') },
-    { header: 'error', get: (s) => s.error ?? '' },
+    { header: 'component', get: (s) => s.component ?? '' },
+    { header: 'error', get: (s) => [s.error, s.component_error].filter(Boolean).join('; ') },
   ]);
 }
 

@@ -17,6 +17,7 @@ export const GROUPS: CommandGroup[] = [
   { commands: ['gateway'], load: () => import('./gateway.js') },
   { commands: ['pipeline', 'post', 'source', 'category', 'style', 'proposal'], load: () => import('./pipeline.js') },
   { commands: ['node'], load: () => import('./nodes.js') },
+  { commands: ['top'], load: () => import('./top/index.js') },
 ];
 
 /** Global options that take a value (their value is not the command word). */
@@ -57,5 +58,25 @@ export async function buildProgram(args?: readonly string[]): Promise<Command> {
   const word = args ? commandWord(args) : undefined;
   const owner = word === undefined ? undefined : GROUPS.find((g) => g.commands.includes(word));
   for (const group of owner ? [owner] : GROUPS) (await group.load()).register(program);
+  addConventionalAliases(program);
   return program;
+}
+
+/** Alternative names every command of that name answers to, so no one has to remember which one a group chose. */
+const ALIASES: Record<string, string[]> = { list: ['ls'], get: ['show'], show: ['get'], rm: ['remove'], remove: ['rm'] };
+
+/**
+ * `list` answers to `ls`, `get` and `show` to each other, `rm` and `remove` likewise, in every group
+ * (existing commands and aliases win: a group that has both names keeps both commands).
+ */
+export function addConventionalAliases(cmd: Command): void {
+  const taken = new Set(cmd.commands.flatMap((c) => [c.name(), ...c.aliases()]));
+  for (const sub of cmd.commands) {
+    for (const alias of ALIASES[sub.name()] ?? []) {
+      if (taken.has(alias)) continue;
+      sub.alias(alias);
+      taken.add(alias);
+    }
+    addConventionalAliases(sub);
+  }
 }

@@ -28,7 +28,11 @@ export interface ServerStatus {
   bound_address: string;
   state: ListenerState;
   tls: boolean;
+  /** `down`: the component could not start (bad configuration file); it answers 503 until a reload fixes it. */
+  component: 'running' | 'down';
   error?: string;
+  /** Why the component is down. */
+  component_error?: string;
 }
 
 export interface DaemonInfo {
@@ -46,6 +50,8 @@ export interface DaemonInfo {
 
 export interface RateLimitAdmin {
   status(): unknown[];
+  /** Hits by server, route and result (allowed, blocked) since start. */
+  readonly tally: { values(): [Record<string, string>, number][] };
   reset(filter: { route?: string; ip?: string; server?: string }): Promise<number>;
 }
 

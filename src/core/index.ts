@@ -2,6 +2,7 @@ import type { ComponentDefinition, ComponentInstance } from '../http/index.js';
 import type { DaemonControl } from './daemon-control.js';
 import { sendEnvelopeError } from './envelope.js';
 import { coreRoutes } from './routes.js';
+import { daemonMetrics } from './metrics.js';
 
 export type * from './daemon-control.js';
 
@@ -18,8 +19,10 @@ export const coreComponent: ComponentDefinition = {
       if (!d) throw new Error('daemon control handle missing');
       return d;
     };
+    const router = coreRoutes(daemon, CORE_EXTENSIONS);
+    daemonMetrics(daemon).route(router);
     return {
-      router: coreRoutes(daemon, CORE_EXTENSIONS),
+      router,
       renderError: (c, err) => sendEnvelopeError(c.res, err),
     };
   },

@@ -68,6 +68,8 @@ export function parseServers(value: unknown, known: ReadonlySet<string> | null):
     if (def === null || typeof def !== 'object' || Array.isArray(def)) {
       throw badRequest(`servers.${name} must be an object with an address`);
     }
+    // Through the API (known names given) a misspelt key is refused; an operator's file is read leniently.
+    if (known) refuseUnknownFields(def as Record<string, unknown>, SERVER_FIELDS, `servers.${name}: `);
     const address = (def as Record<string, unknown>).address ?? '';
     if (typeof address !== 'string') throw badRequest(`servers.${name}.address must be a string`);
     if (address !== '') parseListenAddress(address);
@@ -99,8 +101,20 @@ export function checkAddressConflicts(cfg: DaemonConfig): void {
   for (const [name, s] of Object.entries(cfg.servers)) add(name, s.address);
 }
 
+const CONFIG_FIELDS = new Set(['name', 'address', 'servers', 'failure-domain']);
+const SERVER_FIELDS = new Set(['address']);
+
+/** A misspelt field (`failure_domain`) must not be answered 200 and ignored: 400 naming every one. */
+function refuseUnknownFields(body: Record<string, unknown>, known: ReadonlySet<string>, where = ''): void {
+  const unknown = Object.keys(body).filter((k) => !known.has(k));
+  if (unknown.length === 0) return;
+  const names = unknown.map((k) => JSON.stringify(k)).join(', ');
+  throw badRequest(`${where}unknown field${unknown.length > 1 ? 's' : ''} ${names}`);
+}
+
 /** PUT rules: full replacement of the mutable fields; name and address must match when sent. */
 export function applyPut(current: DaemonConfig, body: Record<string, unknown>, known: ReadonlySet<string>): DaemonConfig {
+  refuseUnknownFields(body, CONFIG_FIELDS);
   if (body.name !== undefined && body.name !== null && body.name !== current.name) throw badRequest('Name is immutable');
   if (body.address !== undefined && body.address !== null && body.address !== current.address) {
     throw badRequest('Address is immutable');
@@ -117,6 +131,7 @@ export function applyPut(current: DaemonConfig, body: Record<string, unknown>, k
 
 /** PATCH rules: omitted fields are kept; name and address are ignored. */
 export function applyPatch(current: DaemonConfig, body: DaemonConfigPatch & Record<string, unknown>, known: ReadonlySet<string>): DaemonConfig {
+  refuseUnknownFields(body, CONFIG_FIELDS);
   const next: DaemonConfig = {
     ...current,
     servers: body.servers === undefined ? current.servers : parseServers(body.servers, known),

@@ -17,6 +17,11 @@ import {
 import { Store, type Migration } from '../store/index.js';
 import { Egress } from '../egress/index.js';
 import type { DaemonConfig, DaemonControl, DaemonInfo, ServerAddress, ServerStatus, RateLimitAdmin } from '../core/daemon-control.js';
+import { StateDirLock } from './state-dir-lock.js';
+import { loadWebConfig, tlsServerOptions } from './web-config.js';
+import { WebAuth } from './web-auth.js';
+import { DEFAULT_BODY_BUDGET, setBodyBudget } from '../http/body-budget.js';
+import { downComponent } from './down-component.js';
 import { applyPatch, applyPut, loadDaemonYaml, parseListenAddress, saveDaemonYaml, parseServers, checkAddressConflicts } from './daemon-config.js';
 import { ensureStateDir, type StatePaths } from './state-dir.js';
 import { loadStartupConfig, serverSettings, type StartupConfig } from './startup-config.js';
@@ -24,6 +29,7 @@ import { Listener, type ListenerHandlers } from './listener.js';
 import { ctlVersion } from './version.js';
 import { createLogger } from './logger.js';
 import { COMPONENTS } from './components.js';
+import { alertsEnabled, ComponentAlerts, type AlertSink } from './internal-alerts.js';
 import type { createRateLimiter, RateLimiter } from '../ratelimit/index.js';
 
 export interface DaemonOptions {
@@ -70,6 +76,7 @@ export class Daemon implements DaemonControl {
   private readonly defs: ComponentDefinition[];
   private readonly instances = new Map<string, ComponentInstance>();
   private readonly handles = new Map<string, unknown>();
+  private readonly componentAlerts = new Map<string, ComponentAlerts>();
   private readonly stores: Store[] = [];
   private readonly slots = new Map<string, ServerSlot>();
   private socket?: Listener;
@@ -79,6 +86,11 @@ export class Daemon implements DaemonControl {
   private limiter?: RateLimiter;
   private readonly mutex = new Mutex();
   private startedAt = 0;
+  private lock?: StateDirLock;
+  /** Components whose start (or revival) failed, with the reason; they answer 503 until a reload brings them up. */
+  private readonly down = new Map<string, string>();
+  /** Web configs (servers.<name>.web-config-file) by server; `core` guards the pre-init listener. */
+  private readonly webAuth = new Map<string, WebAuth>();
   private state: 'starting' | 'ready' | 'stopping' | 'stopped' = 'starting';
 
   constructor(private readonly opts: DaemonOptions) {
@@ -96,16 +108,30 @@ export class Daemon implements DaemonControl {
   async start(): Promise<void> {
     this.startedAt = this.clock.now();
     const t0 = performance.now();
+    // Before any database is opened: a second daemon on this dir must say so, not "database is locked".
+    this.lock = StateDirLock.take(this.paths.dir);
     this.startup = loadStartupConfig(this.opts.configPath ?? this.paths.ctlYaml, this.opts.configPath !== undefined);
     if (this.startup.logLevel && !this.opts.logLevel && !this.opts.logger) this.log.level = this.startup.logLevel;
+    setBodyBudget(this.startup.maxBufferedBodyBytes ?? DEFAULT_BODY_BUDGET);
+    this.loadWebConfigs();
     this.config = this.loadOrInitConfig();
-    this.egress = new Egress({ addressMap: this.startup.egress.addressMap, loopbackOnly: this.startup.egress.loopbackOnly });
+    this.egress = new Egress({ addressMap: this.startup.egress.addressMap, loopbackOnly: this.startup.egress.loopbackOnly, allow: this.startup.egress.allow });
     this.handles.set('daemon', this);
 
     const createMs: Record<string, number> = {};
     for (const def of this.defs) {
       const tc = performance.now();
-      const instance = await def.create(this.contextFor(def));
+      let instance: ComponentInstance;
+      try {
+        instance = await this.create(def);
+      } catch (e) {
+        if (def.name === 'core') throw e;
+        // One rule for every component: a bad file keeps that one down (503 with the reason), not the daemon.
+        const why = (e as Error).message;
+        this.down.set(def.name, why);
+        this.log.error({ component: def.name, err: why }, `${def.name} is down: ${why}; the other APIs run (fix it, then reload with SIGHUP)`);
+        instance = downComponent(def.name, why);
+      }
       createMs[def.name] = Math.round(performance.now() - tc);
       if (def.name !== 'core') {
         const reserved = instance.router.routes().find((r) => r.pattern === '/core' || r.pattern.startsWith('/core/'));
@@ -120,7 +146,8 @@ export class Daemon implements DaemonControl {
       for (const [name, inst] of this.instances) this.limiter.register(name, inst.router.routes());
     }
 
-    this.socket = await Listener.unix('unix', this.paths.socket, this.handlersFor('unix', true, (req) => this.routeByHost(req)));
+    // The socket takes the timeouts of `servers.core` (the Core API's server); it has no client IPs.
+    this.socket = await Listener.unix('unix', this.paths.socket, this.handlersFor('unix', true, (req) => this.routeByHost(req)), serverSettings(this.startup, 'core').limits);
     for (const [name, s] of Object.entries(this.config.servers)) {
       if (!this.instances.has(name)) {
         this.log.warn({ server: name }, `daemon.yaml names server "${name}" that this ctl does not have; ignored`);
@@ -138,11 +165,41 @@ export class Daemon implements DaemonControl {
     }
     if (this.startup.preInitListenAddress ?? this.opts.preInitListenAddress) await this.startPreInit();
     for (const inst of this.instances.values()) await inst.start?.();
+    for (const a of this.componentAlerts.values()) a.start();
     this.state = 'ready';
     this.log.info(
       { socket: this.paths.socket, ms: Math.round(performance.now() - t0), processMs: Math.round(process.uptime() * 1000), createMs, servers: this.serverStatuses() },
       'ctl daemon ready',
     );
+  }
+
+  /** Create a component; a failed create leaves no database of its open. */
+  private async create(def: ComponentDefinition): Promise<ComponentInstance> {
+    const opened = this.stores.length;
+    try {
+      return await def.create(this.contextFor(def));
+    } catch (e) {
+      for (const store of this.stores.splice(opened)) store.close();
+      throw e;
+    }
+  }
+
+  /** SIGHUP for a component that is down: create it again; on success it takes over its listener and host. */
+  private async revive(def: ComponentDefinition): Promise<void> {
+    let instance: ComponentInstance;
+    try {
+      instance = await this.create(def);
+    } catch (e) {
+      this.down.set(def.name, (e as Error).message);
+      this.instances.set(def.name, downComponent(def.name, (e as Error).message));
+      throw e;
+    }
+    this.instances.set(def.name, instance);
+    if (instance.handle !== undefined) this.handles.set(def.name, instance.handle);
+    this.limiter?.register(def.name, instance.router.routes());
+    this.down.delete(def.name);
+    await instance.start?.();
+    this.log.info({ component: def.name }, `${def.name} is up`);
   }
 
   private loadOrInitConfig(): DaemonConfig {
@@ -188,7 +245,28 @@ export class Daemon implements DaemonControl {
       },
       handleOf: <T>(name: string) => this.handles.get(name) as T | undefined,
       version: this.version,
+      alerts: this.alertsFor(def.name),
     };
+  }
+
+  /** The component's line to the alert manager (one per component, kept across revivals). */
+  private alertsFor(name: string): ComponentAlerts {
+    let a = this.componentAlerts.get(name);
+    if (!a) {
+      a = new ComponentAlerts(
+        name,
+        alertsEnabled(this.startup.sections.alerts, name),
+        () => this.handles.get('alertmanager') as AlertSink | undefined,
+        () => {
+          const bound = this.slots.get(name)?.listener?.boundAddress;
+          return bound ? `http://${bound}` : '';
+        },
+        this.clock,
+        this.log.child({ component: name }),
+      );
+      this.componentAlerts.set(name, a);
+    }
+    return a;
   }
 
   /** Control socket: Host picks the component; `core` and unknown hosts reach the Core API. */
@@ -233,9 +311,61 @@ export class Daemon implements DaemonControl {
   private async bind(name: string, address: string): Promise<Listener> {
     const { host, port } = parseListenAddress(address);
     const settings = serverSettings(this.startup, name);
-    const tls = await this.certificateFor(name, settings.dedicatedCertificate);
-    const inst = this.instances.get(name)!;
-    return Listener.tcp(name, host, port, address, this.handlersFor(name, false, () => inst), tls);
+    const web = this.webAuth.get(name)?.config.tls;
+    // A web config's certificate wins over ctl's own (dedicated-certificate).
+    const tls = web ? tlsServerOptions(web) : await this.certificateFor(name, settings.dedicatedCertificate);
+    // Looked up per request: a component that was down is replaced when a reload brings it up.
+    return Listener.tcp(name, host, port, address, this.guarded(name, this.handlersFor(name, false, () => this.instances.get(name)!)), tls, settings.limits);
+  }
+
+  /** Read every `servers.<name>.web-config-file` (at start: a bad one stops the start). */
+  private loadWebConfigs(): void {
+    for (const [name, s] of Object.entries(this.startup.servers)) {
+      if (s.webConfigFile) this.webAuth.set(name, new WebAuth(loadWebConfig(s.webConfigFile)));
+    }
+  }
+
+  /** SIGHUP: read the web config files again; a bad one keeps the previous one (and says so). */
+  private reloadWebConfigs(): number {
+    let failed = 0;
+    for (const [name, s] of Object.entries(this.startup.servers)) {
+      if (!s.webConfigFile) continue;
+      try {
+        const config = loadWebConfig(s.webConfigFile);
+        this.webAuth.set(name, new WebAuth(config));
+        const listener = name === 'core' ? this.preInit : this.slots.get(name)?.listener;
+        if (config.tls && listener) listener.setTls(tlsServerOptions(config.tls));
+      } catch (e) {
+        failed++;
+        this.log.error({ server: name, err: (e as Error).message }, `web config of ${name} not reloaded; keeping the previous one`);
+      }
+    }
+    return failed;
+  }
+
+  /** A TCP listener's handlers behind its web config (auth, client certificates, headers), when it has one. */
+  private guarded(name: string, h: ListenerHandlers): ListenerHandlers {
+    if (!this.webAuth.has(name)) return h;
+    return {
+      request: (req, res) => {
+        const auth = this.webAuth.get(name)!;
+        auth.admit(req, res).then(
+          (ok) => ok && h.request(req, res),
+          () => res.destroy(),
+        );
+      },
+      upgrade: (req, socket, head) => {
+        const auth = this.webAuth.get(name)!;
+        auth.refusal(req).then(
+          (status) => {
+            if (status === undefined) return h.upgrade(req, socket, head);
+            const extra = status === 401 ? 'WWW-Authenticate: Basic\r\n' : '';
+            socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'}\r\n${extra}Connection: close\r\nContent-Length: 0\r\n\r\n`);
+          },
+          () => socket.destroy(),
+        );
+      },
+    };
   }
 
   /** TLS key pair for a listener, or null for plain HTTP; x509 code loads only when TLS is in play. */
@@ -250,7 +380,16 @@ export class Daemon implements DaemonControl {
     const { host, port } = parseListenAddress(address);
     const tls = await this.certificateFor('server', true);
     try {
-      this.preInit = await Listener.tcp('pre-init', host, port, address, this.handlersFor('pre-init', false, (req) => this.routeByHost(req)), tls);
+      const web = this.webAuth.get('core')?.config.tls;
+      this.preInit = await Listener.tcp(
+        'pre-init',
+        host,
+        port,
+        address,
+        this.guarded('core', this.handlersFor('pre-init', false, (req) => this.routeByHost(req))),
+        web ? tlsServerOptions(web) : tls,
+        serverSettings(this.startup, 'core').limits,
+      );
       this.log.info({ address: this.preInit.boundAddress }, 'pre-init listener up (Core API reads only; changes need the control socket)');
     } catch (e) {
       this.log.error({ address, err: (e as Error).message }, `pre-init listener could not listen on ${address}`);
@@ -289,7 +428,9 @@ export class Daemon implements DaemonControl {
         bound_address: l?.boundAddress ?? '',
         state: l ? 'listening' : slot?.error ? 'failed' : slot?.address ? 'stopped' : 'socket-only',
         tls: l?.tls ?? false,
+        component: this.down.has(name) ? 'down' : 'running',
         ...(slot?.error ? { error: slot.error } : {}),
+        ...(this.down.has(name) ? { component_error: this.down.get(name)! } : {}),
       };
     }
     return out;
@@ -397,19 +538,27 @@ export class Daemon implements DaemonControl {
 
   /** SIGHUP: reload file-based configuration; a bad file keeps the old one and is logged. */
   async reload(): Promise<void> {
-    for (const [name, inst] of this.instances) {
+    let failed = 0;
+    for (const def of this.defs) {
+      const name = def.name;
       try {
-        await inst.reload?.();
+        if (this.down.has(name)) await this.revive(def);
+        else await this.instances.get(name)?.reload?.();
       } catch (e) {
-        this.log.error({ component: name, err: (e as Error).message }, `reload of ${name} failed; keeping the previous configuration`);
+        failed++;
+        const keeping = this.down.has(name) ? 'it stays down' : 'keeping the previous configuration';
+        this.log.error({ component: name, err: (e as Error).message }, `reload of ${name} failed; ${keeping}`);
       }
     }
+    failed += this.reloadWebConfigs();
     try {
       await this.limiter?.reload();
     } catch (e) {
+      failed++;
       this.log.error({ err: (e as Error).message }, 'rate_limit.yaml reload failed; keeping the previous configuration');
     }
-    this.log.info('configuration reloaded');
+    if (failed > 0) this.log.warn({ failed }, 'configuration reload finished with errors (see above); the rest was reloaded');
+    else this.log.info('configuration reloaded');
   }
 
   async stop(): Promise<void> {
@@ -420,6 +569,7 @@ export class Daemon implements DaemonControl {
     for (const [name, slot] of this.slots) if (slot.listener) closing.push(slot.listener.close(serverSettings(this.startup, name).drainTimeoutMs));
     if (this.preInit) closing.push(this.preInit.close(1000));
     await Promise.all(closing);
+    for (const a of this.componentAlerts.values()) a.stop();
     for (const [name, inst] of [...this.instances].reverse()) {
       try {
         await inst.stop?.();
@@ -431,6 +581,7 @@ export class Daemon implements DaemonControl {
     await this.limiter?.close().catch(() => undefined);
     for (const s of this.stores) s.close();
     await this.egress?.close().catch(() => undefined);
+    this.lock?.release();
     this.state = 'stopped';
     this.log.info('stopped');
   }

@@ -4,7 +4,9 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import { existsSync, unlinkSync, chmodSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { TlsOptions } from 'node:tls';
 import type { KeyPair } from './certificates.js';
+import { applyConnectionLimits, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './connection-limits.js';
 
 export interface ListenerHandlers {
   request: (req: IncomingMessage, res: ServerResponse) => void;
@@ -31,26 +33,28 @@ export class Listener {
       this.sockets.add(s);
       s.once('close', () => this.sockets.delete(s));
     });
-    // Slow or idle clients must not hold a listener forever.
-    server.headersTimeout = 60_000;
-    server.requestTimeout = 0; // streaming answers (SSE) may be long; idle sockets are bounded by keepAliveTimeout
-    server.keepAliveTimeout = 5_000;
   }
 
-  private static make(name: string, address: string, handlers: ListenerHandlers, tls: KeyPair | null): Listener {
-    const server = tls ? https.createServer({ cert: tls.cert, key: tls.key }) : http.createServer();
+  /** Slow, idle and surplus clients are shed by `limits` (connection-limits.ts). */
+  private static make(name: string, address: string, handlers: ListenerHandlers, tls: KeyPair | TlsOptions | null, limits: ConnectionLimits, perIp: boolean): Listener {
+    const server = tls ? https.createServer(tls) : http.createServer();
     server.on('request', handlers.request);
     server.on('upgrade', handlers.upgrade);
-    server.on('clientError', (err, socket) => {
-      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-      else socket.destroy();
-    });
+    applyConnectionLimits(server, limits, { tls: tls !== null, perIp });
     return new Listener(name, address, server, tls !== null);
   }
 
   /** Bind a TCP listener; rejects (without leaving anything open) when the address cannot be bound. */
-  static async tcp(name: string, host: string, port: number, address: string, handlers: ListenerHandlers, tls: KeyPair | null): Promise<Listener> {
-    const l = Listener.make(name, address, handlers, tls);
+  static async tcp(
+    name: string,
+    host: string,
+    port: number,
+    address: string,
+    handlers: ListenerHandlers,
+    tls: KeyPair | TlsOptions | null,
+    limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+  ): Promise<Listener> {
+    const l = Listener.make(name, address, handlers, tls, limits, true);
     await new Promise<void>((resolve, reject) => {
       const onError = (e: Error) => reject(e);
       l.server.once('error', onError);
@@ -68,12 +72,12 @@ export class Listener {
    * Bind the control socket. A socket file nobody answers on (left by a crash) is replaced; one a
    * live process answers on makes start-up fail.
    */
-  static async unix(name: string, path: string, handlers: ListenerHandlers, mode = 0o660): Promise<Listener> {
+  static async unix(name: string, path: string, handlers: ListenerHandlers, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS, mode = 0o660): Promise<Listener> {
     if (existsSync(path)) {
       if (await answers(path)) throw new Error(`another daemon is already listening on ${path}`);
       unlinkSync(path);
     }
-    const l = Listener.make(name, path, handlers, null);
+    const l = Listener.make(name, path, handlers, null, limits, false);
     await new Promise<void>((resolve, reject) => {
       l.server.once('error', reject);
       l.server.listen(path, () => {
@@ -84,6 +88,11 @@ export class Listener {
     chmodSync(path, mode);
     l.boundAddress = path;
     return l;
+  }
+
+  /** A web config's new certificate or TLS settings (SIGHUP), for connections from now on. */
+  setTls(options: TlsOptions): void {
+    if (this.tls) (this.server as https.Server).setSecureContext(options);
   }
 
   /**

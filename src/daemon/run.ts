@@ -3,6 +3,7 @@ import { Daemon } from './daemon.js';
 import { defaultStateDir } from './state-dir.js';
 import { applyDaemonV8Settings } from './v8-settings.js';
 import { collectAfterStartup } from './startup-gc.js';
+import { exitOnCrash } from './crash.js';
 
 export interface RunOptions {
   stateDir?: string;
@@ -29,6 +30,7 @@ export async function runDaemon(opts: RunOptions): Promise<void> {
     process.stderr.write(`ctl serve: cannot use state dir ${stateDir}: ${(e as Error).message}\n`);
     process.exit(1);
   }
+  exitOnCrash(daemon.log);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

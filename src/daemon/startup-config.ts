@@ -1,6 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import YAML from 'yaml';
 import { parseDuration } from '../http/duration.js';
+import { DEFAULT_CONNECTION_LIMITS, parseConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 
 /** Per-server start-up settings (ctl.yaml `servers.<name>`), as microcluster's server definition. */
 export interface ServerSettings {
@@ -11,16 +13,22 @@ export interface ServerSettings {
   serveUnix: boolean;
   /** How long a stopped listener waits for in-flight requests, ms. */
   drainTimeoutMs: number;
+  /** header-timeout, body-timeout, idle-timeout, max-connections, max-connections-per-ip. */
+  limits: ConnectionLimits;
+  /** `web-config-file`: Alertmanager's web config (auth, TLS) for this server's TCP listener; absolute. */
+  webConfigFile?: string;
 }
 
 export interface StartupConfig {
   preInitListenAddress?: string;
   initFailureDomain?: number;
   servers: Record<string, ServerSettings>;
-  egress: { addressMap: Record<string, string>; loopbackOnly?: boolean };
+  egress: { addressMap: Record<string, string>; loopbackOnly?: boolean; allow: string[] };
   /** Sections for components (`alertmanager:`, `gateway:`, `pipeline:`, `nodes:`). */
   sections: Record<string, Record<string, unknown>>;
   logLevel?: string;
+  /** Bytes of request bodies held in memory at once, daemon-wide (`max-buffered-body-bytes`). */
+  maxBufferedBodyBytes?: number;
 }
 
 export const DEFAULT_DRAIN_MS = 10_000;
@@ -32,10 +40,10 @@ function durationMs(value: unknown, what: string): number {
   return ms;
 }
 
-const KNOWN_TOP = new Set(['pre-init-listen-address', 'init-failure-domain', 'servers', 'egress', 'log-level']);
+const KNOWN_TOP = new Set(['pre-init-listen-address', 'init-failure-domain', 'servers', 'egress', 'log-level', 'max-buffered-body-bytes']);
 
 export function loadStartupConfig(path: string | undefined, required: boolean): StartupConfig {
-  const cfg: StartupConfig = { servers: {}, egress: { addressMap: {} }, sections: {} };
+  const cfg: StartupConfig = { servers: {}, egress: { addressMap: {}, allow: [] }, sections: {} };
   if (!path || !existsSync(path)) {
     if (required && path) throw new Error(`config file ${path} does not exist`);
     return cfg;
@@ -59,6 +67,11 @@ export function loadStartupConfig(path: string | undefined, required: boolean): 
     cfg.initFailureDomain = v;
   }
   if (o['log-level'] !== undefined) cfg.logLevel = String(o['log-level']);
+  if (o['max-buffered-body-bytes'] !== undefined) {
+    const v = o['max-buffered-body-bytes'];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 << 20) throw new Error(where('max-buffered-body-bytes must be a whole number of bytes, at least 1048576'));
+    cfg.maxBufferedBodyBytes = v;
+  }
   const servers = o.servers ?? {};
   if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) throw new Error(where('servers must be a mapping'));
   for (const [name, raw] of Object.entries(servers as Record<string, unknown>)) {
@@ -68,10 +81,16 @@ export function loadStartupConfig(path: string | undefined, required: boolean): 
       dedicatedCertificate: s['dedicated-certificate'] === true,
       serveUnix: s['serve-unix'] !== false,
       drainTimeoutMs: s['drain-connections-timeout'] === undefined ? DEFAULT_DRAIN_MS : durationMs(s['drain-connections-timeout'], where(`servers.${name}.drain-connections-timeout`)),
+      limits: parseConnectionLimits(s, where(`servers.${name}`)),
     };
     if (s.address !== undefined) {
       if (typeof s.address !== 'string') throw new Error(where(`servers.${name}.address must be host:port`));
       settings.address = s.address;
+    }
+    if (s['web-config-file'] !== undefined) {
+      const f = s['web-config-file'];
+      if (typeof f !== 'string' || !f) throw new Error(where(`servers.${name}.web-config-file must be a path`));
+      settings.webConfigFile = isAbsolute(f) ? f : resolve(dirname(path), f);
     }
     cfg.servers[name] = settings;
   }
@@ -80,6 +99,10 @@ export function loadStartupConfig(path: string | undefined, required: boolean): 
   if (typeof map !== 'object' || map === null || Array.isArray(map)) throw new Error(where('egress.address-map must be a mapping'));
   for (const [k, v] of Object.entries(map)) cfg.egress.addressMap[k] = String(v);
   if (egress['loopback-only'] !== undefined) cfg.egress.loopbackOnly = egress['loopback-only'] === true;
+  if (egress.allow !== undefined) {
+    if (!Array.isArray(egress.allow) || egress.allow.some((e) => typeof e !== 'string')) throw new Error(where('egress.allow must be a list of addresses, CIDR ranges, hosts or host:port'));
+    cfg.egress.allow = egress.allow as string[];
+  }
   for (const [k, v] of Object.entries(o)) {
     if (KNOWN_TOP.has(k)) continue;
     if (v !== null && typeof v === 'object' && !Array.isArray(v)) cfg.sections[k] = v as Record<string, unknown>;
@@ -88,5 +111,5 @@ export function loadStartupConfig(path: string | undefined, required: boolean): 
 }
 
 export function serverSettings(cfg: StartupConfig, name: string): ServerSettings {
-  return cfg.servers[name] ?? { dedicatedCertificate: false, serveUnix: true, drainTimeoutMs: DEFAULT_DRAIN_MS };
+  return cfg.servers[name] ?? { dedicatedCertificate: false, serveUnix: true, drainTimeoutMs: DEFAULT_DRAIN_MS, limits: DEFAULT_CONNECTION_LIMITS };
 }

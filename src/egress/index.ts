@@ -1,7 +1,9 @@
 import { lookup } from 'node:dns/promises';
 import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { createRequire } from 'node:module';
-import type { Dispatcher, RequestInit, Response } from 'undici';
+import type { ConnectionOptions } from 'node:tls';
+import type { Dispatcher, RequestInit, Response, buildConnector } from 'undici';
+import { AllowList } from './allow-list.js';
 
 // undici is loaded on first outbound use, not at daemon start (it is one of the heaviest imports).
 type Undici = typeof import('undici');
@@ -18,6 +20,8 @@ const undici = (): Undici => (undiciModule ??= createRequire(import.meta.url)('u
  */
 export interface EgressOptions {
   addressMap?: Record<string, string>;
+  /** ctl.yaml `egress.allow`: non-public destinations user-supplied URLs may reach (allow-list.ts). */
+  allow?: readonly string[];
   loopbackOnly?: boolean;
   /** Connect timeout in ms (default 10 s). */
   connectTimeout?: number;
@@ -63,36 +67,89 @@ export function parseHostPort(text: string, defaultPort?: number): Target {
 
 export class Egress {
   readonly loopbackOnly: boolean;
+  readonly allow: AllowList;
   private readonly map = new Map<string, Target>();
   private readonly connectTimeout: number;
   private agent?: Dispatcher;
 
   constructor(opts: EgressOptions = {}) {
     this.loopbackOnly = opts.loopbackOnly ?? loopbackOnlyFromEnv();
+    this.allow = new AllowList(opts.allow);
     this.connectTimeout = opts.connectTimeout ?? 10_000;
     for (const [from, to] of Object.entries(opts.addressMap ?? {})) this.addMapping(from, to);
   }
 
   /** undici dispatcher for SDKs and fetch calls: every connection passes the policy. */
   get dispatcher(): Dispatcher {
-    if (this.agent) return this.agent;
-    const { Agent, buildConnector } = undici();
-    const tls = buildConnector({ timeout: this.connectTimeout });
-    this.agent = new Agent({
-      connect: (options, callback) => {
-        const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
-        this.resolve(options.hostname, port).then(
-          (target) =>
-            tls(
-              // Connect to the checked address; keep the original name for TLS SNI and certificate checks.
-              { ...options, hostname: target.host, port: String(target.port), servername: options.servername ?? sniName(options.hostname) },
-              callback,
-            ),
-          (err: Error) => callback(err, null),
-        );
-      },
-    });
-    return this.agent;
+    return (this.agent ??= this.newAgent());
+  }
+
+  /**
+   * A dispatcher that opens at most `connections` connections per destination and reuses them: for
+   * bursts of many requests to one host (a thousand notifications at once to one webhook would
+   * otherwise open a thousand connections, past the receiver's listen backlog).
+   */
+  pooled(connections: number, tlsOptions?: ConnectionOptions): Dispatcher {
+    // A TLS configuration (a receiver's own CA, client certificate, ...) gets a pool of its own.
+    const key = tlsOptions ? `${connections}:${this.tlsKeys.get(tlsOptions) ?? this.tlsKeys.set(tlsOptions, this.tlsKeys.size + 1).get(tlsOptions)}` : String(connections);
+    let agent = this.pools.get(key);
+    if (!agent) this.pools.set(key, (agent = this.newAgent(connections, tlsOptions)));
+    return agent;
+  }
+
+  private readonly pools = new Map<string, Dispatcher>();
+  private readonly tlsKeys = new Map<ConnectionOptions, number>();
+
+  private newAgent(connections?: number, tlsOptions?: ConnectionOptions): Dispatcher {
+    const { Agent } = undici();
+    return new Agent({ ...(connections ? { connections } : {}), connect: this.connector(tlsOptions) });
+  }
+
+  /** An undici connect function whose every connection passes the policy (map, resolve, check, pin). */
+  private connector(tlsOptions?: ConnectionOptions): buildConnector.connector {
+    const { buildConnector } = undici();
+    const tls = buildConnector({ timeout: this.connectTimeout, ...(tlsOptions as object) } as buildConnector.BuildOptions);
+    return (options, callback) => {
+      const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
+      this.resolve(options.hostname, port).then(
+        (target) =>
+          tls(
+            // Connect to the checked address; keep the original name for TLS SNI and certificate checks.
+            { ...options, hostname: target.host, port: String(target.port), servername: options.servername ?? sniName(options.hostname) },
+            callback,
+          ),
+        (err: Error) => callback(err, null),
+      );
+    };
+  }
+
+  /**
+   * A dispatcher that tunnels through the HTTP proxy at `proxyUrl` (CONNECT), for senders configured
+   * with a proxy (a receiver's `proxy_url`): the connection to the proxy passes the policy; the
+   * destination is the proxy's to reach. `tlsOptions` apply to the destination's TLS.
+   */
+  proxied(proxyUrl: string, connections: number, tlsOptions?: ConnectionOptions): Dispatcher {
+    const key = `proxy:${proxyUrl}:${connections}:${tlsOptions ? (this.tlsKeys.get(tlsOptions) ?? this.tlsKeys.set(tlsOptions, this.tlsKeys.size + 1).get(tlsOptions)) : ''}`;
+    let agent = this.pools.get(key);
+    if (!agent) {
+      const { ProxyAgent, Pool } = undici();
+      agent = new ProxyAgent({
+        uri: proxyUrl,
+        connections,
+        ...(tlsOptions ? { requestTls: tlsOptions as never } : {}),
+        clientFactory: (origin: URL, opts: object) => new Pool(origin, { ...opts, connect: this.connector() }),
+      });
+      this.pools.set(key, agent);
+    }
+    return agent;
+  }
+
+  /**
+   * Load the HTTP client now, while nothing waits for it (a sender that knows it will send soon, e.g.
+   * the alert manager when a group starts its group_wait), instead of on the first request.
+   */
+  warm(): void {
+    undici();
   }
 
   /** Add or replace one redirect (`203.0.113.7:30003` → `127.0.0.1:41000`). */
@@ -139,6 +196,18 @@ export class Egress {
     return undici().fetch(url, { ...init, dispatcher: this.dispatcher });
   }
 
+  /**
+   * undici's request through the policy: several times cheaper than fetch (no WHATWG streams or
+   * Response objects), for senders of many small requests (alert notifications).
+   */
+  request(
+    url: string | URL,
+    opts: Omit<Dispatcher.RequestOptions, 'origin' | 'path' | 'method'> & { method: Dispatcher.HttpMethod },
+    dispatcher: Dispatcher = this.dispatcher,
+  ): Promise<Dispatcher.ResponseData> {
+    return undici().request(url, { ...opts, dispatcher });
+  }
+
   /** A raw TCP connection through the policy (for protocols other than HTTP). */
   async connect(host: string, port: number): Promise<Socket> {
     const t = await this.resolve(host, port);
@@ -154,7 +223,7 @@ export class Egress {
   }
 
   async close(): Promise<void> {
-    await this.agent?.close();
+    await Promise.all([this.agent?.close(), ...[...this.pools.values()].map((a) => a.close())]);
   }
 }
 

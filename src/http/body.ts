@@ -1,32 +1,43 @@
 import type { RequestContext } from './context.js';
 import { HttpError, badRequest, payloadTooLarge, unsupportedMediaType } from './errors.js';
+import { MAX_JSON_DEPTH, jsonDeeperThan } from './json-depth.js';
+import { discardBody, releaseBodyBytes, takeBodyBytes } from './body-budget.js';
 
 /** Default request body limit: generous for JSON APIs, small enough to bound memory. */
 export const DEFAULT_BODY_LIMIT = 1 << 20; // 1 MiB
 
 /**
  * Read the whole body into memory, refusing more than `limit` bytes with 413 as soon as the
- * limit is crossed (the rest of the upload is not buffered).
+ * limit is crossed, chunked bodies too (the rest of the upload is not buffered). Every byte held
+ * counts against the daemon-wide body budget until the answer is sent: past it, 503.
  */
 export async function readBody(ctx: RequestContext, limit = DEFAULT_BODY_LIMIT): Promise<Buffer> {
   if (ctx.rawBody) return ctx.rawBody;
   const { req } = ctx;
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
-    req.resume();
+    discardBody(req);
     throw payloadTooLarge(`request body larger than ${limit} bytes`);
   }
   const chunks: Buffer[] = [];
   let size = 0;
+  // What this request holds of the budget is given back once its answer is done (or it is cut).
+  ctx.res?.once('close', () => releaseBodyBytes(size));
   await new Promise<void>((resolve, reject) => {
+    const refuse = (err: HttpError) => {
+      req.off('data', onData);
+      releaseBodyBytes(size);
+      size = 0;
+      chunks.length = 0;
+      discardBody(req);
+      reject(err);
+    };
     const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.off('data', onData);
-        req.resume();
-        reject(payloadTooLarge(`request body larger than ${limit} bytes`));
-        return;
+      if (size + chunk.length > limit) return refuse(payloadTooLarge(`request body larger than ${limit} bytes`));
+      if (!takeBodyBytes(chunk.length)) {
+        return refuse(new HttpError(503, 'too many large request bodies at once; retry shortly', { headers: { 'Retry-After': '1' } }));
       }
+      size += chunk.length;
       chunks.push(chunk);
     };
     req.on('data', onData);
@@ -74,10 +85,23 @@ export async function readJson(ctx: RequestContext, opts: ReadJsonOptions = {}):
   return parseJson(buf.toString('utf8'));
 }
 
-/** JSON.parse that throws a 400 HttpError carrying the reason. */
+/** An exponent of three digits or more, or 309 digits in a row: what can overflow a double. */
+const MAY_OVERFLOW = /[eE][+]?0*[1-9]\d{2}|\d{309}/;
+
+function finiteNumbers(_key: string, value: unknown): unknown {
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new RangeError('a number is out of range');
+  return value;
+}
+
+/** JSON.parse that throws a 400 HttpError carrying the reason (and refuses nesting past MAX_JSON_DEPTH). */
 export function parseJson(text: string): unknown {
+  if (jsonDeeperThan(text, MAX_JSON_DEPTH)) {
+    throw badRequest(`invalid JSON: nested deeper than ${MAX_JSON_DEPTH} levels`, { code: 'invalid_json' });
+  }
   try {
-    return JSON.parse(text);
+    // A literal past the double range (1e400) parses as Infinity and is stored as null; only texts
+    // that could hold one pay for the reviver that refuses it.
+    return MAY_OVERFLOW.test(text) ? JSON.parse(text, finiteNumbers) : JSON.parse(text);
   } catch (e) {
     throw badRequest(`invalid JSON: ${(e as Error).message}`, { code: 'invalid_json', cause: e });
   }

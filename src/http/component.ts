@@ -59,4 +59,45 @@ export interface ComponentContext {
   handleOf<T = unknown>(name: string): T | undefined;
   /** Version string of the daemon. */
   version: string;
+  /** Alerts this component raises in ctl's own alert manager (ctl.yaml `alerts.<component>`). */
+  alerts: InternalAlerts;
 }
+
+/** One alert a component raises: its name and labels identify it (`component` is added). */
+export interface InternalAlert {
+  alertname: string;
+  labels: Record<string, string>;
+  annotations?: Record<string, string>;
+  /** Path on the component's own listener that shows the object (the generator URL). */
+  path?: string;
+}
+
+/**
+ * A component's line to ctl's alert manager, as if it POSTed to /api/v2/alerts: every route,
+ * silence, inhibition and receiver of alertmanager.yml applies.
+ */
+export interface InternalAlerts {
+  readonly enabled: boolean;
+  /**
+   * The alerts of `alertname` that fire now: new ones are raised, those no longer listed are
+   * resolved, those still listed are kept firing.
+   */
+  reconcile(alertname: string, firing: readonly InternalAlert[]): void;
+  /** Raise one alert and keep it firing until `resolve`. */
+  fire(alert: InternalAlert): void;
+  resolve(alertname: string, labels: Record<string, string>): void;
+  /** An event: an alert that fires now and resolves by itself after `forMs`. */
+  event(alert: InternalAlert, forMs: number): void;
+  /** The alerts raised and not resolved (for status output and tests). */
+  firing(): InternalAlert[];
+}
+
+/** For contexts built outside the daemon (tests, benches): raises nothing. */
+export const NO_ALERTS: InternalAlerts = {
+  enabled: false,
+  reconcile() {},
+  fire() {},
+  resolve() {},
+  event() {},
+  firing: () => [],
+};

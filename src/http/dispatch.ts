@@ -6,6 +6,7 @@ import type { ClientIpResolver } from './client-ip.js';
 import type { ComponentInstance } from './component.js';
 import type { RequestContext } from './context.js';
 import { HttpError, toHttpError } from './errors.js';
+import { discardBody } from './body-budget.js';
 import type { Route } from './router.js';
 
 /** Runs before component middleware on rate-limited routes; returns false after answering itself. */
@@ -70,11 +71,24 @@ class Context implements RequestContext {
   }
 
   get url(): URL {
-    return (this.parsed ??= new URL(this.req.url ?? '/', 'http://localhost'));
+    return (this.parsed ??= parseTarget(this.req.url ?? '/'));
   }
 
   get query(): URLSearchParams {
     return this.url.searchParams;
+  }
+}
+
+/**
+ * The request target as a URL. An origin-form target (`/path?q`) is a path even when it starts with
+ * `//` (`//%00` is not a scheme-relative URL with host `%00`); a target no URL can be made of is the
+ * client's mistake: 400.
+ */
+function parseTarget(target: string): URL {
+  try {
+    return target.startsWith('/') ? new URL(`http://localhost${target}`) : new URL(target, 'http://localhost');
+  } catch {
+    throw new HttpError(400, 'malformed request target', { code: 'bad_request' });
   }
 }
 
@@ -97,6 +111,35 @@ export function makeContext(req: IncomingMessage, res: ServerResponse, opts: Dis
   return ctx;
 }
 
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * An answer given while the request body is still coming (refused, or never read) waits until the
+ * rest is read and thrown away: answering and closing while the client is still sending makes the
+ * kernel reset the connection, and the client loses the answer (a 413 used to arrive as a reset).
+ * discardBody bounds the wait (bytes and time) and cuts the connection past it.
+ */
+function answerAfterBody(req: IncomingMessage, res: ServerResponse): void {
+  const end = res.end;
+  res.end = function (this: ServerResponse, ...args: unknown[]) {
+    if (req.complete || !req.readable || answered.has(this)) return end.apply(this, args as Parameters<typeof end>);
+    answered.add(this);
+    void discardBody(req).then(() => end.apply(this, args as Parameters<typeof end>));
+    return this;
+  } as typeof res.end;
+}
+
+/** Answers given, waiting for the rest of their request body before they go out (answerAfterBody). */
+const answered = new WeakSet<ServerResponse>();
+
+/** The handler answered (or its answer is waiting for the body to be read). */
+function hasAnswered(res: ServerResponse): boolean {
+  return res.headersSent || res.writableEnded || answered.has(res);
+}
+
 /** The `request` listener for a node:http(s) server. */
 export function createDispatcher(opts: DispatchOptions) {
   return (req: IncomingMessage, res: ServerResponse): void => {
@@ -108,6 +151,7 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, opts: Dispatc
   let component: ComponentInstance | undefined;
   let ctx: RequestContext | undefined;
   try {
+    if (hasBody(req)) answerAfterBody(req, res);
     component = opts.target(req);
     ctx = makeContext(req, res, opts);
     if (component.before && component.before(ctx) === false) return;
@@ -137,15 +181,19 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, opts: Dispatc
       else await route.handler(c);
     };
     await next();
-    if (!res.headersSent && !res.writableEnded) {
+    if (!hasAnswered(res)) {
       // A handler that returned without answering is a bug; never leave the client hanging.
       throw new Error(`handler for ${route.method} ${route.pattern} sent no response`);
     }
   } catch (e) {
     const err = toHttpError(e);
-    if (err.status >= 500) (ctx?.log ?? opts.log).error({ err: e, url: req.url }, 'request failed');
-    if (res.headersSent) {
-      if (!res.writableEnded) res.destroy();
+    // A bug (anything but an HttpError) is logged with its stack. An answer a handler chose (a 4xx for
+    // the client's mistake, a 502/503 for an upstream or a component that is down) is not a failure of
+    // ctl: 5xx ones are logged as a one-line warning, 4xx ones not at all.
+    if (!(e instanceof HttpError)) (ctx?.log ?? opts.log).error({ err: e, url: req.url }, 'request failed');
+    else if (err.status >= 500) (ctx?.log ?? opts.log).warn({ status: err.status, reason: err.message, url: req.url }, 'request answered with an error');
+    if (hasAnswered(res)) {
+      if (!res.writableEnded && !answered.has(res)) res.destroy();
       return;
     }
     if (err.headers) for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);

@@ -22,6 +22,26 @@ describe('CLI command groups', async () => {
     }
   });
 
+  it('every list answers to ls, every get/show to both names, every rm/remove to both', async () => {
+    const program = await buildProgram();
+    const leaves: Command[] = [];
+    const walk = (c: Command) => c.commands.forEach((s) => (s.commands.length ? walk(s) : leaves.push(s)));
+    walk(program);
+    const names = (c: Command) => [c.name(), ...c.aliases()];
+    const pairs: [string, string][] = [['list', 'ls'], ['get', 'show'], ['show', 'get'], ['rm', 'remove'], ['remove', 'rm']];
+    let checked = 0;
+    for (const c of leaves) {
+      for (const [name, alias] of pairs) {
+        if (c.name() !== name) continue;
+        const siblings = (c.parent as Command).commands.filter((s) => s !== c);
+        if (siblings.some((s) => s.name() === alias)) continue; // a group that has both keeps both commands
+        expect(names(c), `${c.parent?.name()} ${name}`).toContain(alias);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(20);
+  });
+
   it('finds the command word after global options', () => {
     expect(commandWord(['--state-dir', '/x', '-o', 'json', 'status'])).toBe('status');
     expect(commandWord(['--url', 'http://a', 'silence', 'add'])).toBe('silence');

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import net from 'node:net';
 import YAML from 'yaml';
-import { runCtl, startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { CTL, runCtl, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -95,6 +96,14 @@ describe('ctl CLI against a real daemon', () => {
     const p = await runCtl(['daemon', 'config', 'patch', '--help']);
     expect(p.stdout).toMatch(/--remove-server/);
   });
+
+  it('exits quietly when its reader goes away (ctl status | true)', async () => {
+    // `true` exits at once; ctl writes only after its round trip to the daemon, into a closed pipe.
+    const script = `set -o pipefail; "${process.execPath}" "${CTL}" --state-dir "${d.dir}" status 2>"${d.dir}/epipe.err" | true`;
+    const r = spawnSync('bash', ['-c', script], { encoding: 'utf8', timeout: 30_000 });
+    expect(r.status).toBe(0);
+    expect(readFileSync(join(d.dir, 'epipe.err'), 'utf8')).toBe('');
+  });
 });
 
 describe('ctl without a daemon', () => {
@@ -104,4 +113,5 @@ describe('ctl without a daemon', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/cannot reach the ctl daemon at \/nonexistent\/ctl\.sock/);
   });
+
 });

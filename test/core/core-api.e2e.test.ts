@@ -120,6 +120,21 @@ describe('Core API over the control socket', () => {
     expect(cfg['failure-domain']).toBe(0);
   });
 
+  it('PATCH and PUT refuse unknown fields with 400 naming them, and change nothing', async () => {
+    await d.request('core', 'PUT', '/core/1.0/daemon/config', { servers: {}, 'failure-domain': 5 });
+    const before = readFileSync(join(d.dir, 'daemon.yaml'), 'utf8');
+    const p = await d.request('core', 'PATCH', '/core/1.0/daemon/config', { failure_domain: 2 });
+    expect(p.status).toBe(400);
+    expect(p.json.error).toBe('unknown field "failure_domain"');
+    const q = await d.request('core', 'PUT', '/core/1.0/daemon/config', { servers: {}, 'failure-domain': 1, extra: 1, other: 2 });
+    expect(q.status).toBe(400);
+    expect(q.json.error).toBe('unknown fields "extra", "other"');
+    const s = await d.request('core', 'PATCH', '/core/1.0/daemon/config', { servers: { nodes: { adress: '127.0.0.1:0' } } });
+    expect(s.status).toBe(400);
+    expect(s.json.error).toBe('servers.nodes: unknown field "adress"');
+    expect(readFileSync(join(d.dir, 'daemon.yaml'), 'utf8')).toBe(before);
+  });
+
   it('rejects bad servers and failure domains with 400 and changes nothing', async () => {
     await d.request('core', 'PUT', '/core/1.0/daemon/config', { servers: { nodes: { address: '127.0.0.1:0' } }, 'failure-domain': 3 });
     const before = readFileSync(join(d.dir, 'daemon.yaml'), 'utf8');
@@ -283,12 +298,16 @@ describe('start-up and durability', () => {
     }
   });
 
-  it('a second daemon on a live socket fails with a clear message', async () => {
+  it('a second daemon on the same state dir says another one runs (its pid), before opening any database', async () => {
     const d = await startDaemon({ daemonYaml: { servers: {} } });
     try {
+      // With alert data the second start used to fail later with SQLite's "database is locked".
+      const alert = [{ labels: { alertname: 'Second' }, annotations: {} }];
+      expect((await d.request('alertmanager', 'POST', '/api/v2/alerts', alert)).status).toBe(200);
       const second = await d.cli(['serve']);
       expect(second.code).toBe(1);
-      expect(second.stderr).toMatch(/another daemon is already listening/);
+      expect(second.stderr).toContain(`another ctl daemon is running on state dir ${d.dir} (pid ${d.child.pid})`);
+      expect(second.stderr).not.toMatch(/database is locked/);
       expect((await d.request('core', 'GET', '/core/1.0/ready')).status).toBe(200);
     } finally {
       await d.cleanup();

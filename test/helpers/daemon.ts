@@ -137,10 +137,13 @@ export class TestDaemon {
     return runCtl(['--state-dir', this.dir, ...args], env, input);
   }
 
-  /** Wait until the daemon's log matches (logs are written asynchronously). */
-  async waitLog(re: RegExp, timeoutMs = 5000): Promise<void> {
+  /**
+   * Wait until the daemon's log matches (logs are written asynchronously). `from` is a log offset
+   * (`d.log.length` taken before the action) so an earlier line cannot satisfy the wait.
+   */
+  async waitLog(re: RegExp, timeoutMs = 5000, from = 0): Promise<void> {
     const until = Date.now() + timeoutMs;
-    while (!re.test(this.log)) {
+    while (!re.test(this.log.slice(from))) {
       if (Date.now() > until) throw new Error(`log never matched ${re}:\n${this.log}`);
       await new Promise((r) => setTimeout(r, 20));
     }

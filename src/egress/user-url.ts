@@ -1,0 +1,157 @@
+/**
+ * The one SSRF policy for URLs a user hands ctl (gateway media items, pipeline feed sources): only
+ * public destinations (every spelling of every address judged by what it reaches, see
+ * public-address.ts) or what ctl.yaml `egress.allow` names; the address checked is the one connected
+ * to (no second DNS answer); every redirect is checked again; and every refusal or failure to reach
+ * reads the same, so the answers cannot map a private network. Connections go through Egress as all
+ * others do (address map, loopback-only under test).
+ */
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import type { Dispatcher } from 'undici';
+import { createRequire } from 'node:module';
+import type { Egress } from './index.js';
+import { isPublicAddress } from './public-address.js';
+
+type Undici = typeof import('undici');
+let undiciModule: Undici | undefined;
+const undici = (): Undici => (undiciModule ??= createRequire(import.meta.url)('undici') as Undici);
+
+/** The one text of every refusal: a blocked address, a name that does not resolve, a port that does not answer. */
+export const URL_REFUSED = 'URL is not allowed or not reachable';
+
+export class UrlRefusedError extends Error {
+  readonly code = 'URL_REFUSED';
+  constructor(readonly why: string) {
+    super(URL_REFUSED);
+    this.name = 'UrlRefusedError';
+  }
+}
+
+export interface UserUrlOptions {
+  /** Accept http as well as https (default false). */
+  allowHttp?: boolean;
+  /** Redirects followed, each checked again (default 3). */
+  maxRedirects?: number;
+  method?: string;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  /** Connect and header timeout in ms (default 10 s). */
+  timeoutMs?: number;
+}
+
+export interface UserUrlResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Dispatcher.ResponseData['body'];
+  /** The URL finally answered (after redirects). */
+  url: string;
+}
+
+/**
+ * The URL's form: http(s) (http only when allowed), no credentials, a host that is not a literal
+ * private address. Checked when a URL is stored (a source) and again on every fetch.
+ */
+export function checkUserUrl(url: string, egress: Egress, opts: Pick<UserUrlOptions, 'allowHttp'> = {}): URL {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new UrlRefusedError('not a URL');
+  }
+  if (u.protocol !== 'https:' && !(opts.allowHttp && u.protocol === 'http:')) throw new UrlRefusedError(`scheme ${u.protocol}`);
+  if (u.username || u.password) throw new UrlRefusedError('credentials in the URL');
+  // WHATWG parsing already turned 2130706433, 0x7f.1, 0177.0.0.1 and 127.1 into 127.0.0.1.
+  const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(host) !== 0 && !allowed(egress, host, portOf(u), host)) throw new UrlRefusedError(`address ${host}`);
+  return u;
+}
+
+function portOf(u: URL): number {
+  return Number(u.port) || (u.protocol === 'https:' ? 443 : 80);
+}
+
+function allowed(egress: Egress, host: string, port: number, ip: string): boolean {
+  return isPublicAddress(ip) || egress.allow.allowsName(host, port) || egress.allow.allowsAddress(ip);
+}
+
+/** Resolve the host and check every address it has; the first is the one connected to. */
+async function checkedAddress(egress: Egress, u: URL): Promise<string> {
+  const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
+  const port = portOf(u);
+  if (isIP(host) !== 0) {
+    if (!allowed(egress, host, port, host)) throw new UrlRefusedError(`address ${host}`);
+    return host;
+  }
+  let addrs: { address: string }[];
+  try {
+    addrs = await lookup(host, { all: true });
+  } catch {
+    throw new UrlRefusedError(`${host} does not resolve`);
+  }
+  if (addrs.length === 0) throw new UrlRefusedError(`${host} does not resolve`);
+  const bad = addrs.find((a) => !allowed(egress, host, port, a.address));
+  if (bad) throw new UrlRefusedError(`${host} resolves to ${bad.address}`);
+  return addrs[0]!.address;
+}
+
+/** A one-connection agent that connects to `ip` whatever name the URL has (TLS still checks the name). */
+function pinnedAgent(egress: Egress, ip: string, servername: string | undefined, timeoutMs: number): Dispatcher {
+  const tls = undici().buildConnector({ timeout: timeoutMs });
+  return new (undici().Agent)({
+    connections: 1,
+    connect: (options, callback) => {
+      const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
+      egress.resolve(ip, port).then(
+        (t) => tls({ ...options, hostname: t.host, port: String(t.port), servername }, callback),
+        (err: Error) => callback(err, null),
+      );
+    },
+  });
+}
+
+/**
+ * GET (or `method`) a user-supplied URL under the policy. Resolves with the answer of the last hop,
+ * whatever its status; throws UrlRefusedError (one text) when a hop is refused or cannot be reached,
+ * and lets an abort of `signal` through as it is.
+ */
+export async function fetchUserUrl(egress: Egress, url: string, opts: UserUrlOptions = {}): Promise<UserUrlResponse> {
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  let current = url;
+  for (let hop = 0; hop <= (opts.maxRedirects ?? 3); hop++) {
+    const u = checkUserUrl(current, egress, opts);
+    const ip = await checkedAddress(egress, u);
+    const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
+    const agent = pinnedAgent(egress, ip, isIP(host) ? undefined : host, timeoutMs);
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await undici().request(u, {
+        method: (opts.method ?? 'GET') as Dispatcher.HttpMethod,
+        dispatcher: agent,
+        headers: opts.headers,
+        signal: opts.signal,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+    } catch (e) {
+      void agent.close();
+      if (opts.signal?.aborted) throw e;
+      throw new UrlRefusedError(`connecting: ${(e as Error).message}`);
+    }
+    const location = res.headers.location;
+    if (res.statusCode >= 300 && res.statusCode < 400 && location) {
+      await res.body.dump().catch(() => undefined);
+      void agent.close();
+      try {
+        current = new URL(String(location), u).toString();
+      } catch {
+        throw new UrlRefusedError('bad redirect');
+      }
+      continue;
+    }
+    // The agent closes once the caller has read or dropped the body.
+    res.body.once('close', () => void agent.close());
+    return { status: res.statusCode, headers: res.headers, body: res.body, url: u.toString() };
+  }
+  throw new UrlRefusedError('too many redirects');
+}
