@@ -12,6 +12,7 @@ import { createParser } from 'eventsource-parser';
 import { ApiError, errorMessage, request, socketPath, target, UnreachableError, type RequestSpec } from './client.js';
 import { outputFormat, printData, printObject, printRows } from './output.js';
 import { action, collect, intOption, UsageError } from './run.js';
+import { registerMedia } from './gateway-media.js';
 
 const HOST = 'gateway';
 
@@ -933,7 +934,7 @@ function registerLimits(g: Command): void {
 export function register(program: Command): void {
   const g = program
     .command('gateway')
-    .description('the model gateway: providers, combos, keys, models, usage, chat, resilience, cache, budgets and limits (DIR/gateway.yaml; SIGHUP reloads it)')
+    .description('the model gateway: providers, combos, keys, models, usage, chat, image, speak, transcribe, resilience, cache, budgets and limits (DIR/gateway.yaml; SIGHUP reloads it)')
     .option('--api-key <key>', 'gateway API key for --url listeners (default $CTL_GATEWAY_API_KEY; not needed on the socket)');
   g.hook('preAction', (thisCommand) => {
     apiKey = thisCommand.opts<{ apiKey?: string }>().apiKey;
@@ -944,6 +945,7 @@ export function register(program: Command): void {
   registerModels(g);
   registerUsage(g);
   registerChat(g);
+  registerMedia(g, authHeaders);
   registerResilience(g);
   registerCooldowns(g);
   registerCache(g);

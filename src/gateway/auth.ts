@@ -1,9 +1,10 @@
 /**
  * Gateway authentication.
  *  - Inference routes: an API key from `Authorization: Bearer`, `x-api-key`, `x-goog-api-key`, the
- *    query parameters `token`, `apiKey`, `api_key`, `key`, or the editor route's `{token}`. Required only
- *    when REQUIRE_API_KEY is true; otherwise any key is accepted, and a known key still has its model
- *    allow-list applied and its usage attributed. The control socket is trusted (file permissions).
+ *    query parameters `token`, `apiKey`, `api_key`, `key`, or the editor route's `{token}`. Required
+ *    when REQUIRE_API_KEY is true, or when it is unset and any key exists; otherwise any key is
+ *    accepted, and a known key still has its model allow-list applied and its usage attributed. The
+ *    control socket is trusted (file permissions).
  *  - Management routes: the control socket, the `auth_token` cookie from POST /api/auth/login, or an
  *    API key with the `management` scope. 401 otherwise.
  */
@@ -126,8 +127,15 @@ export class GatewayAuth {
     if (key.source === 'api') this.lastUsed.set(key.id, now);
   }
 
+  /**
+   * REQUIRE_API_KEY=true/false decides. Unset, keys are required as soon as one exists (declared in
+   * gateway.yaml or created through the API): a declared key that is not enforced would let a wrong
+   * key through.
+   */
   get requireApiKey(): boolean {
-    return /^(1|true|yes|on)$/i.test(this.env.REQUIRE_API_KEY ?? '');
+    const set = this.env.REQUIRE_API_KEY?.trim();
+    if (set) return /^(1|true|yes|on)$/i.test(set);
+    return this.catalog().keysById.size > 0;
   }
 
   /** Presented key → its sha256, for keys that matched (every inference call hashes otherwise). Bounded. */

@@ -7,9 +7,9 @@ export function camelCase(key: string): string {
 
 /**
  * Camelise object keys recursively. Keys of maps whose keys are data, not field names (`headers`,
- * per-provider maps), are left alone.
+ * per-image prices keyed by size/quality, per-provider maps), are left alone.
  */
-export function camelizeKeys(v: unknown, keepKeysOf: ReadonlySet<string> = new Set(['headers'])): unknown {
+export function camelizeKeys(v: unknown, keepKeysOf: ReadonlySet<string> = new Set(['headers', 'perImage'])): unknown {
   if (Array.isArray(v)) return v.map((x) => camelizeKeys(x, keepKeysOf));
   if (v === null || typeof v !== 'object') return v;
   const out: Record<string, unknown> = {};

@@ -9,7 +9,7 @@ import { setTelemetryHeaders } from './telemetry.js';
 import type { CanonicalRequest, Usage } from './canonical.js';
 import { emptyUsage } from './canonical.js';
 import type { Principal } from './auth.js';
-import { costOf } from './pricing.js';
+import { costOf, mediaCostOf, type MediaUsage } from './pricing.js';
 import { callUpstream, type UpstreamResult } from './providers/index.js';
 import { accountUsage } from './limits/index.js';
 import { AttemptsFailed, runAttempts, type AttemptDeps } from './routing/attempts.js';
@@ -153,9 +153,10 @@ export interface FinishInfo {
 }
 
 /** Cost of a usage on the subject's price. */
-export function costFor(svc: GatewayServices, subject: AttemptSubject | undefined, usage: Usage | undefined): number {
+export function costFor(svc: GatewayServices, subject: AttemptSubject | undefined, usage: Usage | undefined, media?: MediaUsage): number {
   if (!subject || !usage) return 0;
-  return costOf(usage, svc.state.catalog.pricing.lookup(subject.provider.config.id, subject.modelId));
+  const price = svc.state.catalog.pricing.lookup(subject.provider.config.id, subject.modelId);
+  return costOf(usage, price) + (media ? mediaCostOf(media, price) : 0);
 }
 
 /** Queue the request-log row of a finished (or failed) request. */
@@ -193,6 +194,7 @@ export function recordRequest(svc: GatewayServices, f: FinishInfo): void {
     clientAborted: f.clientAborted ?? false,
   };
   svc.usage.record(entry);
+  svc.prometheus.record(entry);
   accountUsage(svc, entry);
 }
 

@@ -126,6 +126,11 @@ const PriceObj = Type.Object(
     input: Type.Optional(Type.Number({ minimum: 0 })),
     output: Type.Optional(Type.Number({ minimum: 0 })),
     cached: Type.Optional(Type.Number({ minimum: 0 })),
+    per_image: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Record(Type.String(), Type.Number({ minimum: 0 }))])),
+    per_second: Type.Optional(Type.Number({ minimum: 0 })),
+    per_character: Type.Optional(Type.Number({ minimum: 0 })),
+    per_search_unit: Type.Optional(Type.Number({ minimum: 0 })),
+    per_request: Type.Optional(Type.Number({ minimum: 0 })),
   },
   { additionalProperties: false },
 );
@@ -230,6 +235,7 @@ function fromEnv(env: NodeJS.ProcessEnv, name: string, what: string): string {
 export function modelFromYaml(m: string | Static<typeof ModelObj>): ModelSpec {
   if (typeof m === 'string') return { id: m, type: 'chat' };
   const spec: ModelSpec = { id: m.id, type: m.type ?? 'chat' };
+  if (m.type !== undefined) spec.typeDeclared = true;
   if (m.name !== undefined) spec.name = m.name;
   if (m.thinking !== undefined) spec.thinking = m.thinking;
   if (m.thinking_disable !== undefined) spec.thinkingDisable = m.thinking_disable;

@@ -125,12 +125,17 @@ export function parseEmbeddingsRequest(body: unknown): CanonicalEmbeddingsReques
 }
 
 /**
- * Check the request against the model's capabilities: an embedding model at all, structured items only
- * when the model declares embedding modalities, and every item's modality among them. 400 otherwise.
+ * Check the request against the model's capabilities: structured items only when the model declares
+ * embedding modalities, and every item's modality among them. Plain strings and token lists (seed
+ * rule 3) are refused only by a model declared as another type; a model without a declared type gets
+ * them whatever its id suggests (the upstream decides). 400 otherwise.
  */
-export function assertEmbeddingSupport(req: CanonicalEmbeddingsRequest, caps: ModelCapabilities, modelLabel = req.model): void {
+export function assertEmbeddingSupport(req: CanonicalEmbeddingsRequest, caps: ModelCapabilities, modelLabel = req.model, declaredType?: string): void {
+  if (req.input.kind !== 'items') {
+    if (!caps.embeddings && declaredType !== undefined) throw badRequest(`model ${modelLabel} is declared as ${/^[aeiou]/i.test(declaredType) ? 'an' : 'a'} ${declaredType} model, not an embedding model`);
+    return;
+  }
   if (!caps.embeddings) throw badRequest(`model ${modelLabel} is not an embedding model`);
-  if (req.input.kind !== 'items') return;
   if (caps.embeddingModalities.length === 0) {
     throw badRequest(`model ${modelLabel} does not declare multimodal embedding support; structured input items are not accepted (send strings)`);
   }

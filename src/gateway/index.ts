@@ -4,6 +4,9 @@
  * and idempotency, budgets and token limits, and the in-process chat handle the pipeline drafts
  * through.
  */
+import { MAX_AUDIO_BYTES } from './routes/inference/transcriptions.js';
+import { GatewayAlerts } from './alerts/index.js';
+import { GatewayMetrics } from './metrics/index.js';
 import type { ComponentDefinition, ComponentInstance } from '../http/component.js';
 import { GatewayAuth } from './auth.js';
 import { IdempotencyStore } from './cache/idempotency.js';
@@ -42,6 +45,14 @@ function effectiveEnv(env: NodeJS.ProcessEnv, config: Record<string, unknown>): 
   if (out.REQUIRE_API_KEY === undefined && config.require_api_key !== undefined) out.REQUIRE_API_KEY = String(config.require_api_key);
   if (out.INITIAL_PASSWORD === undefined && typeof config.initial_password === 'string') out.INITIAL_PASSWORD = config.initial_password;
   return out;
+}
+
+/** ctl.yaml `gateway.max_audio_bytes`: the largest audio upload (default 25 MiB, OpenAI's limit). */
+function maxAudioBytes(config: Record<string, unknown>): number {
+  const v = config.max_audio_bytes;
+  if (v === undefined || v === null) return MAX_AUDIO_BYTES;
+  if (!Number.isInteger(v) || (v as number) < 1024) throw new Error('ctl.yaml gateway.max_audio_bytes must be an integer number of bytes (at least 1024)');
+  return v as number;
 }
 
 /** Apply gateway.yaml's runtime sections (throws with a message naming the section on a bad value). */
@@ -98,11 +109,12 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
   cache.restore(parseMetrics(db.getSetting('cache.metrics')));
   runtime.cache.onChange(() => cache.reconfigure());
 
-  return {
+  const svc: GatewayServices = {
     state,
     auth,
     usage,
     metrics,
+    prometheus: new GatewayMetrics(() => svc),
     policy,
     resilienceState,
     runtime,
@@ -114,11 +126,14 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     strategy: { metrics, pricing: state.catalog.pricing, random: Math.random, counters: new Map() },
     clock: ctx.clock,
     egress: ctx.egress,
+    uploadsDir: () => ctx.uploadsDir,
+    maxAudioBytes: maxAudioBytes(ctx.config ?? {}),
     log: ctx.log,
     version: ctx.version,
     startedAt: ctx.clock.now(),
     sleep: sleepWithSignal,
   };
+  return svc;
 }
 
 export const gatewayComponent: ComponentDefinition = {
@@ -136,7 +151,10 @@ export const gatewayComponent: ComponentDefinition = {
     svc.resilienceState.start();
     svc.cache.start();
     svc.idempotency.start();
+    const alerts = new GatewayAlerts(svc, ctx.alerts);
     const router = gatewayRouter(svc);
+    // Scraped without credentials, as Prometheus expects: counts, names and key ids, no secrets.
+    svc.prometheus.endpoint.route(router).tag('auth', 'public');
     const byHandler = versionPaths(router);
     return {
       router,
@@ -147,7 +165,10 @@ export const gatewayComponent: ComponentDefinition = {
       before(c) {
         versionBefore(c, svc.version, byHandler);
       },
-      handle: buildHandle(svc),
+      handle: { ...buildHandle(svc), checkAlerts: () => alerts.check() },
+      start() {
+        alerts.start();
+      },
       reload() {
         const file = svc.state.fileConfig;
         svc.state.reloadFile();
@@ -161,6 +182,7 @@ export const gatewayComponent: ComponentDefinition = {
         ctx.log.info({ file: svc.state.filePath }, 'gateway: configuration reloaded');
       },
       stop() {
+        alerts.stop();
         svc.usage.stop();
         svc.resilienceState.stop();
         svc.cache.stop();

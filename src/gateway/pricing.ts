@@ -88,6 +88,35 @@ export function costOf(usage: Usage, price: Price | undefined): number {
   return cost / 1_000_000;
 }
 
+/** What a media answer is charged for (each priced by the model's media prices, if any). */
+export interface MediaUsage {
+  images?: { count: number; size?: string; quality?: string };
+  seconds?: number;
+  characters?: number;
+  searchUnits?: number;
+  requests?: number;
+}
+
+/** The price of one image: by `size/quality`, then `size`, then `default`; a single number for all. */
+function imagePrice(p: Price, size?: string, quality?: string): number {
+  const pi = p.per_image;
+  if (pi === undefined) return 0;
+  if (typeof pi === 'number') return pi;
+  return (size && quality ? pi[`${size}/${quality}`] : undefined) ?? (size ? pi[size] : undefined) ?? pi.default ?? 0;
+}
+
+/** USD for media usage at `price` (unpriced media costs 0: fail-open). */
+export function mediaCostOf(m: MediaUsage, price: Price | undefined): number {
+  if (!price) return 0;
+  let cost = 0;
+  if (m.images) cost += m.images.count * imagePrice(price, m.images.size, m.images.quality);
+  if (m.seconds) cost += m.seconds * (price.per_second ?? 0);
+  if (m.characters) cost += m.characters * (price.per_character ?? 0);
+  if (m.searchUnits) cost += m.searchUnits * (price.per_search_unit ?? 0);
+  if (m.requests) cost += m.requests * (price.per_request ?? 0);
+  return cost;
+}
+
 /** The header form: fixed 10 decimals. */
 export function formatCost(usd: number): string {
   return (Number.isFinite(usd) && usd > 0 ? usd : 0).toFixed(10);

@@ -7,6 +7,7 @@ import type { IdempotencyStore } from './cache/idempotency.js';
 import type { ResponseCache } from './cache/response-cache.js';
 import type { CacheSettings } from './cache/settings.js';
 import type { Budgets } from './limits/budgets.js';
+import type { GatewayMetrics } from './metrics/index.js';
 import type { TokenLimits } from './limits/token-limits.js';
 import type { ConcurrencyLimiter, ConcurrencySettings } from './resilience/concurrency.js';
 import type { ResilienceState } from './resilience/persist.js';
@@ -30,6 +31,8 @@ export interface GatewayServices {
   auth: GatewayAuth;
   usage: UsageRecorder;
   metrics: RoutingMetrics;
+  /** GET /metrics: request counts, tokens, cost, latency, breakers, budgets. */
+  prometheus: GatewayMetrics;
   /** Availability and outcome hook of the attempt loop: breakers, cool-downs, lock-outs, affinity. */
   policy: ResilientPolicy;
   /** Batched persistence of breaker and cool-down state. */
@@ -44,6 +47,10 @@ export interface GatewayServices {
   strategy: StrategyContext;
   clock: Clock;
   egress: Egress;
+  /** The component's uploads directory (created when first asked for). */
+  uploadsDir: () => string;
+  /** Largest audio upload (ctl.yaml gateway.max_audio_bytes). */
+  maxAudioBytes: number;
   log: Logger;
   version: string;
   /** When the component started (uptime in the health view). */

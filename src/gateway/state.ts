@@ -1,10 +1,10 @@
 /**
  * Owner of the current configuration: the database, the parsed gateway.yaml and the merged Catalog.
- * Management writes go to the database and then call `rebuild()`; SIGHUP calls `reloadFile()`.
+ * Management writes go to the database and then call `rebuild(change)`; SIGHUP calls `reloadFile()`.
  */
 import { join } from 'node:path';
 import type { Clock } from '../http/clock.js';
-import { Catalog } from './catalog.js';
+import { Catalog, type CatalogChange } from './catalog.js';
 import { emptyFileConfig, loadConfigFile, type GatewayFileConfig } from './config-file.js';
 import type { GatewayStore } from './store.js';
 
@@ -41,9 +41,9 @@ export class GatewayState {
     this.swap(catalog);
   }
 
-  /** Rebuild the catalog after a database change. */
-  rebuild(): void {
-    this.swap(new Catalog(this.db, this.file));
+  /** Update the catalog after a database change: only what `change` names is read again. */
+  rebuild(change: CatalogChange): void {
+    this.swap(new Catalog(this.db, this.file, this.current, change));
   }
 
   /** Called after every rebuild (routing metrics prune targets, caches reset). */

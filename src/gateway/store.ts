@@ -11,11 +11,13 @@ import type {
   ComboMapping,
   KeyScope,
   ModelSpec,
+  MediaPrice,
   PriceEntry,
   ProviderAccount,
   ProviderConfig,
   Strategy,
 } from './types.js';
+import { MEDIA_PRICE_FIELDS } from './types.js';
 
 export const GATEWAY_MIGRATIONS: Migration[] = [
   {
@@ -194,6 +196,12 @@ CREATE TABLE token_limits (
 );
 CREATE INDEX token_limits_key ON token_limits(api_key_id);
 `,
+  },
+  {
+    // Issue 16: prices of media (per image, per second of audio, per character, per search unit,
+    // per request), kept as one JSON object beside the token prices.
+    version: 3,
+    up: `ALTER TABLE pricing ADD COLUMN media TEXT;`,
   },
 ];
 
@@ -415,9 +423,13 @@ export class GatewayStore {
 
   // ----- providers ---------------------------------------------------------------------------
 
-  listProviders(): ProviderConfig[] {
-    const rows = this.store.prepare('SELECT * FROM providers ORDER BY priority, id').all() as ProviderRow[];
-    const accounts = this.store.prepare('SELECT * FROM provider_accounts ORDER BY priority, created_at, id').all() as AccountRow[];
+  /** Every provider, or only those of `ids` (the catalog's incremental update after a write). */
+  listProviders(ids?: readonly string[]): ProviderConfig[] {
+    const only = ids ? ' WHERE id IN (SELECT value FROM json_each(?))' : '';
+    const onlyAccounts = ids ? ' WHERE provider_id IN (SELECT value FROM json_each(?))' : '';
+    const args = ids ? [JSON.stringify(ids)] : [];
+    const rows = this.store.prepare(`SELECT * FROM providers${only} ORDER BY priority, id`).all(...args) as ProviderRow[];
+    const accounts = this.store.prepare(`SELECT * FROM provider_accounts${onlyAccounts} ORDER BY priority, created_at, id`).all(...args) as AccountRow[];
     const byProvider = new Map<string, ProviderAccount[]>();
     for (const a of accounts) {
       let list = byProvider.get(a.provider_id);
@@ -439,6 +451,10 @@ export class GatewayStore {
       createdAt: r.created_at,
       updatedAt: r.updated_at,
     }));
+  }
+
+  listProviderIds(): string[] {
+    return (this.store.prepare('SELECT id FROM providers').all() as { id: string }[]).map((r) => r.id);
   }
 
   providerExists(id: string): boolean {
@@ -503,8 +519,10 @@ export class GatewayStore {
 
   // ----- models ------------------------------------------------------------------------------
 
-  listModels(): ProviderModelRecord[] {
-    const rows = this.store.prepare('SELECT * FROM provider_models ORDER BY provider_id, created_at, model').all() as ModelRow[];
+  /** Custom models of every provider, or of the providers in `ids`. */
+  listModels(ids?: readonly string[]): ProviderModelRecord[] {
+    const only = ids ? ' WHERE provider_id IN (SELECT value FROM json_each(?))' : '';
+    const rows = this.store.prepare(`SELECT * FROM provider_models${only} ORDER BY provider_id, created_at, model`).all(...(ids ? [JSON.stringify(ids)] : [])) as ModelRow[];
     return rows.map((r) => ({
       provider: r.provider_id,
       spec: { ...parseJson<ModelSpec>(r.spec, { id: r.model, type: 'chat' }), id: r.model },
@@ -712,12 +730,14 @@ export class GatewayStore {
       input: number | null;
       output: number | null;
       cached: number | null;
+      media: string | null;
     }[];
     return rows.map((r) => ({
       model: r.model,
       ...(r.input !== null ? { input: r.input } : {}),
       ...(r.output !== null ? { output: r.output } : {}),
       ...(r.cached !== null ? { cached: r.cached } : {}),
+      ...(r.media ? (JSON.parse(r.media) as MediaPrice) : {}),
       source: 'api' as const,
     }));
   }
@@ -725,10 +745,10 @@ export class GatewayStore {
   savePrice(p: PriceEntry, now: number): void {
     this.store
       .prepare(
-        `INSERT INTO pricing (model, input, output, cached, updated_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT(model) DO UPDATE SET input=excluded.input, output=excluded.output, cached=excluded.cached, updated_at=excluded.updated_at`,
+        `INSERT INTO pricing (model, input, output, cached, media, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(model) DO UPDATE SET input=excluded.input, output=excluded.output, cached=excluded.cached, media=excluded.media, updated_at=excluded.updated_at`,
       )
-      .run(p.model, p.input ?? null, p.output ?? null, p.cached ?? null, now);
+      .run(p.model, p.input ?? null, p.output ?? null, p.cached ?? null, mediaJson(p), now);
   }
 
   deletePrice(model: string): boolean {
@@ -893,4 +913,11 @@ function omitUndefined<T extends Record<string, unknown>>(o: T): Partial<T> {
   const out: Partial<T> = {};
   for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
   return out;
+}
+
+/** The media prices of an entry as stored (null when it has none). */
+function mediaJson(p: PriceEntry): string | null {
+  const m: MediaPrice = {};
+  for (const k of MEDIA_PRICE_FIELDS) if (p[k] !== undefined && p[k] !== null) (m as Record<string, unknown>)[k] = p[k];
+  return Object.keys(m).length > 0 ? JSON.stringify(m) : null;
 }

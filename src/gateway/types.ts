@@ -8,8 +8,8 @@ import type { ModelSpec as ProviderModelSpec } from './providers/types.js';
 /** Where a record comes from: the management API (database) or the declarative gateway.yaml. */
 export type Source = 'api' | 'file';
 
-export type ModelType = 'chat' | 'embedding' | 'image';
-export const MODEL_TYPES: readonly ModelType[] = ['chat', 'embedding', 'image'];
+export type ModelType = 'chat' | 'embedding' | 'image' | 'speech' | 'transcription' | 'rerank' | 'moderation' | 'video' | 'music';
+export const MODEL_TYPES: readonly ModelType[] = ['chat', 'embedding', 'image', 'speech', 'transcription', 'rerank', 'moderation', 'video', 'music'];
 
 /**
  * One model a provider offers, with what is known about it (the provider layer's spec plus listing
@@ -19,9 +19,17 @@ export interface ModelSpec extends ProviderModelSpec {
   /** Upstream model id (may contain '/'). */
   id: string;
   type: ModelType;
+  /** Whether the operator wrote the type (unset: 'chat' by default, and plain embeddings still go through). */
+  typeDeclared?: boolean;
   name?: string;
   /** Hidden models stay callable but are not listed. */
   hidden?: boolean;
+}
+
+/** A model spec as the management API shows it (without the bookkeeping of what was declared). */
+export function publicSpec(spec: ModelSpec): Omit<ModelSpec, 'typeDeclared'> {
+  const { typeDeclared: _declared, ...rest } = spec;
+  return rest;
 }
 
 export interface ProviderAccount {
@@ -109,7 +117,22 @@ export interface ApiKeyRecord {
 }
 
 /** USD per 1M tokens. */
-export interface Price {
+/**
+ * Prices of media (USD): per image (one price, or by `size`, `size/quality` and `default`), per
+ * second of audio in, per character of speech, per search unit (a rerank query over up to 100
+ * documents), per request (video, music).
+ */
+export interface MediaPrice {
+  per_image?: number | Record<string, number>;
+  per_second?: number;
+  per_character?: number;
+  per_search_unit?: number;
+  per_request?: number;
+}
+
+export const MEDIA_PRICE_FIELDS = ['per_image', 'per_second', 'per_character', 'per_search_unit', 'per_request'] as const;
+
+export interface Price extends MediaPrice {
   input?: number;
   output?: number;
   cached?: number;

@@ -37,7 +37,7 @@ export class UsageRecorder {
     const batch = this.queue;
     this.queue = [];
     try {
-      this.db.insertRequestLogs(batch);
+      this.insert(batch);
       if (this.lastUsed.size > 0) {
         this.db.touchKeys(this.lastUsed);
         this.lastUsed.clear();
@@ -47,6 +47,30 @@ export class UsageRecorder {
       // Keep the entries for the next attempt (bounded so a broken disk cannot exhaust memory).
       if (this.queue.length + batch.length <= 10 * this.maxBatch) this.queue = batch.concat(this.queue);
     }
+  }
+
+  /**
+   * One transaction for the batch; when it fails, row by row, so one bad row never costs the good
+   * ones. Rows that fail alone are dropped (and logged); when every row fails the cause is not a row
+   * (a full or broken disk): that throws and the batch is kept for the next flush.
+   */
+  private insert(batch: RequestLogEntry[]): void {
+    try {
+      this.db.insertRequestLogs(batch);
+      return;
+    } catch (e) {
+      if (batch.length === 1) throw e;
+    }
+    const failed: { entry: RequestLogEntry; err: unknown }[] = [];
+    for (const entry of batch) {
+      try {
+        this.db.insertRequestLogs([entry]);
+      } catch (err) {
+        failed.push({ entry, err });
+      }
+    }
+    if (failed.length === batch.length) throw failed[0]!.err;
+    for (const f of failed) this.log.error({ err: f.err, requestId: f.entry.requestId, model: f.entry.model }, 'gateway: a request log row could not be written; dropped');
   }
 
   get pending(): number {

@@ -14,7 +14,7 @@ import type { GatewayServices } from '../../src/gateway/services.js';
 import { BasicPolicy } from '../../src/gateway/routing/policy.js';
 import { gatewayRouter, renderGatewayError } from '../../src/gateway/routes/index.js';
 import { H } from '../../src/gateway/telemetry.js';
-import type { ComponentContext, ComponentInstance } from '../../src/http/component.js';
+import { NO_ALERTS, type ComponentContext, type ComponentInstance } from '../../src/http/component.js';
 import { createDispatcher } from '../../src/http/dispatch.js';
 import { ClientIpResolver } from '../../src/http/client-ip.js';
 import { systemClock } from '../../src/http/clock.js';
@@ -40,6 +40,7 @@ const ctx: ComponentContext = {
   env: process.env,
   uploadsDir: join(dir, 'uploads', 'gateway'),
   handleOf: () => undefined,
+  alerts: NO_ALERTS,
   version: 'bench',
 };
 

@@ -1,6 +1,6 @@
 /**
  * Mock LLM upstreams for every provider kind on one loopback server (127.0.0.1:0):
- *   OpenAI-compatible  {origin}/openai/v1      POST /chat/completions, /embeddings; GET /models
+ *   OpenAI-compatible  {origin}/openai/v1      POST /chat/completions, /embeddings, /moderations, /rerank, /images/generations; GET /models
  *   Anthropic          {origin}/anthropic      POST /v1/messages; GET /v1/models
  *   Gemini             {origin}/gemini/v1beta  POST /models/{m}:generateContent|:streamGenerateContent|:embedContent|:batchEmbedContents; GET /models
  *   Ollama             {origin}/ollama         POST /api/chat, /api/embed; GET /api/tags
@@ -65,6 +65,8 @@ export interface MockUpstream {
   /** Expected API key; requests with another one get 401 in the kind's format. */
   apiKey?: string;
   models: string[];
+  /** The last transcription upload the mock read: its fields and the file's name and size. */
+  lastForm?: { fields: Record<string, string>; file: { name: string; size: number } };
   /** Requests whose response has not finished yet (streams in flight). */
   open(): number;
   /** Resolves when a client connection of a response closes early (client abort reached the mock). */
@@ -219,6 +221,63 @@ export async function startLlmUpstream(
         if (req.method === 'GET' && rest === '/v1/models') return json(res, 200, { object: 'list', data: mock.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'mock' })) });
         if (rest === '/v1/chat/completions') return p.stream === true ? openaiStream(res, b, p) : json(res, 200, openaiJson(b, p), {}, b.rawBody);
         if (rest === '/v1/embeddings') return json(res, 200, openaiEmbeddings(p));
+        if (rest === '/v1/moderations') {
+          // Flags an input containing "kill"; one result per input, OpenAI's shape.
+          const inputs = Array.isArray(p.input) ? p.input : [p.input];
+          return json(res, 200, {
+            id: 'modr-mock',
+            model: p.model,
+            results: inputs.map((x) => {
+              const flagged = /kill/i.test(typeof x === 'string' ? x : JSON.stringify(x));
+              return { flagged, categories: { violence: flagged }, category_scores: { violence: flagged ? 0.97 : 0.01 } };
+            }),
+          });
+        }
+        if (rest === '/v1/audio/transcriptions') {
+          // A tiny multipart reader (ASCII test files): the fields and the file's name and size.
+          const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(String(req.headers['content-type']))?.slice(1).find(Boolean) ?? '';
+          const parts: Record<string, string> = {};
+          let file = { name: '', size: -1 };
+          for (const chunk of String(body ?? '').split(`--${boundary}`)) {
+            const m = /^\r\nContent-Disposition: form-data; name="([^"]+)"(?:; filename="([^"]*)")?\r\n(?:Content-Type: [^\r]*\r\n)?\r\n([\s\S]*)\r\n$/.exec(chunk);
+            if (!m) continue;
+            if (m[2] !== undefined) file = { name: m[2], size: Buffer.byteLength(m[3]!) };
+            else parts[m[1]!] = m[3]!;
+          }
+          const text = `transcript of ${file.name} (${file.size} bytes) by ${parts.model}${parts.language ? ` in ${parts.language}` : ''}`;
+          mock.lastForm = { fields: parts, file };
+          if (parts.response_format === 'text') return void res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end(text);
+          if (parts.response_format === 'verbose_json') return json(res, 200, { task: 'transcribe', language: parts.language ?? 'english', duration: 12.5, text, segments: [] });
+          if (parts.response_format === 'srt') return void res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end(`1\n00:00:00,000 --> 00:00:01,000\n${text}\n`);
+          return json(res, 200, { text, usage: { type: 'tokens', input_tokens: 42, output_tokens: 7, total_tokens: 49 } });
+        }
+        if (rest === '/v1/audio/speech') {
+          // Deterministic "audio": the input repeated to 300 KB, written in 64 KB chunks.
+          const audio = speechBytes(String(p.input));
+          res.writeHead(200, { 'content-type': p.response_format === 'wav' ? 'audio/wav' : 'audio/mpeg' });
+          for (let i = 0; i < audio.length; i += 65536) res.write(audio.subarray(i, i + 65536));
+          return void res.end();
+        }
+        if (rest === '/v1/videos/generations' || rest === '/v1/music/generations') {
+          const kindOf = rest.includes('videos') ? 'video' : 'audio';
+          return json(res, 200, { created: 1, data: [{ url: `https://media.mock/${kindOf}.${kindOf === 'video' ? 'mp4' : 'mp3'}`, prompt: String(p.prompt) }] });
+        }
+        if (rest === '/v1/images/generations') {
+          const n = typeof p.n === 'number' ? p.n : 1;
+          const data = Array.from({ length: n }, (_, i) =>
+            p.response_format === 'b64_json' ? { b64_json: Buffer.from(`png-${i}-${String(p.prompt)}`).toString('base64') } : { url: `https://img.mock/${i}.png`, revised_prompt: String(p.prompt) },
+          );
+          return json(res, 200, { created: 1, data, usage: { input_tokens: String(p.prompt).length, output_tokens: 0, total_tokens: String(p.prompt).length } });
+        }
+        if (rest === '/v1/rerank') {
+          // Scores by shared words with the query, best first (Cohere/Jina shape).
+          const q = new Set(String(p.query).toLowerCase().split(/\W+/));
+          const docs = (p.documents as unknown[]).map((d) => (typeof d === 'string' ? d : JSON.stringify(d)));
+          const scored = docs.map((d, index) => ({ index, relevance_score: d.toLowerCase().split(/\W+/).filter((w) => q.has(w)).length / Math.max(1, q.size) }));
+          scored.sort((a, b2) => b2.relevance_score - a.relevance_score || a.index - b2.index);
+          const top = scored.slice(0, typeof p.top_n === 'number' ? p.top_n : scored.length);
+          return json(res, 200, { id: 'rr-mock', model: p.model, results: p.return_documents ? top.map((r) => ({ ...r, document: { text: docs[r.index] } })) : top, usage: { prompt_tokens: docs.join(' ').length, total_tokens: docs.join(' ').length } });
+        }
         break;
       case 'anthropic':
         if (req.method === 'GET' && rest.startsWith('/v1/models')) return json(res, 200, { data: mock.models.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-01-01T00:00:00Z' })), has_more: false });
@@ -501,4 +560,10 @@ export async function startLlmUpstream(
   mock.port = port;
   mock.origin = `http://127.0.0.1:${port}`;
   return mock;
+}
+
+/** The bytes the mock's speech endpoint answers for `input` (tests compare against them). */
+export function speechBytes(input: string): Buffer {
+  const unit = Buffer.from(`AUDIO[${input}]`);
+  return Buffer.alloc(300 * 1024, unit);
 }

@@ -11,7 +11,7 @@ import pino from 'pino';
 import { createDispatcher } from '../../src/http/dispatch.js';
 import { ClientIpResolver } from '../../src/http/client-ip.js';
 import { systemClock, type Clock } from '../../src/http/clock.js';
-import type { ComponentContext, ComponentInstance } from '../../src/http/component.js';
+import { NO_ALERTS, type ComponentContext, type ComponentInstance, type InternalAlerts } from '../../src/http/component.js';
 import { Egress } from '../../src/egress/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { gatewayComponent } from '../../src/gateway/index.js';
@@ -37,7 +37,7 @@ export interface GatewayHarness {
   close(): Promise<void>;
 }
 
-export async function startGateway(opts: { yaml?: string; env?: Record<string, string>; clock?: Clock; config?: Record<string, unknown>; dir?: string } = {}): Promise<GatewayHarness> {
+export async function startGateway(opts: { yaml?: string; env?: Record<string, string>; clock?: Clock; config?: Record<string, unknown>; dir?: string; alerts?: InternalAlerts } = {}): Promise<GatewayHarness> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'ctl-gw-'));
   if (opts.yaml !== undefined) writeFileSync(join(dir, 'gateway.yaml'), opts.yaml);
   const log = pino({ level: 'silent' });
@@ -54,6 +54,7 @@ export async function startGateway(opts: { yaml?: string; env?: Record<string, s
     env: { NODE_ENV: 'test', ...(opts.env ?? {}) },
     uploadsDir: join(dir, 'uploads', 'gateway'),
     handleOf: () => undefined,
+    alerts: opts.alerts ?? NO_ALERTS,
     version: '0.1.0-test',
   };
   const instance = await gatewayComponent.create(ctx);

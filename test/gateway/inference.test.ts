@@ -203,6 +203,25 @@ describe('auth on inference routes', () => {
     expect((await gw.req('POST', '/v1/chat/completions', chat('oa/m1'))).status).toBe(200);
   });
 
+  it('without REQUIRE_API_KEY, keys are required once one exists (file or API); REQUIRE_API_KEY=false turns that off', async () => {
+    const providers = `providers:\n  - {id: oa, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: "sk-up", models: [m1]}\n`;
+    const declared = await startGateway({ yaml: `${providers}keys:\n  - {name: ci, key: "sk-gw-declared-0000", models: ["*"]}\n` });
+    const off = await startGateway({ yaml: `${providers}keys:\n  - {name: ci, key: "sk-gw-declared-0000", models: ["*"]}\n`, env: { REQUIRE_API_KEY: 'false' } });
+    const none = await startGateway({ yaml: providers });
+    try {
+      expect((await declared.req('POST', '/v1/chat/completions', chat('oa/m1'), {}, { tcp: true })).status).toBe(401);
+      expect((await declared.req('POST', '/v1/chat/completions', chat('oa/m1'), { authorization: 'Bearer wrong' }, { tcp: true })).status).toBe(401);
+      expect((await declared.req('POST', '/v1/chat/completions', chat('oa/m1'), { authorization: 'Bearer sk-gw-declared-0000' }, { tcp: true })).status).toBe(200);
+      expect((await off.req('POST', '/v1/chat/completions', chat('oa/m1'), { authorization: 'Bearer wrong' }, { tcp: true })).status).toBe(200);
+      // No key anywhere: open, until one is created through the API.
+      expect((await none.req('POST', '/v1/chat/completions', chat('oa/m1'), {}, { tcp: true })).status).toBe(200);
+      expect((await none.req('POST', '/api/keys', { name: 'made', models: ['*'] })).status).toBeLessThan(300);
+      expect((await none.req('POST', '/v1/chat/completions', chat('oa/m1'), {}, { tcp: true })).status).toBe(401);
+    } finally {
+      for (const g of [declared, off, none]) await g.close();
+    }
+  });
+
   it('applies the key allow-list', async () => {
     const narrow = { authorization: 'Bearer sk-gw-narrow-00000' };
     expect((await gw.req('POST', '/v1/chat/completions', chat('oa/m1'), narrow, { tcp: true })).status).toBe(200);
@@ -368,15 +387,22 @@ describe('embeddings', () => {
     expect((await requestLogs())[0]).toMatchObject({ endpoint: 'embeddings', status: 200 });
   });
 
-  it('rejects structured items for models without multimodal support, and chat models', async () => {
+  it('rejects structured items for models without multimodal support', async () => {
     const items = await gw.req('POST', '/v1/embeddings', { model: 'oa/emb', input: [{ type: 'text', text: 'x' }] }, KEY, { tcp: true });
     expect(items.status).toBe(400);
     expect(items.json.error.message).toMatch(/structured input/);
-    const chatModel = await gw.req('POST', '/v1/embeddings', { model: 'oa/m1', input: 'x' }, KEY, { tcp: true });
-    expect(chatModel.status).toBe(400);
+    const chatItems = await gw.req('POST', '/v1/embeddings', { model: 'oa/m1', input: [{ type: 'text', text: 'x' }] }, KEY, { tcp: true });
+    expect(chatItems.status).toBe(400);
     const tooMany = await gw.req('POST', '/v1/embeddings', { model: 'oa/emb', input: Array.from({ length: 33 }, () => ({ type: 'text', text: 'x' })) }, KEY, { tcp: true });
     expect(tooMany.status).toBe(400);
     expect(mock.requests).toHaveLength(0);
+  });
+
+  it('forwards a plain string to a model listed without a type (seed rule 3), whatever its name suggests', async () => {
+    const plain = await gw.req('POST', '/v1/embeddings', { model: 'oa/m1', input: 'x' }, KEY, { tcp: true });
+    expect(plain.status, plain.text).toBe(200);
+    expect(plain.json.data).toHaveLength(1);
+    expect(mock.requests.at(-1)!.path).toMatch(/\/embeddings$/);
   });
 });
 

@@ -150,6 +150,13 @@ describe('models, aliases, pricing, catalog', () => {
     expect(p.json.pricing[0]).toMatchObject({ input: 1, source: 'api' });
     const bad = await gw.req('PUT', '/api/pricing', { model: 'local/m1', input: -1 });
     expect(bad.status).toBe(400);
+    // Media prices: per image (by size/quality, size or default), second, character, search unit, request.
+    const media = await gw.req('PUT', '/api/pricing', { model: 'local/img', per_image: { '1024x1024/hd': 0.08, low_res: 0.01, default: 0.04 }, per_request: 0.001 });
+    expect(media.status, media.text).toBe(200);
+    const back = await gw.req('GET', '/api/pricing?model=local/img');
+    expect(back.json.pricing[0]).toMatchObject({ per_image: { '1024x1024/hd': 0.08, low_res: 0.01, default: 0.04 }, per_request: 0.001, source: 'api' });
+    expect((await gw.req('PUT', '/api/pricing', { model: 'local/img', per_image: { default: -1 } })).status).toBe(400);
+    expect((await gw.req('PUT', '/api/pricing', { model: 'local/img', per_minute: 1 })).status).toBe(400);
     expect((await gw.req('DELETE', '/api/pricing?model=local/m1')).status).toBe(200);
     expect((await gw.req('GET', '/api/pricing?model=local/m1')).json.pricing[0].source).toBe('file');
   });

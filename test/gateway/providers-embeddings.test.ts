@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Egress } from '../../src/egress/index.js';
 import { HttpError } from '../../src/http/errors.js';
 import { assertEmbeddingSupport, base64DecodedSize, parseEmbeddingsRequest, renderEmbeddingsResponse } from '../../src/gateway/embeddings.js';
-import { callEmbeddings, modelCapabilities } from '../../src/gateway/providers/index.js';
+import { callEmbeddings, modelCapabilities, modelSpec } from '../../src/gateway/providers/index.js';
 import { fetchMedia } from '../../src/gateway/providers/media.js';
 import { isPublicAddress } from '../../src/egress/public-address.js';
 import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
@@ -69,7 +69,19 @@ describe('embeddings request parsing', () => {
     expect(status(() => assertEmbeddingSupport(items, modelCapabilities(conn, 'text-embedding-3-small'))).message).toMatch(/does not declare/);
     const audio = parseEmbeddingsRequest({ model: 'mm', input: [{ type: 'audio', source: { type: 'url', url: 'https://x.test/a.mp3' } }] });
     expect(status(() => assertEmbeddingSupport(audio, modelCapabilities(conn, 'mm'))).message).toMatch(/does not embed audio/);
-    expect(status(() => assertEmbeddingSupport(parseEmbeddingsRequest({ model: 'x', input: 'a' }), modelCapabilities(conn, 'gpt-4o'))).message).toMatch(/not an embedding model/);
+    // Structured items to a model that does not embed: refused.
+    expect(status(() => assertEmbeddingSupport(items, modelCapabilities(conn, 'gpt-4o'))).message).toMatch(/not an embedding model/);
+  });
+
+  it('plain strings and token lists go to a model without a declared type, whatever its id suggests (seed rule 3)', () => {
+    const conn = { id: 'p', kind: 'openai' as const, models: [{ id: 'chatty', type: 'chat' as const }, 'my-finetune'] };
+    const plain = parseEmbeddingsRequest({ model: 'x', input: 'a' });
+    const tokens = parseEmbeddingsRequest({ model: 'x', input: [1, 2, 3] });
+    // gpt-4o looks like a chat model, and my-finetune is listed without a type: both forwarded.
+    assertEmbeddingSupport(plain, modelCapabilities(conn, 'gpt-4o'), 'p/gpt-4o', modelSpec(conn, 'gpt-4o')?.type);
+    assertEmbeddingSupport(tokens, modelCapabilities(conn, 'my-finetune'), 'p/my-finetune', modelSpec(conn, 'my-finetune')?.type);
+    // A model declared as chat is refused, saying so.
+    expect(status(() => assertEmbeddingSupport(plain, modelCapabilities(conn, 'chatty'), 'p/chatty', modelSpec(conn, 'chatty')?.type)).message).toBe('model p/chatty is declared as a chat model, not an embedding model');
   });
 
   it('renders float and base64 vectors', () => {
@@ -127,8 +139,9 @@ describe('media fetching under the SSRF policy', () => {
     expect(m.mediaType).toBe('image/png');
     expect([...m.data]).toEqual([137, 80, 78, 71]);
     expect((await fetchMedia('http://203.0.113.5/redirect-public', egress, { allowHttp: true })).data.length).toBe(4);
-    await expect(fetchMedia('http://203.0.113.5/redirect-private', egress, { allowHttp: true })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/not a public address/) });
-    await expect(fetchMedia('http://203.0.113.5/img.png', egress)).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/https/) });
+    const refused = { status: 400, message: 'media URL is not allowed or not reachable' };
+    await expect(fetchMedia('http://203.0.113.5/redirect-private', egress, { allowHttp: true })).rejects.toMatchObject(refused);
+    await expect(fetchMedia('http://203.0.113.5/img.png', egress)).rejects.toMatchObject(refused);
     await expect(fetchMedia(`https://127.0.0.1:${port}/img.png`, egress)).rejects.toMatchObject({ status: 400 });
     await expect(fetchMedia('https://localhost/img.png', egress)).rejects.toMatchObject({ status: 400 });
     await expect(fetchMedia('http://203.0.113.5/big', egress, { allowHttp: true, maxBytes: 1000 })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/larger/) });

@@ -1,7 +1,7 @@
 /** The request/response cycle every provider kind shares; kinds supply URL, headers, body and decoders. */
 import type { CanonicalChunk, CanonicalResponse } from '../canonical.js';
 import { UpstreamError } from './errors.js';
-import { httpError, httpErrorOf, linkedController, parseJsonAnswer, upstreamBuffered, upstreamRequest, type UpstreamBufferedResponse, type UpstreamHttpResponse } from './http.js';
+import { httpError, httpErrorOf, linkedController, NOT_ABORTED, parseJsonAnswer, readText, upstreamBuffered, upstreamRequest, type UpstreamBufferedResponse, type UpstreamForm, type UpstreamHttpResponse } from './http.js';
 import { estimateOutputTokens, startStream } from './stream.js';
 import type { CallOptions, ProviderConnection, UpstreamResult } from './types.js';
 
@@ -167,4 +167,41 @@ export async function postJson(
     },
     opts.now ?? Date.now,
   );
+}
+
+/**
+ * POST a JSON body and hand back the answer as a stream once its headers arrived (audio, files):
+ * nothing is buffered. A non-2xx answer is read (bounded) and thrown as UpstreamError, so the attempt
+ * loop can fall back.
+ */
+export async function postJsonForStream(
+  conn: ProviderConnection,
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  opts: CallOptions,
+): Promise<UpstreamHttpResponse> {
+  const timeout = conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const res = await upstreamRequest(url, {
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+    egress: opts.egress,
+    signal: opts.signal,
+    headersTimeoutMs: timeout,
+    bodyTimeoutMs: timeout,
+  });
+  if (res.status < 200 || res.status >= 300) throw await httpError(res, opts.signal ?? NOT_ABORTED, (opts.now ?? Date.now)());
+  return res;
+}
+
+/**
+ * POST a multipart form (an upload: its file part read from disk as it is sent) and return the
+ * answer's content type and text (bounded). A non-2xx answer is thrown as UpstreamError.
+ */
+export async function postForm(conn: ProviderConnection, url: string, headers: Record<string, string>, form: UpstreamForm, opts: CallOptions): Promise<{ contentType: string; text: string }> {
+  const timeout = conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const signal = opts.signal ?? NOT_ABORTED;
+  const res = await upstreamRequest(url, { headers, body: form, egress: opts.egress, signal: opts.signal, headersTimeoutMs: timeout, bodyTimeoutMs: timeout });
+  if (res.status < 200 || res.status >= 300) throw await httpError(res, signal, (opts.now ?? Date.now)());
+  return { contentType: res.headers['content-type'] ?? 'application/json', text: await readText(res, signal) };
 }

@@ -18,10 +18,19 @@ export interface UpstreamHttpResponse {
   body: Dispatcher.ResponseData['body'];
 }
 
+/** A multipart body (undici's FormData: file parts may be file-backed blobs, read as sent). */
+export type UpstreamForm = import('undici').FormData;
+
+/** A new multipart body. */
+export function newUpstreamForm(): UpstreamForm {
+  return new (undici().FormData)();
+}
+
 export interface UpstreamRequestInit {
   method?: 'GET' | 'POST';
   headers: Record<string, string>;
-  body?: string;
+  /** A string, or a multipart form (undici encodes it, streaming file-backed parts). */
+  body?: string | UpstreamForm;
   egress: Egress;
   /** Aborts the call; none: it runs until its timeouts. */
   signal?: AbortLike;

@@ -4,6 +4,7 @@
  * sends it through the egress dispatcher with its auth header, and decodes answers and streams back
  * into canonical form.
  */
+import type { UpstreamForm, UpstreamHttpResponse } from './http.js';
 import type {
   CanonicalEmbeddingsRequest,
   CanonicalEmbeddingsResponse,
@@ -92,6 +93,32 @@ export function callUpstream(
   opts: CallOptions,
 ): Promise<UpstreamResult> {
   return providerAdapter(conn.kind).chat(conn, account, req, opts);
+}
+
+/** Whether a provider kind serves the OpenAI JSON operations (moderations, rerank). */
+export function servesJsonOperations(conn: ProviderConnection): boolean {
+  return providerAdapter(conn.kind).jsonOperation !== undefined;
+}
+
+/** A JSON operation through a provider (`path` under its base URL). Rejects with UpstreamError. */
+export function callJsonOperation(conn: ProviderConnection, account: ProviderAccount, path: string, body: Record<string, unknown>, opts: CallOptions): Promise<unknown> {
+  const op = providerAdapter(conn.kind).jsonOperation;
+  if (!op) throw new Error(`provider kind ${conn.kind} has no ${path}`);
+  return op(conn, account, path, body, opts);
+}
+
+/** A multipart operation through a provider (transcriptions). */
+export function callFormOperation(conn: ProviderConnection, account: ProviderAccount, path: string, form: UpstreamForm, opts: CallOptions): Promise<{ contentType: string; text: string }> {
+  const op = providerAdapter(conn.kind).formOperation;
+  if (!op) throw new Error(`provider kind ${conn.kind} has no ${path}`);
+  return op(conn, account, path, form, opts);
+}
+
+/** A streamed operation through a provider (audio speech): the answer once its headers arrived. */
+export function callStreamOperation(conn: ProviderConnection, account: ProviderAccount, path: string, body: Record<string, unknown>, opts: CallOptions): Promise<UpstreamHttpResponse> {
+  const op = providerAdapter(conn.kind).streamOperation;
+  if (!op) throw new Error(`provider kind ${conn.kind} has no ${path}`);
+  return op(conn, account, path, body, opts);
 }
 
 /** Embeddings through a provider. `req.model` is the upstream model id. Rejects with UpstreamError. */

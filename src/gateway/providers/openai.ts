@@ -16,7 +16,7 @@ import { estimateTokens } from '../translate/tokens.js';
 import { argumentsText, isObject, newId, nowSeconds, stopFromOpenAI } from '../translate/common.js';
 import { openAIContent } from '../translate/openai-chat.js';
 import { openaiCapabilities } from './capabilities.js';
-import { getJson, postJson, runChat } from './call.js';
+import { getJson, postForm, postJson, postJsonForStream, runChat } from './call.js';
 import { encodeEmbeddingItemsModalityKeyed } from './embedding-items.js';
 import { UpstreamError } from './errors.js';
 import { errorInfo, joinUrl, type UpstreamHttpResponse } from './http.js';
@@ -299,6 +299,9 @@ export const openaiProvider: ProviderAdapter = {
   label: 'OpenAI-compatible',
   defaultBaseUrl: DEFAULT_BASE,
   authHeader: 'bearer',
+  jsonOperation: (conn, account, path, body, opts) => postJson(conn, joinUrl(baseUrl(conn), path), authHeaders(conn, account), body, opts),
+  formOperation: (conn, account, path, form, opts) => postForm(conn, joinUrl(baseUrl(conn), path), authHeaders(conn, account), form, opts),
+  streamOperation: (conn, account, path, body, opts) => postJsonForStream(conn, joinUrl(baseUrl(conn), path), authHeaders(conn, account), body, opts),
   chat: (conn, account, req, opts) =>
     runChat({
       conn,

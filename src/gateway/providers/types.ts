@@ -1,3 +1,4 @@
+import type { UpstreamForm, UpstreamHttpResponse } from './http.js';
 import type { Egress } from '../../egress/index.js';
 import type {
   CanonicalChunk,
@@ -18,7 +19,7 @@ import type { AbortLike } from '../abort.js';
 export interface ModelSpec {
   /** Model id as the upstream knows it. */
   id: string;
-  type?: 'chat' | 'embedding' | 'image';
+  type?: 'chat' | 'embedding' | 'image' | 'speech' | 'transcription' | 'rerank' | 'moderation' | 'video' | 'music';
   /** Supports reasoning/thinking. */
   thinking?: boolean;
   /** Accepts thinking turned off (so a `-gateway-no-thinking/` variant is listed). */
@@ -143,6 +144,15 @@ export interface ProviderAdapter {
     opts: CallOptions,
   ): Promise<CanonicalEmbeddingsResponse>;
   listModels(conn: ProviderConnection, account: ProviderAccount, opts: CallOptions): Promise<UpstreamModel[]>;
+  /**
+   * A JSON operation the kind serves as the OpenAI wire does (`/moderations`, `/rerank`): the body
+   * POSTed to the path under the base URL, the JSON answer returned. Absent: the kind cannot serve it.
+   */
+  jsonOperation?(conn: ProviderConnection, account: ProviderAccount, path: string, body: Record<string, unknown>, opts: CallOptions): Promise<unknown>;
+  /** A multipart operation (an upload: transcriptions): the answer's content type and text. */
+  formOperation?(conn: ProviderConnection, account: ProviderAccount, path: string, form: UpstreamForm, opts: CallOptions): Promise<{ contentType: string; text: string }>;
+  /** The same with the answer as a stream (audio): resolves once its headers arrived. */
+  streamOperation?(conn: ProviderConnection, account: ProviderAccount, path: string, body: Record<string, unknown>, opts: CallOptions): Promise<UpstreamHttpResponse>;
   /** Capabilities guessed from the model id when the operator declared nothing. */
   capabilities(modelId: string): ModelCapabilities;
 }

@@ -5,6 +5,7 @@ import { badRequest, HttpError } from '../../http/errors.js';
 import { sendJson } from '../../http/respond.js';
 import { describeErrors, type Validator } from '../../http/schema.js';
 import type { ApiKeyRecord, ComboConfig, ComboMapping, ModelSpec, PriceEntry, ProviderConfig } from '../types.js';
+import { MEDIA_PRICE_FIELDS } from '../types.js';
 import { maskSecret } from '../validate.js';
 import { keyUsable } from '../auth.js';
 import { camelizeKeys } from '../case.js';
@@ -134,7 +135,9 @@ export function keyView(k: ApiKeyRecord, now: number): Record<string, unknown> {
 }
 
 export function priceView(p: PriceEntry): Record<string, unknown> {
-  return { model: p.model, input: p.input ?? null, output: p.output ?? null, cached: p.cached ?? null, source: p.source };
+  const media: Record<string, unknown> = {};
+  for (const k of MEDIA_PRICE_FIELDS) if (p[k] !== undefined) media[k] = p[k];
+  return { model: p.model, input: p.input ?? null, output: p.output ?? null, cached: p.cached ?? null, ...media, source: p.source };
 }
 
 /** Integer query parameter within bounds; 400 otherwise. */

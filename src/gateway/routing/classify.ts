@@ -13,9 +13,11 @@
  * | any other status                                                | yes          | target   |
  * | connection error, timeout, empty/truncated/garbage stream       | yes          | target   |
  * | provider kind cannot serve the call (unsupported)               | yes          | target   |
+ * | a 4xx the gateway raised preparing the call (refused media URL) | NO: returned | -        |
  *
  * "account" failures try the provider's next account before the next target.
  */
+import { HttpError } from '../../http/errors.js';
 import { isUpstreamError, type UpstreamError } from '../providers/index.js';
 
 export interface Classification {
@@ -59,6 +61,11 @@ const PROVIDER_DIFFERENCE_400 = new RegExp(
 );
 
 export function classify(err: unknown): Classification {
+  // A 4xx the gateway itself raised while preparing the call (a media URL the SSRF policy refuses)
+  // is the client's mistake: answered as it is, no other target tried.
+  if (err instanceof HttpError && err.status >= 400 && err.status < 500) {
+    return { fallback: false, stop: false, scope: 'target', status: err.status, message: err.message, rateLimited: false, providerFault: false };
+  }
   if (!isUpstreamError(err)) {
     const message = err instanceof Error ? err.message : String(err);
     return { fallback: true, stop: false, scope: 'target', status: 502, message: `gateway error: ${message}`, rateLimited: false, providerFault: false };

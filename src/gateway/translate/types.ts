@@ -51,7 +51,7 @@ export interface WireFormat {
 export interface ModelListEntry {
   id: string;
   /** `model` for chat, `embedding`, `image`, `combo`. */
-  type?: 'chat' | 'embedding' | 'image' | 'combo';
+  type?: 'chat' | 'embedding' | 'image' | 'speech' | 'transcription' | 'rerank' | 'moderation' | 'video' | 'music' | 'combo';
   ownedBy?: string;
   /** Unix seconds. */
   created?: number;

@@ -12,7 +12,7 @@ import type { Principal } from '../../auth.js';
 import { attemptDeps, costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
 import { checkLimits } from '../../limits/index.js';
 import { assertEmbeddingSupport, parseEmbeddingsRequest, renderEmbeddingsResponse } from '../../embeddings.js';
-import { callEmbeddings, modelCapabilities } from '../../providers/index.js';
+import { callEmbeddings, modelCapabilities, modelSpec } from '../../providers/index.js';
 import { runAttempts } from '../../routing/attempts.js';
 import type { Resolution } from '../../routing/resolve.js';
 import { orderTargets } from '../../routing/strategies.js';
@@ -21,6 +21,12 @@ import { sessionIdOf, setTelemetryHeaders } from '../../telemetry.js';
 import { renderModelList } from '../../translate/index.js';
 import { readInferenceBody } from './completion-route.js';
 import { modelEntries } from './models.js';
+
+/** The type the operator declared for a model, if they did. */
+function declaredType(conn: Parameters<typeof modelSpec>[0], modelId: string): string | undefined {
+  const spec = modelSpec(conn, modelId) as { type?: string; typeDeclared?: boolean } | undefined;
+  return spec?.typeDeclared ? spec.type : undefined;
+}
 
 async function serveEmbeddings(ctx: RequestContext, svc: GatewayServices, providerScope?: string): Promise<void> {
   const principal = ctx.state.principal as Principal;
@@ -39,7 +45,7 @@ async function serveEmbeddings(ctx: RequestContext, svc: GatewayServices, provid
     resolution = resolveFor(svc, req.model, principal, providerScope);
     const capable = resolution.targets.filter((t) => {
       try {
-        assertEmbeddingSupport(req, modelCapabilities(t.provider.conn, t.modelId), t.ref);
+        assertEmbeddingSupport(req, modelCapabilities(t.provider.conn, t.modelId), t.ref, declaredType(t.provider.conn, t.modelId));
         return true;
       } catch {
         return false;
@@ -47,7 +53,7 @@ async function serveEmbeddings(ctx: RequestContext, svc: GatewayServices, provid
     });
     if (capable.length === 0) {
       const t = resolution.targets[0]!;
-      assertEmbeddingSupport(req, modelCapabilities(t.provider.conn, t.modelId), t.ref); // throws the 400
+      assertEmbeddingSupport(req, modelCapabilities(t.provider.conn, t.modelId), t.ref, declaredType(t.provider.conn, t.modelId)); // throws the 400
     }
     const settings = svc.state.catalog.settings;
     checkLimits(svc, principal, resolution);

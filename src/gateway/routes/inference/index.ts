@@ -14,6 +14,9 @@ import { VERSION_BY_HANDLER } from '../../telemetry.js';
 import { countTokens, parseRequest, renderModelList } from '../../translate/index.js';
 import { readInferenceBody, serveCompletion, type CompletionRoute } from './completion-route.js';
 import { embeddingRoutes } from './embeddings.js';
+import { jsonOperationRoutes } from './json-operations.js';
+import { speechRoutes } from './speech.js';
+import { transcriptionRoutes } from './transcriptions.js';
 import { findModelEntry, modelEntries } from './models.js';
 
 const GEMINI_ACTIONS = new Set(['generateContent', 'streamGenerateContent', 'countTokens']);
@@ -112,6 +115,9 @@ export function inferenceRoutes(r: Router, svc: GatewayServices): void {
   k(r.get(`${ed}/api/tags`, list('ollama', (t) => t !== 'embedding')));
 
   embeddingRoutes(r, svc, k, scope);
+  jsonOperationRoutes(r, svc, k, scope);
+  speechRoutes(r, svc, k, scope);
+  transcriptionRoutes(r, svc, k, scope);
 }
 
 /** The provider of a provider-scoped route; 404 when unknown. */

@@ -16,7 +16,7 @@ export function modelEntries(catalog: Catalog): ModelListEntry[] {
   if (hit) return hit;
   const out: ModelListEntry[] = [];
   const variants: ModelListEntry[] = [];
-  for (const p of catalog.providers.values()) {
+  for (const p of catalog.ordered) {
     if (!p.config.enabled) continue;
     const created = Math.floor(p.config.createdAt / 1000);
     for (const spec of p.config.models) {
@@ -48,4 +48,9 @@ export function modelEntries(catalog: Catalog): ModelListEntry[] {
 export function findModelEntry(catalog: Catalog, id: string): ModelListEntry | undefined {
   const bare = id.replace(/^models\//, '');
   return modelEntries(catalog).find((m) => m.id === bare);
+}
+
+/** "a chat", "an image": a model type with its indefinite article, for messages. */
+export function withArticle(type: string): string {
+  return `${/^[aeiou]/i.test(type) ? 'an' : 'a'} ${type}`;
 }

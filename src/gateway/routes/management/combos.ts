@@ -108,7 +108,7 @@ export function comboRoutes(r: Router, svc: GatewayServices): void {
         updatedAt: now,
       };
       svc.state.db.saveCombo(combo);
-      svc.state.rebuild();
+      svc.state.rebuild({ combos: true });
       ok(ctx, comboView(combo), 201);
     }),
   );
@@ -174,7 +174,7 @@ export function comboRoutes(r: Router, svc: GatewayServices): void {
     if (body.description !== undefined) next.description = body.description;
     if (body.maxAttempts !== undefined) next.maxAttempts = body.maxAttempts;
     svc.state.db.saveCombo(next);
-    svc.state.rebuild();
+    svc.state.rebuild({ combos: true });
     ok(ctx, comboView(next));
   };
   m(r.put('/api/combos/:id', updateCombo));
@@ -185,7 +185,8 @@ export function comboRoutes(r: Router, svc: GatewayServices): void {
       const prev = findCombo(ctx.params.id!);
       if (prev.source === 'file') throw conflict(`combo ${prev.name} is defined in gateway.yaml`);
       svc.state.db.deleteCombo(prev.id);
-      svc.state.rebuild();
+      // The combo's mappings go with it (store.deleteCombo).
+      svc.state.rebuild({ combos: true, mappings: true });
       ok(ctx, { id: prev.id, name: prev.name, deleted: true });
     }),
   );
@@ -228,7 +229,7 @@ export function comboRoutes(r: Router, svc: GatewayServices): void {
         updatedAt: now,
       };
       svc.state.db.saveMapping(mp);
-      svc.state.rebuild();
+      svc.state.rebuild({ mappings: true });
       ok(ctx, mappingView(mp, mappingName(mp)), 201);
     }),
   );
@@ -253,7 +254,7 @@ export function comboRoutes(r: Router, svc: GatewayServices): void {
     };
     if (body.description !== undefined) next.description = body.description;
     svc.state.db.saveMapping(next);
-    svc.state.rebuild();
+    svc.state.rebuild({ mappings: true });
     ok(ctx, mappingView(next, mappingName(next)));
   };
   m(r.put('/api/model-combo-mappings/:id', updateMapping));
@@ -264,7 +265,7 @@ export function comboRoutes(r: Router, svc: GatewayServices): void {
       const prev = findMapping(ctx.params.id!);
       if (prev.source === 'file') throw conflict(`mapping ${prev.id} is defined in gateway.yaml`);
       svc.state.db.deleteMapping(prev.id);
-      svc.state.rebuild();
+      svc.state.rebuild({ mappings: true });
       ok(ctx, { id: prev.id, deleted: true });
     }),
   );

@@ -41,10 +41,15 @@ export function generateKey(): string {
   return `sk-gw-${randomBytes(24).toString('base64url')}`;
 }
 
+/** Latest expiry accepted: the end of year 9999 (a four-digit ISO year, as every client can parse). */
+const MAX_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 function timeOf(v: string | number | null | undefined): number | undefined {
   if (v === undefined || v === null) return undefined;
   const t = typeof v === 'number' ? v : Date.parse(v);
-  if (!Number.isFinite(t)) throw badRequest('expiresAt must be an ISO time or epoch milliseconds');
+  if (!Number.isFinite(t) || t < 0 || t > MAX_TIME_MS) {
+    throw badRequest('expiresAt must be an ISO time or epoch milliseconds between 1970 and 9999');
+  }
   return t;
 }
 
@@ -91,7 +96,7 @@ export function keyRoutes(r: Router, svc: GatewayServices): void {
         source: 'api',
       };
       svc.state.db.saveKey(k);
-      svc.state.rebuild();
+      svc.state.rebuild({ keys: true });
       ok(ctx, { ...keyView(k, now()), key: raw, notice: 'store this key now: it is not shown again' }, 201);
     }),
   );
@@ -114,7 +119,7 @@ export function keyRoutes(r: Router, svc: GatewayServices): void {
       else next.expiresAt = t;
     }
     svc.state.db.saveKey(next);
-    svc.state.rebuild();
+    svc.state.rebuild({ keys: true });
     ok(ctx, keyView(next, now()));
   };
   m(r.put('/api/keys/:id', update));
@@ -125,7 +130,7 @@ export function keyRoutes(r: Router, svc: GatewayServices): void {
       const prev = apiKey(ctx.params.id!);
       const next: ApiKeyRecord = { ...prev, revokedAt: prev.revokedAt ?? now() };
       svc.state.db.saveKey(next);
-      svc.state.rebuild();
+      svc.state.rebuild({ keys: true });
       ok(ctx, keyView(next, now()));
     }),
   );
@@ -134,7 +139,7 @@ export function keyRoutes(r: Router, svc: GatewayServices): void {
     r.delete('/api/keys/:id', (ctx) => {
       const prev = apiKey(ctx.params.id!);
       svc.state.db.deleteKey(prev.id);
-      svc.state.rebuild();
+      svc.state.rebuild({ keys: true });
       ok(ctx, { id: prev.id, deleted: true });
     }),
   );

@@ -12,11 +12,12 @@ import type { Router } from '../../../http/router.js';
 import { compile } from '../../../http/schema.js';
 import { modelCapabilities } from '../../providers/index.js';
 import type { GatewayServices } from '../../services.js';
-import type { ModelSpec } from '../../types.js';
+import { MEDIA_PRICE_FIELDS, publicSpec, type ModelSpec } from '../../types.js';
 import { checkComboName, checkModelRef } from '../../validate.js';
-import { asBadRequest, comboView, ok, priceView, readObject, validated } from '../common.js';
+import { asBadRequest, camelCase, comboView, ok, priceView, readObject, validated } from '../common.js';
 import { modelFromInput, validateModelInput } from './provider-input.js';
 
+// Management bodies arrive camelised (`per_image` → `perImage`); the media prices are stored under their snake_case names.
 const validatePrice = compile(
   Type.Object(
     {
@@ -24,6 +25,11 @@ const validatePrice = compile(
       input: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()])),
       output: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()])),
       cached: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()])),
+      perImage: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Record(Type.String(), Type.Number({ minimum: 0 })), Type.Null()])),
+      perSecond: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()])),
+      perCharacter: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()])),
+      perSearchUnit: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()])),
+      perRequest: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()])),
     },
     { additionalProperties: false },
   ),
@@ -44,12 +50,12 @@ export function modelRoutes(r: Router, svc: GatewayServices): void {
       const want = ctx.query.get('provider');
       const custom = new Set(svc.state.db.listModels().map((x) => `${x.provider}\u0000${x.spec.id}`));
       const models: Record<string, unknown>[] = [];
-      for (const p of svc.state.catalog.providers.values()) {
+      for (const p of svc.state.catalog.ordered) {
         if (want && p.config.id !== want) continue;
         for (const spec of p.config.models) {
           models.push({
             provider: p.config.id,
-            ...spec,
+            ...publicSpec(spec),
             ref: `${p.config.id}/${spec.id}`,
             custom: custom.has(`${p.config.id}\u0000${spec.id}`),
             source: p.config.source,
@@ -80,8 +86,8 @@ export function modelRoutes(r: Router, svc: GatewayServices): void {
     const now = svc.clock.now();
     const existed = rt.models.has(id);
     svc.state.db.saveModel(provider, spec, now);
-    svc.state.rebuild();
-    ok(ctx, { provider, ...spec, ref: `${provider}/${spec.id}` }, partial || existed ? 200 : 201);
+    svc.state.rebuild({ providers: [provider] });
+    ok(ctx, { provider, ...publicSpec(spec), ref: `${provider}/${spec.id}` }, partial || existed ? 200 : 201);
   };
   m(r.post('/api/provider-models', (ctx) => saveModel(ctx, false)));
   m(r.patch('/api/provider-models', (ctx) => saveModel(ctx, true)));
@@ -98,7 +104,7 @@ export function modelRoutes(r: Router, svc: GatewayServices): void {
         if (rt.models.has(model)) throw conflict(`model ${provider}/${model} is declared in gateway.yaml; hide it with PATCH {hidden: true} instead`);
         throw notFound(`model ${provider}/${model} not found`);
       }
-      svc.state.rebuild();
+      svc.state.rebuild({ providers: [provider] });
       ok(ctx, { provider, model, deleted: true });
     }),
   );
@@ -123,7 +129,7 @@ export function modelRoutes(r: Router, svc: GatewayServices): void {
       if (svc.state.catalog.combos.has(alias)) throw conflict(`${alias} is a combo name`);
       if (alias === model) throw badRequest('an alias cannot point at itself');
       svc.state.db.saveAlias(alias, model, svc.clock.now());
-      svc.state.rebuild();
+      svc.state.rebuild({ aliases: true });
       ok(ctx, { alias, model, ...aliasList() }, existing ? 200 : 201);
     }),
   );
@@ -134,7 +140,7 @@ export function modelRoutes(r: Router, svc: GatewayServices): void {
     const existing = svc.state.catalog.aliases.get(alias);
     if (existing?.source === 'file') throw conflict(`alias ${alias} is defined in gateway.yaml`);
     if (!svc.state.db.deleteAlias(alias)) throw notFound(`alias ${alias} not found`);
-    svc.state.rebuild();
+    svc.state.rebuild({ aliases: true });
     ok(ctx, { alias, deleted: true });
   };
   m(r.delete('/api/models/alias', deleteAlias));
@@ -145,7 +151,7 @@ export function modelRoutes(r: Router, svc: GatewayServices): void {
     r.get('/api/models/catalog', (ctx) => {
       const c = svc.state.catalog;
       const typeFilter = ctx.query.get('type');
-      const providers = [...c.providers.values()].map((p) => {
+      const providers = c.ordered.map((p) => {
         const byType: Record<string, unknown[]> = { chat: [], embedding: [], image: [] };
         for (const spec of p.config.models) {
           if (typeFilter && spec.type !== typeFilter) continue;
@@ -194,13 +200,14 @@ export function modelRoutes(r: Router, svc: GatewayServices): void {
             ...(e.input != null ? { input: e.input } : {}),
             ...(e.output != null ? { output: e.output } : {}),
             ...(e.cached != null ? { cached: e.cached } : {}),
+            ...Object.fromEntries(MEDIA_PRICE_FIELDS.filter((k) => e[camelCase(k) as keyof typeof e] != null).map((k) => [k, e[camelCase(k) as keyof typeof e]])),
             source: 'api',
           },
           now,
         );
       }
     });
-    svc.state.rebuild();
+    svc.state.rebuild({ pricing: true });
     ok(ctx, { pricing: checked.map((e) => priceView(svc.state.catalog.pricing.get(e.model)!)) });
   };
   m(r.put('/api/pricing', savePrices));
@@ -212,7 +219,7 @@ export function modelRoutes(r: Router, svc: GatewayServices): void {
       const body = ctx.url.search ? {} : await readObject(ctx, true);
       const model = param(ctx, body, 'model');
       if (!svc.state.db.deletePrice(model)) throw notFound(`no price override for ${model}`);
-      svc.state.rebuild();
+      svc.state.rebuild({ pricing: true });
       ok(ctx, { model, deleted: true });
     }),
   );

@@ -73,6 +73,7 @@ export function newAccountId(): string {
 export function modelFromInput(m: string | Static<typeof ModelInput>): ModelSpec {
   if (typeof m === 'string') return { id: m, type: 'chat' };
   const spec: ModelSpec = { ...m, type: m.type ?? 'chat' } as ModelSpec;
+  if (m.type !== undefined) spec.typeDeclared = true;
   if (m.modalities) spec.modalities = m.modalities as EmbeddingModality[];
   if (m.embeddingModalities) spec.embeddingModalities = m.embeddingModalities as EmbeddingModality[];
   return spec;

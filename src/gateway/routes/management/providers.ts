@@ -12,7 +12,7 @@ import { keylessAccount } from '../../routing/policy.js';
 import { callUpstream, isUpstreamError, listUpstreamModels, modelCapabilities } from '../../providers/index.js';
 import { toConnection, type ProviderRuntime } from '../../catalog.js';
 import type { GatewayServices } from '../../services.js';
-import type { ProviderAccount, ProviderConfig } from '../../types.js';
+import { publicSpec, type ProviderAccount, type ProviderConfig } from '../../types.js';
 import { camelizeKeys, MANAGEMENT_BODY_LIMIT, ok, providerView, readObject } from '../common.js';
 import { accountStates, breakerView } from '../../resilience/views.js';
 import { csvObjects } from './csv.js';
@@ -150,7 +150,7 @@ export function providerRoutes(r: Router, svc: GatewayServices): void {
     r.get('/api/providers', (ctx) => {
       const c = svc.state.catalog;
       const now = svc.clock.now();
-      ok(ctx, { providers: [...c.providers.values()].map((p) => withAccountStates(svc, p, now)), shadowed: c.shadowed });
+      ok(ctx, { providers: c.ordered.map((p) => withAccountStates(svc, p, now)), shadowed: c.shadowed });
     }),
   );
 
@@ -158,7 +158,7 @@ export function providerRoutes(r: Router, svc: GatewayServices): void {
     r.post('/api/providers', async (ctx) => {
       const body = await readObject(ctx);
       const { provider } = createProvider(svc, body, false);
-      svc.state.rebuild();
+      svc.state.rebuild({ providers: [provider.id] });
       ok(ctx, providerView(svc.state.catalog.providers.get(provider.id)?.config ?? provider), 201);
     }),
   );
@@ -206,7 +206,7 @@ export function providerRoutes(r: Router, svc: GatewayServices): void {
       });
       if (added.length > 0) {
         svc.state.db.addAccounts(id, added, svc.clock.now());
-        svc.state.rebuild();
+        svc.state.rebuild({ providers: [id] });
       }
       ok(ctx, {
         provider: id,
@@ -225,19 +225,21 @@ export function providerRoutes(r: Router, svc: GatewayServices): void {
       const results: Record<string, unknown>[] = [];
       let created = 0;
       let updated = 0;
+      const written: string[] = [];
       for (const [i, raw] of rows.entries()) {
         const id = raw && typeof raw === 'object' ? (raw as Record<string, unknown>).id : undefined;
         try {
           const r2 = createProvider(svc, camelizeKeys(raw), upsert);
           if (r2.created) created++;
           else updated++;
+          written.push(r2.provider.id);
           results.push({ row: i, id: r2.provider.id, status: r2.created ? 'created' : 'updated' });
         } catch (e) {
           const status = e instanceof HttpError ? e.status : 500;
           results.push({ row: i, ...(typeof id === 'string' ? { id } : {}), status: 'error', code: status, error: (e as Error).message });
         }
       }
-      if (created + updated > 0) svc.state.rebuild();
+      if (written.length > 0) svc.state.rebuild({ providers: written });
       ok(ctx, { total: rows.length, created, updated, failed: rows.length - created - updated, results });
     }),
   );
@@ -260,7 +262,7 @@ export function providerRoutes(r: Router, svc: GatewayServices): void {
       svc.state.db.saveProvider(provider);
       if (models) svc.state.db.replaceModels(provider.id, models, now);
     });
-    svc.state.rebuild();
+    svc.state.rebuild({ providers: [provider.id] });
     // Seed: a connection's cool-down is cleared by updating the connection.
     svc.policy.cooldowns.clear(provider.id);
     svc.resilienceState.flush();
@@ -273,7 +275,7 @@ export function providerRoutes(r: Router, svc: GatewayServices): void {
     r.delete('/api/providers/:id', (ctx) => {
       apiProvider(svc, ctx.params.id!);
       svc.state.db.deleteProvider(ctx.params.id!);
-      svc.state.rebuild();
+      svc.state.rebuild({ providers: [ctx.params.id!] });
       ok(ctx, { id: ctx.params.id, deleted: true });
     }),
   );
@@ -298,7 +300,7 @@ export function providerRoutes(r: Router, svc: GatewayServices): void {
     r.get('/api/providers/:id/models', async (ctx) => {
       const rt = svc.state.catalog.providers.get(ctx.params.id!);
       if (!rt) throw notFound(`provider ${ctx.params.id} not found`);
-      const declared = rt.config.models.map((spec) => ({ ...spec, capabilities: modelCapabilities(rt.conn, spec.id) }));
+      const declared = rt.config.models.map((spec) => ({ ...publicSpec(spec), capabilities: modelCapabilities(rt.conn, spec.id) }));
       const wantUpstream = !/^(0|false|no)$/i.test(ctx.query.get('upstream') ?? '');
       let upstream: unknown[] | null = null;
       let upstreamError: string | undefined;

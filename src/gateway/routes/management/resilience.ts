@@ -61,7 +61,7 @@ function optString(v: unknown, name: string): string | undefined {
 export function healthView(svc: GatewayServices): Record<string, unknown> {
   const now = svc.clock.now();
   const catalog = svc.state.catalog;
-  const providers = [...catalog.providers.values()];
+  const providers = [...catalog.ordered];
   const enabled = providers.filter((p) => p.config.enabled);
   const breakers = providers.map((p) => breakerView(svc, p.config.id, now));
   const open = new Set(breakers.filter((b) => b.state === 'OPEN').map((b) => b.provider as string));
@@ -157,7 +157,7 @@ export function resilienceRoutes(r: Router, svc: GatewayServices): void {
   m(
     r.get('/api/rate-limits', (ctx) => {
       const now = svc.clock.now();
-      const accounts = [...svc.state.catalog.providers.values()].flatMap((p) => accountStates(svc, p, now));
+      const accounts = svc.state.catalog.ordered.flatMap((p) => accountStates(svc, p, now));
       ok(ctx, {
         accounts,
         limited: accounts.filter((a) => a.rateLimitedUntil !== null).length,

@@ -1,0 +1,149 @@
+/**
+ * `ctl gateway image | speak | transcribe`: a quick try of the gateway's media routes from the
+ * terminal (over the socket, or --url with --api-key). Binary answers are written to a file as they
+ * arrive; uploads are sent as multipart forms straight from the file.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { createReadStream, createWriteStream, statSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import type { Command } from 'commander';
+import { ApiError, errorMessage, socketPath, target, UnreachableError } from './client.js';
+import { outputFormat, printData } from './output.js';
+import { action, intOption, UsageError } from './run.js';
+
+const HOST = 'gateway';
+
+/** One POST to the gateway; resolves with the response (a stream) once its headers arrived. */
+function post(path: string, headers: Record<string, string | number>, body: (req: http.ClientRequest) => void): Promise<http.IncomingMessage> {
+  const t = target();
+  return new Promise((resolve, reject) => {
+    let req: http.ClientRequest;
+    if (/^https?:\/\//.test(t)) {
+      const url = new URL(path.replace(/^\//, ''), t.endsWith('/') ? t : t + '/');
+      req = (url.protocol === 'https:' ? https : http).request(url, { method: 'POST', headers, rejectUnauthorized: process.env.CTL_INSECURE !== '1' }, resolve);
+    } else {
+      req = http.request({ socketPath: socketPath(), path, method: 'POST', headers: { ...headers, Host: HOST } }, resolve);
+    }
+    req.on('error', (e: NodeJS.ErrnoException) => {
+      if (['ENOENT', 'ECONNREFUSED', 'EACCES'].includes(e.code ?? '')) reject(new UnreachableError(`cannot reach the ctl daemon at ${t}: ${e.code} (is \`ctl serve\` running?)`));
+      else reject(e);
+    });
+    body(req);
+  });
+}
+
+async function text(res: Readable): Promise<string> {
+  let s = '';
+  for await (const c of res) s += (c as Buffer).toString('utf8');
+  return s;
+}
+
+/** Throw the API's message for a >= 400 answer. */
+async function check(res: http.IncomingMessage): Promise<void> {
+  if ((res.statusCode ?? 0) < 400) return;
+  const raw = await text(res);
+  let data: unknown = raw;
+  try {
+    data = JSON.parse(raw);
+  } catch {
+    /* text */
+  }
+  throw new ApiError(res.statusCode ?? 0, errorMessage(data, res.statusCode ?? 0), data);
+}
+
+function postJson(path: string, body: unknown, auth: Record<string, string>): Promise<http.IncomingMessage> {
+  const payload = JSON.stringify(body);
+  return post(path, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload), ...auth }, (req) => req.end(payload));
+}
+
+export function registerMedia(g: Command, auth: () => Record<string, string>): void {
+  g.command('image <model> <prompt>')
+    .description('generate images (POST /v1/images/generations); --out writes them as files, else their URLs are printed')
+    .option('-n, --count <n>', 'how many images (1-10)', intOption('--count'), 1)
+    .option('--size <WxH>', 'image size, e.g. 1024x1024')
+    .option('--out <file>', 'write the image to this file (several: file-1.png, file-2.png, ...)')
+    .action(
+      action(async (model: string, prompt: string, o: { count: number; size?: string; out?: string }) => {
+        const body: Record<string, unknown> = { model, prompt, n: o.count, ...(o.size ? { size: o.size } : {}), ...(o.out ? { response_format: 'b64_json' } : {}) };
+        const res = await postJson('/v1/images/generations', body, auth());
+        await check(res);
+        const answer = JSON.parse(await text(res)) as { data: { url?: string; b64_json?: string }[] };
+        if (outputFormat() !== 'table') return printData(answer);
+        answer.data.forEach((d, i) => {
+          if (o.out && d.b64_json) {
+            const file = answer.data.length === 1 ? o.out : o.out.replace(/(\.[^./]+)?$/, (ext) => `-${i + 1}${ext}`);
+            writeFileSync(file, Buffer.from(d.b64_json, 'base64'));
+            process.stdout.write(`${file}\n`);
+          } else process.stdout.write(`${d.url ?? '(no url)'}\n`);
+        });
+      }),
+    );
+
+  g.command('speak <model> <text>')
+    .description('text to speech (POST /v1/audio/speech): the audio is written to --out as it arrives')
+    .requiredOption('--out <file>', 'audio file to write ("-" for stdout)')
+    .option('--voice <name>', 'voice', 'alloy')
+    .option('--format <fmt>', 'mp3, opus, aac, flac, wav or pcm', 'mp3')
+    .action(
+      action(async (model: string, input: string, o: { out: string; voice: string; format: string }) => {
+        const res = await postJson('/v1/audio/speech', { model, input, voice: o.voice, response_format: o.format }, auth());
+        await check(res);
+        if (o.out === '-') {
+          if (process.stdout.isTTY) throw new UsageError('refusing to write audio to a terminal: use --out FILE or a pipe');
+          await pipeline(res, process.stdout);
+          return;
+        }
+        await pipeline(res, createWriteStream(o.out));
+        process.stderr.write(`${o.out} (${statSync(o.out).size} bytes, ${res.headers['content-type'] ?? 'audio'})\n`);
+      }),
+    );
+
+  g.command('transcribe <model> <file>')
+    .description('speech to text (POST /v1/audio/transcriptions): the file is uploaded as it is read')
+    .option('--language <code>', 'language of the audio (ISO-639-1)')
+    .option('--format <fmt>', 'json, text, srt, vtt or verbose_json', 'text')
+    .action(
+      action(async (model: string, file: string, o: { language?: string; format: string }) => {
+        let size: number;
+        try {
+          size = statSync(file).size;
+        } catch (e) {
+          throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+        }
+        const boundary = `ctl${randomBytes(12).toString('hex')}`;
+        const field = (name: string, value: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+        const head = Buffer.from(
+          field('model', model) +
+            field('response_format', o.format) +
+            (o.language ? field('language', o.language) : '') +
+            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${basename(file).replace(/"/g, '')}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+        );
+        const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+        const res = await post(
+          '/v1/audio/transcriptions',
+          { 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': head.length + size + tail.length, ...auth() },
+          (req) => {
+            req.write(head);
+            const rs = createReadStream(file);
+            rs.on('error', (e) => req.destroy(e));
+            rs.on('end', () => req.end(tail));
+            rs.pipe(req, { end: false });
+          },
+        );
+        await check(res);
+        const body = await text(res);
+        if (outputFormat() !== 'table' || o.format.includes('json')) {
+          try {
+            return printData(JSON.parse(body));
+          } catch {
+            /* not JSON */
+          }
+        }
+        process.stdout.write(body.endsWith('\n') ? body : `${body}\n`);
+      }),
+    );
+}

@@ -1,0 +1,65 @@
+/**
+ * The gateway's `GET /metrics`: every finished request counted by provider, model and status, with
+ * tokens, cost, cache outcome and latency (from the same entry the request log gets), plus the
+ * circuit breaker of each provider and the budget use of each API key, read at scrape time.
+ */
+import { ComponentMetrics, LabeledCounts, type Labeled } from '../../http/metrics.js';
+import { breakerView } from '../resilience/views.js';
+import type { GatewayServices } from '../services.js';
+import type { RequestLogEntry } from '../store.js';
+
+const BREAKER_STATES = ['CLOSED', 'DEGRADED', 'HALF_OPEN', 'OPEN'];
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+export class GatewayMetrics {
+  private readonly requests = new LabeledCounts();
+  private readonly tokens = new LabeledCounts();
+  private readonly cost = new LabeledCounts();
+  private readonly cache = new LabeledCounts();
+  private readonly latency: (labels: Record<string, string>, seconds: number) => void;
+  readonly endpoint: ComponentMetrics;
+
+  constructor(svc: () => GatewayServices) {
+    this.endpoint = new ComponentMetrics((m) => {
+      m.counter('ctl_gateway_requests_total', 'Requests answered, by provider, model and HTTP status.', ['provider', 'model', 'status'], () => this.requests.values());
+      m.counter('ctl_gateway_tokens_total', 'Tokens by provider, model and direction (in, out, cached, reasoning).', ['provider', 'model', 'type'], () => this.tokens.values());
+      m.counter('ctl_gateway_cost_usd_total', 'Cost in USD by provider and model.', ['provider', 'model'], () => this.cost.values());
+      m.counter('ctl_gateway_cache_total', 'Response cache outcomes (hit, miss, replay).', ['result'], () => this.cache.values());
+      m.gauge('ctl_gateway_circuit_breaker_state', 'Circuit breaker of each provider: 1 for its current state.', ['provider', 'state'], () => {
+        const s = svc();
+        const now = s.clock.now();
+        const out: Labeled = [];
+        for (const p of s.state.catalog.ordered) {
+          const state = String(breakerView(s, p.config.id, now).state);
+          for (const st of BREAKER_STATES) out.push([{ provider: p.config.id, state: st }, st === state ? 1 : 0]);
+        }
+        return out;
+      });
+      m.gauge('ctl_gateway_budget_used_ratio', 'Share of each API key budget spent in the current period.', ['api_key_id', 'period'], () => {
+        const s = svc();
+        const now = s.clock.now();
+        const out: Labeled = [];
+        for (const b of s.budgets.list()) {
+          const periods = s.budgets.view(b, now).periods as Record<string, { limitUsd: number; spentUsd: number }>;
+          for (const [period, p] of Object.entries(periods)) out.push([{ api_key_id: b.apiKeyId, period }, p.limitUsd > 0 ? p.spentUsd / p.limitUsd : 0]);
+        }
+        return out;
+      });
+    });
+    this.latency = this.endpoint.histogram('ctl_gateway_request_duration_seconds', 'Time to answer a request, by provider.', ['provider'], LATENCY_BUCKETS);
+  }
+
+  /** A finished request (the request-log entry). */
+  record(e: RequestLogEntry): void {
+    const provider = e.provider ?? '';
+    const model = e.model ?? e.requestedModel ?? '';
+    this.requests.add({ provider, model, status: String(e.status) });
+    if (e.tokensIn) this.tokens.add({ provider, model, type: 'in' }, e.tokensIn);
+    if (e.tokensOut) this.tokens.add({ provider, model, type: 'out' }, e.tokensOut);
+    if (e.tokensCached) this.tokens.add({ provider, model, type: 'cached' }, e.tokensCached);
+    if (e.tokensReasoning) this.tokens.add({ provider, model, type: 'reasoning' }, e.tokensReasoning);
+    if (e.cost > 0) this.cost.add({ provider, model }, e.cost);
+    if (e.cache) this.cache.add({ result: e.cache });
+    this.latency({ provider }, e.latencyMs / 1000);
+  }
+}

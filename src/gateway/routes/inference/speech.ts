@@ -1,0 +1,126 @@
+/**
+ * `POST /v1/audio/speech` (and `/v1/providers/{provider}/audio/speech`): OpenAI's text-to-speech
+ * body (`model`, `input` up to 4,096 characters, `voice`, `response_format`, `speed`, `instructions`)
+ * routed like chat to OpenAI-compatible providers with a `speech` (or undeclared) model. The audio
+ * comes back as it arrives, with the upstream's content type: never held whole in memory. Fallback
+ * happens before the first byte; usage records the input characters, and the cost is the model's
+ * `per_character` (and `per_request`) price.
+ */
+import { pipeline } from 'node:stream/promises';
+import type { RequestContext } from '../../../http/context.js';
+import { badRequest } from '../../../http/errors.js';
+import type { Route, Router } from '../../../http/router.js';
+import { RequestAbort } from '../../abort.js';
+import type { Principal } from '../../auth.js';
+import { attemptDeps, costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
+import { checkLimits } from '../../limits/index.js';
+import { callStreamOperation, modelSpec, providerAdapter } from '../../providers/index.js';
+import { runAttempts } from '../../routing/attempts.js';
+import type { Resolution } from '../../routing/resolve.js';
+import { orderTargets } from '../../routing/strategies.js';
+import type { GatewayServices } from '../../services.js';
+import { withArticle } from './models.js';
+import { sessionIdOf, setTelemetryHeaders } from '../../telemetry.js';
+import { readInferenceBody } from './completion-route.js';
+
+type Obj = Record<string, unknown>;
+const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const FORMATS = new Set(['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm']);
+const MAX_INPUT = 4096;
+
+function validate(body: Obj): string {
+  if (typeof body.model !== 'string' || body.model === '') throw badRequest('body/model is required (a string)');
+  if (typeof body.input !== 'string' || body.input === '') throw badRequest('body/input is required (a non-empty string)');
+  if (body.input.length > MAX_INPUT) throw badRequest(`body/input: at most ${MAX_INPUT} characters`);
+  if (!(typeof body.voice === 'string' && body.voice !== '') && !isObject(body.voice)) throw badRequest('body/voice is required (a voice name)');
+  if (body.response_format !== undefined && !FORMATS.has(String(body.response_format))) throw badRequest(`body/response_format must be one of ${[...FORMATS].join(', ')}`);
+  if (body.speed !== undefined && !(typeof body.speed === 'number' && body.speed >= 0.25 && body.speed <= 4)) throw badRequest('body/speed must be a number from 0.25 to 4');
+  return body.model;
+}
+
+function qualifies(t: Resolution['targets'][number]): boolean {
+  if (!providerAdapter(t.provider.conn.kind).streamOperation) return false;
+  const spec = modelSpec(t.provider.conn, t.modelId) as { type?: string; typeDeclared?: boolean } | undefined;
+  return !spec?.typeDeclared || spec.type === 'speech';
+}
+
+async function serveSpeech(ctx: RequestContext, svc: GatewayServices, providerScope?: string): Promise<void> {
+  const principal = ctx.state.principal as Principal;
+  const raw = await readInferenceBody(ctx);
+  if (!isObject(raw)) throw badRequest('body must be a JSON object');
+  const model = validate(raw);
+  const sessionId = sessionIdOf(ctx.req);
+  const startedAt = svc.clock.now();
+  const info = { endpoint: 'speech', requestId: ctx.requestId, principal, stream: true, model, ...(sessionId !== undefined ? { sessionId } : {}) };
+  const abort = new RequestAbort();
+  const onClose = () => {
+    if (!ctx.res.writableFinished) abort.abort();
+  };
+  ctx.res.once('close', onClose);
+  let resolution: Resolution | undefined;
+  let release: (() => void) | undefined;
+  try {
+    resolution = resolveFor(svc, model, principal, providerScope);
+    const capable = resolution.targets.filter(qualifies);
+    if (capable.length === 0) {
+      const t = resolution.targets[0]!;
+      const spec = modelSpec(t.provider.conn, t.modelId) as { type?: string } | undefined;
+      throw badRequest(`model ${t.ref} cannot serve /v1/audio/speech: ${providerAdapter(t.provider.conn.kind).streamOperation ? `it is declared as ${withArticle(String(spec?.type))} model` : `provider kind ${t.provider.conn.kind} has no speech endpoint`}`);
+    }
+    const settings = svc.state.catalog.settings;
+    checkLimits(svc, principal, resolution);
+    release = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort));
+    const run = await runAttempts(
+      {
+        resolution,
+        ordered: orderTargets(resolution.strategy, resolution.combo?.name, capable, svc.strategy),
+        request: { requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), ...(principal.key ? { apiKeyId: principal.key.id } : {}) },
+        maxAttempts: resolution.combo?.maxAttempts ?? settings.maxAttempts,
+        retryWaitMaxMs: settings.retryWaitMaxMs,
+        signal: abort,
+      },
+      attemptDeps(svc),
+      (s, signal) => callStreamOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, '/audio/speech', { ...raw, model: s.modelId }, { egress: svc.egress, signal, now: () => svc.clock.now() }),
+    );
+    const usage = { inputTokens: (raw.input as string).length, outputTokens: 0 };
+    // Characters are not tokens: only the media prices apply.
+    const cost = costFor(svc, run.subject, { inputTokens: 0, outputTokens: 0 }, { characters: usage.inputTokens, requests: 1 });
+    setTelemetryHeaders(ctx.res, {
+      decision: { strategy: resolution.strategy, provider: run.subject.provider.config.id, latencyMs: svc.clock.now() - startedAt },
+      requestId: ctx.requestId,
+      ...(sessionId !== undefined ? { sessionId } : {}),
+      provider: run.subject.provider.config.id,
+      model: run.subject.modelId,
+      fallbackAttempts: run.failedAttempts,
+      usage: { tokensIn: usage.inputTokens, tokensOut: 0, cost, latencyMs: svc.clock.now() - startedAt, cacheHit: false },
+    });
+    const upstream = run.value;
+    ctx.res.statusCode = 200;
+    ctx.res.setHeader('Content-Type', upstream.headers['content-type'] || 'audio/mpeg');
+    if (upstream.headers['content-length']) ctx.res.setHeader('Content-Length', upstream.headers['content-length']);
+    let status = 200;
+    let error: string | undefined;
+    try {
+      await pipeline(upstream.body, ctx.res);
+    } catch (e) {
+      // The client left, or the upstream broke off mid-stream: the answer is cut short.
+      status = ctx.res.writableFinished ? 200 : 499;
+      error = (e as Error).message;
+    } finally {
+      run.release();
+      release();
+      release = undefined;
+      ctx.res.off('close', onClose);
+    }
+    recordRequest(svc, { input: info, resolution, subject: run.subject, status, ...(error ? { error } : {}), usage, cost, attempts: run.attempts, failedAttempts: run.failedAttempts, startedAt, ...(status === 499 ? { clientAborted: true } : {}) });
+  } catch (e) {
+    release?.();
+    throw failRequest(svc, ctx.res, e, { input: info, ...(resolution ? { resolution } : {}), startedAt });
+  }
+}
+
+export function speechRoutes(r: Router, svc: GatewayServices, k: (route: Route) => Route, scope: (svc: GatewayServices, ctx: RequestContext) => string): void {
+  k(r.post('/v1/audio/speech', (ctx) => serveSpeech(ctx, svc)));
+  k(r.post('/v1/providers/:provider/audio/speech', (ctx) => serveSpeech(ctx, svc, scope(svc, ctx))));
+}

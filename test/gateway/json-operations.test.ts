@@ -1,0 +1,249 @@
+/**
+ * /v1/moderations and /v1/rerank through the gateway: the official OpenAI SDK's moderations.create,
+ * rerank over HTTP, fallback past a failing target, model types and provider kinds that cannot
+ * serve, bad bodies in OpenAI's error shape, the request log and cost.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { createReadStream, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { speechBytes, startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
+import { startGateway, type GatewayHarness } from './harness.js';
+
+let mock: MockUpstream;
+let gw: GatewayHarness;
+
+beforeAll(async () => {
+  mock = await startLlmUpstream();
+  gw = await startGateway({
+    yaml: `
+providers:
+  - {id: oa, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: k1, models: [{id: omni-moderation-latest, type: moderation}, {id: rr, type: rerank}, {id: chatty, type: chat}, plain, {id: gpt-image-1, type: image}, {id: tts-1, type: speech}, {id: whisper-1, type: transcription}, {id: veo, type: video}, {id: lyria, type: music}]}
+  - {id: ob, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: k2, models: [{id: rr, type: rerank}, {id: tts-1, type: speech}]}
+  - {id: an, kind: anthropic, base_url: "${mock.baseUrl('anthropic')}", api_key: k3, models: [{id: rr2, type: rerank}]}
+combos:
+  - {name: ranker, strategy: priority, targets: [oa/rr, ob/rr]}
+  - {name: speaker, strategy: priority, targets: [oa/tts-1, ob/tts-1]}
+pricing:
+  oa/rr: {input: 2, output: 0, per_search_unit: 0.002}
+  oa/gpt-image-1: {per_image: {"1024x1024/high": 0.17, "1024x1024": 0.04, default: 0.01}}
+  oa/tts-1: {per_character: 0.000015}
+  oa/whisper-1: {per_second: 0.0001}
+  oa/veo: {per_second: 0.5}
+  oa/lyria: {per_request: 0.06}
+`,
+  });
+});
+afterAll(async () => {
+  await gw.close();
+  await mock.close();
+});
+
+describe('moderations', () => {
+  it('the OpenAI SDK moderates through the gateway (default model, cost 0)', async () => {
+    const client = new OpenAI({ apiKey: 'x', baseURL: `${gw.trustedUrl}/v1` });
+    const r = await client.moderations.create({ input: ['hello there', 'I will kill the process'] });
+    expect(r.results.map((x) => x.flagged)).toEqual([false, true]);
+    expect(r.model).toBe('oa/omni-moderation-latest');
+    const sent = mock.requests.at(-1)!;
+    expect(sent.path).toMatch(/\/openai\/v1\/moderations$/);
+    expect(sent.body).toMatchObject({ model: 'omni-moderation-latest', input: ['hello there', 'I will kill the process'] });
+    const raw = await gw.req('POST', '/v1/moderations', { model: 'oa/omni-moderation-latest', input: 'fine' });
+    expect(Number(raw.headers['x-gateway-response-cost'])).toBe(0);
+    expect(raw.headers['x-gateway-decision']).toMatch(/provider=oa/);
+  });
+
+  it('bad input is a 400 in OpenAI error shape; a model declared as chat cannot moderate', async () => {
+    const bad = await gw.req('POST', '/v1/moderations', { model: 'oa/omni-moderation-latest', input: 42 });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/body\/input must be/) });
+    const chat = await gw.req('POST', '/v1/moderations', { model: 'oa/chatty', input: 'x' });
+    expect(chat.status).toBe(400);
+    expect(chat.json.error.message).toBe('model oa/chatty cannot serve /v1/moderations: it is declared as a chat model');
+    // A model listed without a type is tried (the upstream decides).
+    expect((await gw.req('POST', '/v1/moderations', { model: 'oa/plain', input: 'x' })).status).toBe(200);
+  });
+});
+
+describe('images', () => {
+  it('the OpenAI SDK generates images through the gateway; GET lists the image models; the scoped route works', async () => {
+    const client = new OpenAI({ apiKey: 'x', baseURL: `${gw.trustedUrl}/v1` });
+    const r = await client.images.generate({ model: 'oa/gpt-image-1', prompt: 'a lighthouse', n: 2, size: '1024x1024' });
+    expect(r.data!.map((d) => d.url)).toEqual(['https://img.mock/0.png', 'https://img.mock/1.png']);
+    expect(mock.requests.at(-1)!.body).toMatchObject({ model: 'gpt-image-1', prompt: 'a lighthouse', n: 2, size: '1024x1024' });
+    const b64 = await gw.req('POST', '/v1/providers/oa/images/generations', { model: 'gpt-image-1', prompt: 'p', response_format: 'b64_json' });
+    expect(Buffer.from(b64.json.data[0].b64_json, 'base64').toString()).toBe('png-0-p');
+    const list = await gw.req('GET', '/v1/images/generations');
+    expect(list.json.data.map((m: { id: string }) => m.id)).toEqual(['oa/gpt-image-1']);
+    const bad = await gw.req('POST', '/v1/images/generations', { model: 'oa/gpt-image-1', prompt: 'p', size: 'huge' });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.message).toMatch(/body\/size must be WIDTHxHEIGHT/);
+  });
+});
+
+describe('speech', () => {
+  it('the OpenAI SDK gets the audio bytes back, streamed with their content type', async () => {
+    const client = new OpenAI({ apiKey: 'x', baseURL: `${gw.trustedUrl}/v1` });
+    const r = await client.audio.speech.create({ model: 'oa/tts-1', input: 'hello world', voice: 'alloy', response_format: 'wav' });
+    expect(r.headers.get('content-type')).toBe('audio/wav');
+    const bytes = Buffer.from(await r.arrayBuffer());
+    expect(bytes.equals(speechBytes('hello world'))).toBe(true);
+    expect(mock.requests.at(-1)!.body).toMatchObject({ model: 'tts-1', input: 'hello world', voice: 'alloy' });
+  });
+
+  it('bad bodies are 400s; a kind without speech is named; a failed first target falls back before any byte', async () => {
+    const long = await gw.req('POST', '/v1/audio/speech', { model: 'oa/tts-1', input: 'x'.repeat(4097), voice: 'alloy' });
+    expect(long.status).toBe(400);
+    expect(long.json.error.message).toMatch(/at most 4096 characters/);
+    const noVoice = await gw.req('POST', '/v1/audio/speech', { model: 'oa/tts-1', input: 'x' });
+    expect(noVoice.json.error.message).toMatch(/body\/voice is required/);
+    const an = await gw.req('POST', '/v1/audio/speech', { model: 'an/rr2', input: 'x', voice: 'a' });
+    expect(an.json.error.message).toBe('model an/rr2 cannot serve /v1/audio/speech: provider kind anthropic has no speech endpoint');
+    mock.enqueue({ status: 500 });
+    const r = await gw.req('POST', '/v1/audio/speech', { model: 'speaker', input: 'again', voice: 'alloy' });
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toBe('audio/mpeg');
+    expect(r.headers['x-gateway-fallback-attempts']).toBe('1');
+    expect(r.headers['x-gateway-decision']).toMatch(/provider=ob/);
+    // The provider-scoped route.
+    expect((await gw.req('POST', '/v1/providers/oa/audio/speech', { model: 'tts-1', input: 'x', voice: 'alloy' })).status).toBe(200);
+  });
+});
+
+describe('transcriptions', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ctl-audio-'));
+  const wav = join(dir, 'hello.wav');
+  writeFileSync(wav, 'RIFF' + 'x'.repeat(200_000) + 'WAVE');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('the OpenAI SDK uploads a file; the gateway streams it on and returns the answer in each format', async () => {
+    const client = new OpenAI({ apiKey: 'x', baseURL: `${gw.trustedUrl}/v1` });
+    const r = await client.audio.transcriptions.create({ file: createReadStream(wav), model: 'oa/whisper-1', language: 'en' });
+    expect(r.text).toBe('transcript of hello.wav (200008 bytes) by whisper-1 in en');
+    expect(mock.lastForm!.fields).toMatchObject({ model: 'whisper-1', language: 'en' });
+    const text = await client.audio.transcriptions.create({ file: createReadStream(wav), model: 'oa/whisper-1', response_format: 'text' });
+    expect(String(text).trim()).toBe('transcript of hello.wav (200008 bytes) by whisper-1');
+    const srt = await client.audio.transcriptions.create({ file: createReadStream(wav), model: 'oa/whisper-1', response_format: 'srt' });
+    expect(String(srt)).toMatch(/^1\n00:00:00,000 --> 00:00:01,000\ntranscript of hello\.wav/);
+    // The temp file is gone once answered.
+    expect(readdirSync(join(gw.dir, 'uploads', 'gateway', 'tmp'))).toEqual([]);
+  });
+
+  it('refuses an unknown format, a missing model, a file over 25 MiB and a truncated body, leaving nothing behind', async () => {
+    const post = async (form: FormData) => {
+      const res = await fetch(`${gw.trustedUrl}/v1/audio/transcriptions`, { method: 'POST', body: form });
+      return { status: res.status, json: (await res.json()) as { error: { message: string } } };
+    };
+    const f = (name: string, data: string | Uint8Array, model?: string) => {
+      const form = new FormData();
+      if (model) form.append('model', model);
+      form.append('file', new Blob([data]), name);
+      return form;
+    };
+    const exe = await post(f('tool.exe', 'MZ', 'oa/whisper-1'));
+    expect(exe.status).toBe(400);
+    expect(exe.json.error.message).toMatch(/unsupported audio format "exe"/);
+    const noModel = await post(f('a.mp3', 'ID3'));
+    expect(noModel.json.error.message).toBe('model is required (a form field)');
+    const big = await post(f('big.mp3', new Uint8Array(25 * 1024 * 1024 + 1), 'oa/whisper-1'));
+    expect(big.status).toBe(413);
+    const truncated = await fetch(`${gw.trustedUrl}/v1/audio/transcriptions`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=XX' },
+      body: '--XX\r\nContent-Disposition: form-data; name="file"; filename="a.mp3"\r\n\r\nhalf a file',
+    });
+    expect(truncated.status).toBe(400);
+    expect(readdirSync(join(gw.dir, 'uploads', 'gateway', 'tmp'))).toEqual([]);
+  });
+});
+
+describe('video and music', () => {
+  it('generate through the gateway; a music model cannot make video', async () => {
+    const v = await gw.req('POST', '/v1/videos/generations', { model: 'oa/veo', prompt: 'waves', seconds: 4 });
+    expect(v.status, v.text).toBe(200);
+    expect(v.json.data[0].url).toBe('https://media.mock/video.mp4');
+    expect(mock.requests.at(-1)!.body).toMatchObject({ model: 'veo', prompt: 'waves', seconds: 4 });
+    const m = await gw.req('POST', '/v1/music/generations', { model: 'oa/lyria', prompt: 'calm piano' });
+    expect(m.json.data[0].url).toBe('https://media.mock/audio.mp3');
+    const wrong = await gw.req('POST', '/v1/videos/generations', { model: 'oa/lyria', prompt: 'x' });
+    expect(wrong.json.error.message).toBe('model oa/lyria cannot serve /v1/videos/generations: it is declared as a music model');
+  });
+});
+
+describe('media prices', () => {
+  const cost = (r: { headers: Record<string, unknown> }) => Number(r.headers['x-gateway-response-cost']);
+  it('images by size/quality, then size, then default; speech by character; video by second; music by request', async () => {
+    const high = await gw.req('POST', '/v1/images/generations', { model: 'oa/gpt-image-1', prompt: 'p', n: 2, size: '1024x1024', quality: 'high' });
+    expect(cost(high)).toBeCloseTo(0.34, 10);
+    const sized = await gw.req('POST', '/v1/images/generations', { model: 'oa/gpt-image-1', prompt: 'p', n: 3, size: '1024x1024' });
+    expect(cost(sized)).toBeCloseTo(0.12, 10);
+    const other = await gw.req('POST', '/v1/images/generations', { model: 'oa/gpt-image-1', prompt: 'p', size: '512x512' });
+    expect(cost(other)).toBeCloseTo(0.01, 10);
+    const speech = await gw.req('POST', '/v1/audio/speech', { model: 'oa/tts-1', input: 'x'.repeat(1000), voice: 'alloy' });
+    expect(cost(speech)).toBeCloseTo(0.015, 10);
+    const video = await gw.req('POST', '/v1/videos/generations', { model: 'oa/veo', prompt: 'waves', seconds: 4 });
+    expect(cost(video)).toBeCloseTo(2, 10);
+    const music = await gw.req('POST', '/v1/music/generations', { model: 'oa/lyria', prompt: 'calm' });
+    expect(cost(music)).toBeCloseTo(0.06, 10);
+  });
+
+  it('transcriptions by the seconds verbose_json reports; rerank by search unit on top of its tokens', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ctl-audio-'));
+    try {
+      writeFileSync(join(dir, 'a.wav'), 'RIFFxxxxWAVE');
+      const form = new FormData();
+      form.append('model', 'oa/whisper-1');
+      form.append('response_format', 'verbose_json');
+      form.append('file', new Blob(['RIFFxxxxWAVE']), 'a.wav');
+      const res = await fetch(`${gw.trustedUrl}/v1/audio/transcriptions`, { method: 'POST', body: form });
+      expect(((await res.json()) as { duration: number }).duration).toBe(12.5);
+      expect(Number(res.headers.get('x-gateway-response-cost'))).toBeCloseTo(0.00125, 10);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const docs = Array.from({ length: 150 }, (_, i) => `doc ${i}`);
+    const r = await gw.req('POST', '/v1/rerank', { model: 'oa/rr', query: 'doc', documents: docs });
+    expect(r.status, r.text).toBe(200);
+    const tokens = Number(r.headers['x-gateway-tokens-in'] ?? 0);
+    // 150 documents are two search units; the tokens the answer reports are priced as before.
+    expect(cost(r)).toBeCloseTo(0.004 + (tokens * 2) / 1e6, 10);
+  });
+});
+
+describe('rerank', () => {
+  it('reranks documents, best first, with top_n and return_documents; cost from the usage', async () => {
+    const r = await gw.req('POST', '/v1/rerank', { model: 'oa/rr', query: 'sqlite wal mode', documents: ['cats and dogs', 'SQLite WAL mode explained', 'wal street'], top_n: 2, return_documents: true });
+    expect(r.status, r.text).toBe(200);
+    expect(r.json.model).toBe('oa/rr');
+    expect(r.json.results.map((x: { index: number }) => x.index)).toEqual([1, 2]);
+    expect(r.json.results[0].document.text).toBe('SQLite WAL mode explained');
+    expect(Number(r.headers['x-gateway-response-cost'])).toBeGreaterThan(0);
+  });
+
+  it('a combo falls back to the next target when the first fails', async () => {
+    mock.enqueue({ status: 503 });
+    const r = await gw.req('POST', '/v1/rerank', { model: 'ranker', query: 'q', documents: ['a', 'q b'] });
+    expect(r.status).toBe(200);
+    expect(r.headers['x-gateway-fallback-attempts']).toBe('1');
+    expect(r.headers['x-gateway-decision']).toMatch(/provider=ob/);
+  });
+
+  it('a provider kind without a rerank endpoint is named in the 400; missing fields are 400', async () => {
+    const an = await gw.req('POST', '/v1/rerank', { model: 'an/rr2', query: 'q', documents: ['a'] });
+    expect(an.status).toBe(400);
+    expect(an.json.error.message).toBe('model an/rr2 cannot serve /v1/rerank: provider kind anthropic has no rerank endpoint');
+    for (const [body, msg] of [
+      [{ query: 'q', documents: ['a'] }, /body\/model is required/],
+      [{ model: 'oa/rr', documents: ['a'] }, /body\/query is required/],
+      [{ model: 'oa/rr', query: 'q', documents: [] }, /body\/documents must be a non-empty array/],
+      [{ model: 'oa/rr', query: 'q', documents: ['a'], top_n: 0 }, /body\/top_n must be a positive integer/],
+    ] as const) {
+      const r = await gw.req('POST', '/v1/rerank', body);
+      expect(r.status).toBe(400);
+      expect(r.json.error.message).toMatch(msg);
+    }
+    // The provider-scoped route too.
+    expect((await gw.req('POST', '/v1/providers/ob/rerank', { model: 'rr', query: 'q', documents: ['q'] })).status).toBe(200);
+  });
+});
