@@ -1,3 +1,4 @@
+import type { LabeledCounts } from '../http/metrics.js';
 import type { Logger } from 'pino';
 import { normalizeIp, type ClientIpResolver } from '../http/client-ip.js';
 import type { RequestContext } from '../http/context.js';
@@ -21,6 +22,8 @@ export interface GuardState {
   policyFor(server: string, route: Route): Policy | null;
   storeErrors: ThrottledLog;
   log: Logger;
+  /** Hits by server, route and result (allowed, blocked), for /metrics; kept across reloads. */
+  tally: LabeledCounts;
 }
 
 /**
@@ -70,8 +73,10 @@ function decide(ctx: RequestContext, policy: Policy, r: HitResult, st: GuardStat
   st.storeErrors.success();
   if (r.count <= policy.limit) {
     ctx.res.setHeader('X-RateLimit-Limit', policy.limit);
+    st.tally.add({ server: policy.server, route: `${policy.method} ${policy.pattern}`, result: 'allowed' });
     return true;
   }
+  st.tally.add({ server: policy.server, route: `${policy.method} ${policy.pattern}`, result: 'blocked' });
   block(ctx, policy, r.ttlMs);
   return false;
 }

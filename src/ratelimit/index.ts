@@ -23,6 +23,8 @@ export interface RateLimiter {
   reload(): Promise<void>;
   /** Every declared route with effective limit/interval/source(code|file|off) and adapter. */
   status(): RateLimitStatusRow[];
+  /** Hits by server, route and result (allowed, blocked) since start. */
+  readonly tally: { values(): [Record<string, string>, number][] };
   /** Counters cleared; a bad filter throws HttpError 400, an unknown route 404. */
   reset(filter: ResetFilter): Promise<number>;
   close(): Promise<void>;

@@ -1,3 +1,4 @@
+import { LabeledCounts } from '../http/metrics.js';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import { ClientIpResolver } from '../http/client-ip.js';
@@ -61,6 +62,8 @@ export class Limiter {
   private readonly guards = new Map<string, RouteGuard>();
   private reloading: Promise<void> = Promise.resolve();
   private closed = false;
+  /** Hits by server, route and result, across reloads (GET /metrics of the daemon). */
+  readonly tally = new LabeledCounts();
 
   /** A guard for any registered route: finds the server from the route itself (for shared listeners). */
   readonly guard: RouteGuard = makeGuard(
@@ -223,6 +226,7 @@ export class Limiter {
       ipv6Prefix: config.ipv6Prefix,
       storeErrors: sameStore || sameFile ? prev!.storeErrors : new ThrottledLog(this.log, `rate limit: ${store.name} adapter`),
       log: this.log,
+      tally: this.tally,
       policyFor: (server, route) => {
         const hit = cache.get(route);
         if (hit !== undefined && hit.server === server) return hit.policy;

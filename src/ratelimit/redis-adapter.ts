@@ -22,7 +22,16 @@ return {c, t}`;
 /** Fast failure: an outage must answer within these bounds, never queue or hang a request. */
 export const CONNECT_TIMEOUT_MS = 1000;
 export const COMMAND_TIMEOUT_MS = 500;
+/**
+ * The circuit: after this many failed hits in a row Redis is not called for CIRCUIT_OPEN_MS (every
+ * hit fails at once, the store-error policy answers), then one hit probes it; a success closes it.
+ * A frozen Redis (accepting bytes, answering nothing) otherwise costs every request the command
+ * timeout.
+ */
+export const CIRCUIT_FAILURES = 5;
+export const CIRCUIT_OPEN_MS = 1000;
 const CHUNK = 500;
+const CIRCUIT_OPEN = new Error('rate limit: redis circuit open (Redis failed repeatedly; retried shortly)');
 
 type HitCommand = (key: string, windowMs: number) => Promise<[number, number]>;
 
@@ -72,6 +81,10 @@ export class RedisCounterStore implements CounterStore {
     this.hitNow = commands.ctlRateLimitHitNow.bind(this.client);
     this.client.on('error', (err) => this.connLog.failure(err));
     this.client.on('ready', () => {
+      // A fresh connection is a fresh start: the circuit closes (a frozen server's one never gets here).
+      this.failures = 0;
+      this.openUntil = 0;
+      this.probing = false;
       this.connLog.success();
       this.log.debug({ host: cfg.host, port: cfg.port }, 'rate limit: redis ready');
     });
@@ -98,18 +111,38 @@ export class RedisCounterStore implements CounterStore {
    * pays when other hits are waiting: an idle limiter sends at once, a busy one batches.
    */
   hit(key: string, windowMs: number): Promise<HitResult> {
+    if (this.openUntil !== 0) {
+      // Open: fail at once; once the cool-down is over, one hit (the probe) goes through.
+      if (this.probing || Date.now() < this.openUntil) return Promise.reject(CIRCUIT_OPEN);
+      this.probing = true;
+    }
     const send = this.inflight === 0 ? this.hitNow : this.hitPipelined;
     this.inflight++;
     return send(key, windowMs).then(this.answered, this.failed);
   }
 
+  /** Consecutive failed hits; past CIRCUIT_FAILURES the circuit opens. */
+  private failures = 0;
+  /** Date.now() until which the circuit is open; 0 when closed. */
+  private openUntil = 0;
+  private probing = false;
+
   // Integer replies arrive as numbers; arrow properties so the hot path allocates no closures.
   private readonly answered = (reply: [number, number]): HitResult => {
     this.inflight--;
+    if (this.openUntil !== 0) this.log.info({ host: this.cfg.host, port: this.cfg.port }, 'rate limit: redis answers again; circuit closed');
+    this.failures = 0;
+    this.openUntil = 0;
+    this.probing = false;
     return { count: reply[0], ttlMs: reply[1] };
   };
   private readonly failed = (err: unknown): never => {
     this.inflight--;
+    this.probing = false;
+    if (++this.failures >= CIRCUIT_FAILURES) {
+      if (this.openUntil === 0) this.log.warn({ host: this.cfg.host, port: this.cfg.port, err }, `rate limit: redis failed ${this.failures} times in a row; not calling it for ${CIRCUIT_OPEN_MS} ms at a time until it answers`);
+      this.openUntil = Date.now() + CIRCUIT_OPEN_MS;
+    }
     throw err;
   };
 

@@ -32,6 +32,14 @@ describe('rate limiter in the daemon', () => {
     expect(codes).toEqual([200, 200, 200, 429, 429]);
     // The blocked PATCHes changed nothing: the last acknowledged one stands.
     expect((await d.request('core', 'GET', '/core/1.0/daemon/config')).json.metadata['failure-domain']).toBe(12);
+    // The daemon's /metrics counts them, beside its listeners and components.
+    const m = await d.request('core', 'GET', '/metrics');
+    expect(m.status).toBe(200);
+    expect(m.text).toMatch(/^ctl_ratelimit_hits_total\{server="core",route="PATCH \/core\/1\.0\/daemon\/config",result="allowed"\} 3$/m);
+    expect(m.text).toMatch(/^ctl_ratelimit_hits_total\{server="core",route="PATCH \/core\/1\.0\/daemon\/config",result="blocked"\} 2$/m);
+    expect(m.text).toMatch(/^ctl_component_up\{component="alertmanager"\} 1$/m);
+    expect(m.text).toMatch(/^ctl_server_up\{server="alertmanager",state="listening"\} 1$/m);
+    expect(m.text).toMatch(/^nodejs_eventloop_lag_seconds /m);
   });
 
   it('a limit added by the file applies on a TCP listener, per client IP, with the same 429 on every API', async () => {
@@ -58,8 +66,10 @@ describe('rate limiter in the daemon', () => {
 
   it('SIGHUP re-reads rate_limit.yaml; a bad file keeps the old config', async () => {
     writeFileSync(join(d.dir, 'rate_limit.yaml'), file(50));
+    const start = d.log.length;
     d.signal('SIGHUP');
-    await d.waitLog(/configuration reloaded/);
+    // Every component logs its own reload line; wait for the limiter's, from this SIGHUP on.
+    await d.waitLog(/rate limit configuration reloaded/, 5000, start);
     const r = await d.request('core', 'PATCH', '/core/1.0/daemon/config', { 'failure-domain': 2 });
     expect(r.headers['x-ratelimit-limit']).toBe('50');
     writeFileSync(join(d.dir, 'rate_limit.yaml'), 'default: carrier-pigeon\n');

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Egress } from '../../src/egress/index.js';
 import type { RedisAdapterConfig } from '../../src/ratelimit/config.js';
-import { escapeGlob, RedisCounterStore } from '../../src/ratelimit/redis-adapter.js';
+import { COMMAND_TIMEOUT_MS, escapeGlob, RedisCounterStore } from '../../src/ratelimit/redis-adapter.js';
 import { Router } from '../../src/http/router.js';
 import { createRateLimiter } from '../../src/ratelimit/index.js';
 import { silentLog, tempStateDir } from './harness.js';
@@ -128,6 +128,32 @@ describe.skipIf(!REDIS_SERVER)('redis adapter (real redis-server)', () => {
     // No persistence: the restarted server starts from zero; the script is loaded again by itself (NOSCRIPT fallback).
     expect((await store.hit('r', 60_000)).count).toBe(1);
     await raw.connect().catch(() => undefined);
+  });
+
+  it('a frozen Redis (SIGSTOP): 200 concurrent hits all fail within the command timeout, then the circuit fails them at once; it closes after Redis is back', async () => {
+    await store.hit('f', 60_000);
+    server.freeze();
+    try {
+      let started = Date.now();
+      const first = await Promise.allSettled(Array.from({ length: 200 }, (_, i) => store.hit(`f${i % 7}`, 60_000)));
+      const firstMs = Date.now() - started;
+      expect(first.every((r) => r.status === 'rejected')).toBe(true);
+      expect(firstMs).toBeLessThan(COMMAND_TIMEOUT_MS + 700);
+      started = Date.now();
+      const open = await Promise.allSettled(Array.from({ length: 200 }, () => store.hit('f', 60_000)));
+      expect(open.every((r) => r.status === 'rejected')).toBe(true);
+      expect(Date.now() - started).toBeLessThan(100); // the circuit is open: no call waits on Redis
+    } finally {
+      server.thaw();
+    }
+    const deadline = Date.now() + 10_000;
+    let ok = false;
+    while (!ok && Date.now() < deadline) {
+      ok = await store.hit('f', 60_000).then(() => true, () => false);
+      if (!ok) await sleep(100);
+    }
+    expect(ok).toBe(true);
+    expect((store as unknown as { inflight: number }).inflight).toBe(0);
   });
 
   it('a full reset with an empty prefix removes counters only, never other keys of the database', async () => {

@@ -52,10 +52,20 @@ export class RedisServer {
     throw new Error(`redis-server did not come up on ${this.host}:${this.port}`);
   }
 
+  /** SIGSTOP: the process keeps its port and connections open but answers nothing (a frozen Redis). */
+  freeze(): void {
+    this.proc?.kill('SIGSTOP');
+  }
+
+  thaw(): void {
+    this.proc?.kill('SIGCONT');
+  }
+
   async stop(): Promise<void> {
     const proc = this.proc;
     this.proc = null;
     if (!proc || proc.exitCode !== null) return;
+    proc.kill('SIGCONT'); // a frozen server still ends on SIGKILL, but not before it is resumed on some kernels
     const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
     proc.kill('SIGKILL');
     await exited;
