@@ -117,7 +117,7 @@ export function register(program: Command): void {
     .action(
       action(async () => {
         const env = await call<{ Hash: string }>('genid');
-        if (outputFormat() !== 'table') return printData(env);
+        if (outputFormat() !== 'table') return printData(env.Value);
         process.stdout.write(`${env.Value.Hash}\n`);
       }),
     );
@@ -137,7 +137,7 @@ export function register(program: Command): void {
         const multiple = !one && /[\s,]/.test(text);
         const value = one ? { Multiple: false, Name: one[2], Ip: one[1] } : { Multiple: multiple, Name: opts.name, Ip: text };
         const env = await call('addnodes', { Hash, ...value });
-        if (outputFormat() !== 'table') return printData(env);
+        if (outputFormat() !== 'table') return printData(env.Value);
         process.stdout.write(env.Code === 2 ? 'added; some addresses were already in the account\n' : `${env.Value?.Info ?? 'added'}\n`);
       }),
     );
@@ -148,7 +148,7 @@ export function register(program: Command): void {
     .action(
       action(async (_opts: unknown, cmd: Command) => {
         const env = await call<{ List: NodeEntry[] }>('getmynodes', { Hash: hashOf(cmd) });
-        if (outputFormat() !== 'table') return printData(env);
+        if (outputFormat() !== 'table') return printData(env.Value);
         if (env.Code === 3) return void process.stdout.write('no nodes in this account\n');
         await printRows(env.Value.List, NODE_COLUMNS);
       }),
@@ -167,7 +167,7 @@ export function register(program: Command): void {
         const env = ids
           ? await call<{ NodesId: number[] }>('rmnodes', { Hash, NodesId: targets.map(Number) })
           : await call<{ NodesId: number[] }>('rmnodesbyip', { Hash, NodesIp: targets });
-        if (outputFormat() !== 'table') return printData(env);
+        if (outputFormat() !== 'table') return printData(env.Value);
         process.stdout.write(`removed ${env.Value.NodesId.length} node(s): ${env.Value.NodesId.join(', ')}\n`);
       }),
     );
@@ -180,7 +180,7 @@ export function register(program: Command): void {
       action(async (id: string, _opts: unknown, cmd: Command) => {
         if (!/^\d+$/.test(id)) throw new UsageError(`node id must be a number, got ${JSON.stringify(id)}`);
         const env = await call('getnodedetails', { Hash: hashOf(cmd), NodeId: Number(id) });
-        if (outputFormat() !== 'table') return printData(env);
+        if (outputFormat() !== 'table') return printData(env.Value);
         const st = env.Value.NodeStats;
         const r = st.NodeState?.result ?? {};
         await printObject(
@@ -207,7 +207,7 @@ export function register(program: Command): void {
     .action(
       action(async (_opts: unknown, cmd: Command) => {
         const env = await call('getnetstatus', { Hash: hashOf(cmd) });
-        if (outputFormat() !== 'table') return printData(env);
+        if (outputFormat() !== 'table') return printData(env.Value);
         if (env.Code === 3) return void process.stdout.write('no network status yet\n');
         const v = env.Value;
         await printObject(
@@ -235,7 +235,7 @@ export function register(program: Command): void {
     .action(
       action(async (_opts: unknown, cmd: Command) => {
         const env = await call<{ Wallets: { Id: number; NetWallet: string; Balance: number }[] }>('getmywallets', { Hash: hashOf(cmd) });
-        if (outputFormat() !== 'table') return printData(env);
+        if (outputFormat() !== 'table') return printData(env.Value);
         if (env.Code === 3) return void process.stdout.write('no wallets\n');
         await printRows(env.Value.Wallets, [
           { header: 'id', get: (w) => w.Id },
@@ -254,7 +254,7 @@ export function register(program: Command): void {
         if (addresses.length === 0 && !opts.clear) throw new UsageError('give wallet addresses, or --clear to remove them all');
         if (addresses.length > 0 && opts.clear) throw new UsageError('--clear takes no addresses');
         const env = await call('savemysettings', { Hash: hashOf(cmd), Wallets: addresses });
-        if (outputFormat() !== 'table') return printData(env);
+        if (outputFormat() !== 'table') return printData(env.Value);
         process.stdout.write(`${env.Value.Data}\n`);
       }),
     );

@@ -25,6 +25,8 @@ export interface NodesConfig {
     dirtyConcurrency: number;
     removeNeverSeenAfter: number;
     removeAfter: number;
+    /** Polls at the same height after which an answering node counts as stuck (alert NodeStuck). */
+    stuckAfter: number;
     historyInterval: number;
     historyEntries: number;
   };
@@ -55,6 +57,7 @@ export const DEFAULT_CONFIG: NodesConfig = {
     dirtyConcurrency: 64,
     removeNeverSeenAfter: 180,
     removeAfter: 5040,
+    stuckAfter: 10,
     historyInterval: 600,
     historyEntries: 7,
   },
@@ -166,6 +169,7 @@ export function parseConfig(raw: Record<string, unknown> | undefined): NodesConf
       dirtyConcurrency: p.num('dirty-concurrency', d.poll.dirtyConcurrency, { min: 1, int: true }),
       removeNeverSeenAfter: p.num('remove-never-seen-after', d.poll.removeNeverSeenAfter, { min: 1, int: true }),
       removeAfter: p.num('remove-after', d.poll.removeAfter, { min: 1, int: true }),
+      stuckAfter: p.num('stuck-after', d.poll.stuckAfter, { min: 1, int: true }),
       historyInterval: p.num('history-interval', d.poll.historyInterval, { min: 1 }),
       historyEntries: p.num('history-entries', d.poll.historyEntries, { min: 7, int: true }),
     },

@@ -10,6 +10,8 @@ import { LanguagePacks } from './languages.js';
 import { NodeListCache } from './node-list.js';
 import { updateBalances, updatePrices } from './market.js';
 import { Poller } from './poller.js';
+import { NodeAlerts } from './alerts.js';
+import { NodesMetrics } from './prometheus.js';
 import { Scheduler } from './scheduler.js';
 import type { Services } from './service.js';
 import { MIGRATIONS, NodesStore } from './store.js';
@@ -53,17 +55,22 @@ export function createNodes(ctx: ComponentContext): ComponentInstance & { handle
       hub.broadcast(accountId, renamed(r, 'getmynodes'));
     }
   };
+  const nodeAlerts = new NodeAlerts(store, ctx.alerts, config.poll.stuckAfter);
+  const metrics = new NodesMetrics(store);
   const poller = new Poller({
     ...deps,
     crawlEnabled: crawler.enabled,
-    onCycle: (_report, removedFrom) => {
+    onCycle: (report, removedFrom, states) => {
+      metrics.onCycle(report);
       if (config.websocket.pushUpdates) pushNodeLists([...new Set([...hub.accounts(), ...removedFrom])]);
+      nodeAlerts.afterCycle(states);
     },
   });
   const sessions = new WsSessions(services);
   const scheduler = new Scheduler(ctx.clock, ctx.log);
   const router = new Router();
   registerApiRoutes(router, services);
+  metrics.endpoint.route(router);
 
   const inFlight = new Set<Promise<unknown>>();
   const track = <T>(p: Promise<T>): Promise<T> => {

@@ -34,7 +34,7 @@ export interface PollerDeps {
   /** Whether a network crawl is configured (else getnetstatus aggregates the monitored nodes). */
   crawlEnabled: boolean;
   /** Called after each cycle with the accounts whose nodes were auto-removed. */
-  onCycle?(report: CycleReport, removedFromAccounts: number[]): void;
+  onCycle?(report: CycleReport, removedFromAccounts: number[], states: readonly StateRow[]): void;
 }
 
 const WRITE_CHUNK = 250;
@@ -163,7 +163,7 @@ export class Poller {
       writeMs: performance.now() - writeStarted,
     };
     this.d.log.debug(report, 'poll cycle done');
-    this.d.onCycle?.(report, affected);
+    this.d.onCycle?.(report, affected, rows);
     return report;
   }
 

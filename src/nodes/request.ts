@@ -1,6 +1,7 @@
 import type { RequestContext } from '../http/context.js';
 import { mediaType, readBody } from '../http/body.js';
 import { unsupportedMediaType } from '../http/errors.js';
+import { MAX_JSON_DEPTH, jsonDeeperThan } from '../http/json-depth.js';
 import { Code } from './codes.js';
 import { ReplyError } from './envelope.js';
 import { isPlainObject } from './values.js';
@@ -14,8 +15,8 @@ export interface Envelope {
 /**
  * Decode a POST body into `{Method, Value}`. JSON is decoded strictly (any top-level key besides
  * Method and Value, a non-object Value, or trailing data → 1003); form-encoded fields (and, as with
- * Go's ParseForm, the query string) become `Value` keys as strings. A body without a Content-Type is
- * read as JSON when it starts with `{`, else as a form. `pathMethod` (POST /api/{method}) overrides
+ * Go's ParseForm, the query string) become `Value` keys as strings. A body without a Content-Type, or
+ * with the form type (what `curl -d` sends), is read as JSON when it starts with `{`, else as a form. `pathMethod` (POST /api/{method}) overrides
  * the body's Method. Errors: 1000 missing or malformed Method, 1001 unknown Method, 1003 bad JSON.
  */
 export async function decodeEnvelope(
@@ -27,8 +28,11 @@ export async function decodeEnvelope(
   if (pathMethod !== undefined && !isMethod(pathMethod)) throw new ReplyError(Code.METHOD_NOT_FOUND);
   const type = mediaType(ctx);
   const body = (await readBody(ctx, limit)).toString('utf8');
-  const asJson = type === 'application/json' || type.endsWith('+json') || (type === '' && body.trimStart().startsWith('{'));
-  const isForm = type === 'application/x-www-form-urlencoded' || (type === '' && !asJson);
+  // `curl -d '{"Method":...}'` sends the form type: a body that starts with `{` is read as JSON then
+  // too (no form field name starts with `{`), so the documented one-liner works as typed.
+  const looksJson = body.trimStart().startsWith('{');
+  const asJson = type === 'application/json' || type.endsWith('+json') || ((type === '' || type === 'application/x-www-form-urlencoded') && looksJson);
+  const isForm = !asJson && (type === 'application/x-www-form-urlencoded' || type === '');
   if (!asJson && !isForm) {
     throw unsupportedMediaType(`unsupported content type "${type}": use application/json or application/x-www-form-urlencoded`);
   }
@@ -36,6 +40,7 @@ export async function decodeEnvelope(
   let value: Record<string, unknown>;
   if (asJson) {
     let parsed: unknown;
+    if (jsonDeeperThan(body, MAX_JSON_DEPTH)) throw new ReplyError(Code.BAD_JSON);
     try {
       parsed = JSON.parse(body);
     } catch {

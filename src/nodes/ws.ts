@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocketServer, WebSocket, RawData } from 'ws';
+import { MAX_JSON_DEPTH, jsonDeeperThan } from '../http/json-depth.js';
 import { lazyRequire } from '../http/lazy.js';
 import type { RequestContext } from '../http/context.js';
 import { fanout, isMethod, METHODS, runMethod } from './api.js';
@@ -112,7 +113,7 @@ export class WsSessions {
     if (ws.readyState !== OPEN) return;
     let q: unknown;
     try {
-      q = JSON.parse(text);
+      q = jsonDeeperThan(text, MAX_JSON_DEPTH) ? undefined : JSON.parse(text);
     } catch {
       q = undefined;
     }

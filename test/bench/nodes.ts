@@ -16,7 +16,7 @@ import { createRequire } from 'node:module';
 import { ClientIpResolver } from '../../src/http/client-ip.js';
 import { systemClock } from '../../src/http/clock.js';
 import { createDispatcher } from '../../src/http/dispatch.js';
-import type { ComponentContext } from '../../src/http/component.js';
+import { NO_ALERTS, type ComponentContext } from '../../src/http/component.js';
 import { Egress } from '../../src/egress/index.js';
 import { Store, type Migration } from '../../src/store/index.js';
 import { createNodes } from '../../src/nodes/index.js';
@@ -157,6 +157,7 @@ export async function runNodesBench(): Promise<NodesBenchResult> {
     env: process.env,
     uploadsDir: join(dir, 'uploads'),
     handleOf: () => undefined,
+    alerts: NO_ALERTS,
     version: 'bench',
   };
   const instance = createNodes(ctx);

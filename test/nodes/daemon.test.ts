@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { FakeNknNetwork } from '../fakes/nkn-node.js';
@@ -51,6 +52,9 @@ describe('node monitor in the daemon', () => {
     const viaTcp = await fetch(`${tcp}/api`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'Method=getdaemon' });
     expect(viaTcp.status).toBe(200);
     expect(await viaTcp.json()).toMatchObject({ Method: 'getdaemon', Code: 0, Value: { Version: expect.any(String) } });
+    // The documented one-liner: curl -d sends JSON with the form content type.
+    const curl = spawnSync('curl', ['-s', '-d', '{"Method":"getdaemon"}', `${tcp}/api`], { encoding: 'utf8', timeout: 10_000 });
+    expect(JSON.parse(curl.stdout)).toMatchObject({ Method: 'getdaemon', Code: 0, Error: false });
     const get = await fetch(`${tcp}/api`);
     expect(get.status).toBe(405);
     expect(get.headers.get('allow')).toBe('POST');

@@ -7,7 +7,7 @@ import pino from 'pino';
 import { ClientIpResolver } from '../../src/http/client-ip.js';
 import { ManualClock } from '../../src/http/clock.js';
 import { createDispatcher, createUpgradeDispatcher } from '../../src/http/dispatch.js';
-import type { ComponentContext } from '../../src/http/component.js';
+import { NO_ALERTS, type ComponentContext } from '../../src/http/component.js';
 import { Egress } from '../../src/egress/index.js';
 import { Store, type Migration } from '../../src/store/index.js';
 import { createNodes, type NodesHandle } from '../../src/nodes/index.js';
@@ -58,6 +58,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     env: process.env,
     uploadsDir: join(dir, 'uploads', 'nodes'),
     handleOf: () => undefined,
+    alerts: NO_ALERTS,
     version: '0.1.0-test',
   };
   const instance = createNodes(ctx);
