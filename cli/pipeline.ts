@@ -168,25 +168,38 @@ function registerPipeline(program: Command): void {
 
   pipe
     .command('status')
-    .description('the run in progress, or the last run of the daemon')
+    .description('the run in progress, or the last run of the daemon, and the scheduled jobs')
     .action(
       action(async () => {
         const s = await api('GET', '/api/pipeline/status');
-        if (outputFormat() !== 'table') return printData(s);
-        if (!s.run) return void process.stdout.write('no run since the daemon started\n');
-        const r = s.run;
-        await printObject(
-          [
-            ['batch', r.batch_id],
-            ['status', r.status],
-            ['stage', r.stage],
-            ['sources', `${r.sources_done}/${r.sources_total} done, ${r.sources_healthy} healthy`],
-            ['items', `${r.items_fetched} fetched, ${r.items_new} new, ${r.items_selected} selected`],
-            ['posts', r.post_count],
-            ['error', r.error ?? ''],
-          ],
-          s,
-        );
+        const health = await api<{ schedules: any[] }>('GET', '/api/system/health');
+        if (outputFormat() !== 'table') return printData({ ...s, schedules: health.schedules });
+        if (!s.run) process.stdout.write('no run since the daemon started\n');
+        else {
+          const r = s.run;
+          await printObject(
+            [
+              ['batch', r.batch_id],
+              ['status', r.status],
+              ['stage', r.stage],
+              ['sources', `${r.sources_done}/${r.sources_total} done, ${r.sources_healthy} healthy`],
+              ['items', `${r.items_fetched} fetched, ${r.items_new} new, ${r.items_selected} selected`],
+              ['posts', r.post_count],
+              ['error', r.error ?? ''],
+            ],
+            s,
+          );
+        }
+        process.stdout.write('\n');
+        if (health.schedules.length === 0) return void process.stdout.write('no scheduled jobs (pipeline.schedules in ctl.yaml)\n');
+        await printRows(health.schedules, [
+          { header: 'job', get: (j) => j.job },
+          { header: 'schedule', get: (j) => j.schedule },
+          { header: 'next run', get: (j) => j.next_run_at },
+          { header: 'last run', get: (j) => j.last_run_at ?? '-' },
+          { header: 'last status', get: (j) => (j.running ? 'running' : (j.last_status ?? '-')) },
+          { header: 'error', get: (j) => short(j.last_error ?? '', 50) },
+        ]);
       }),
     );
 

@@ -4,6 +4,7 @@
  */
 import { hashPassword, isPasswordHash } from './auth/password.js';
 import { parseDuration } from '../http/duration.js';
+import { parseSchedules, type ScheduleConfig } from './scheduler/schedules.js';
 
 export interface PipelineConfig {
   /** scrypt hash of the owner password, or null when login is disabled. */
@@ -34,6 +35,8 @@ export interface PipelineConfig {
   loginRateLimit: { limit: number; interval: number };
   /** Model from the environment (PIPELINE_MODEL); the database value wins. */
   envModel: string | null;
+  /** When jobs run by themselves (`schedules`, `schedule-timezone`). */
+  schedules: ScheduleConfig;
 }
 
 const KNOWN = new Set([
@@ -54,11 +57,17 @@ const KNOWN = new Set([
   'llm-timeout',
   'metrics-window-days',
   'login-rate-limit',
+  'schedules',
+  'schedule-timezone',
 ]);
 
 export const DEFAULT_LOGIN_RATE_LIMIT = { limit: 10, interval: 60 };
 
-export function loadPipelineConfig(section: Record<string, unknown>, env: NodeJS.ProcessEnv): PipelineConfig {
+/**
+ * `hashClear` turns a clear `owner-password` into its hash; the component passes one that keeps the
+ * hash in the state dir (stableHashForPassword) so tokens outlive a restart.
+ */
+export function loadPipelineConfig(section: Record<string, unknown>, env: NodeJS.ProcessEnv, hashClear: (clear: string) => string = hashPassword): PipelineConfig {
   const where = (k: string) => `ctl.yaml pipeline.${k}`;
   for (const k of Object.keys(section)) {
     if (!KNOWN.has(k)) throw new Error(`${where(k)}: unknown setting (known: ${[...KNOWN].join(', ')})`);
@@ -104,7 +113,7 @@ export function loadPipelineConfig(section: Record<string, unknown>, env: NodeJS
     ownerPasswordHash = hash;
   } else if (clear !== undefined) {
     if (clear.length === 0) throw new Error(`${where('owner-password')} must not be empty`);
-    ownerPasswordHash = hashPassword(clear);
+    ownerPasswordHash = hashClear(clear);
   }
 
   const rl = section['login-rate-limit'];
@@ -137,6 +146,7 @@ export function loadPipelineConfig(section: Record<string, unknown>, env: NodeJS
     metricsWindowDays: int('metrics-window-days', 30, 1, 3650),
     loginRateLimit,
     envModel: nonEmpty(env.PIPELINE_MODEL) ?? null,
+    schedules: parseSchedules(section.schedules, section['schedule-timezone'], where),
   };
 }
 

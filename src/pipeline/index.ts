@@ -2,6 +2,13 @@
  * The content pipeline component (server `pipeline`, default 127.0.0.1:8000, base `/api`):
  * research → draft (through the gateway's in-process chat) → review → publish → measure.
  */
+import { PipelineScheduler } from './scheduler/index.js';
+import { fetchMetrics } from './publish/metrics-fetch.js';
+import { generateProposals } from './proposals/generate.js';
+import { requireGateway } from './gateway-access.js';
+import { sendText } from '../http/respond.js';
+import { pipelineMetrics } from './prometheus.js';
+import { join } from 'node:path';
 import type { GatewayHandle } from '../gateway/handle.js';
 import type { ComponentDefinition, ComponentInstance } from '../http/component.js';
 import { Router } from '../http/router.js';
@@ -15,6 +22,7 @@ import { styleRoutes } from './api/routes-style.js';
 import { systemRoutes } from './api/routes-system.js';
 import { ApiRegistry } from './api/registry.js';
 import { bearerAuth } from './auth/middleware.js';
+import { stableHashForPassword } from './auth/password.js';
 import { TokenIssuer, loadOrCreateKey } from './auth/tokens.js';
 import { loadPipelineConfig } from './config.js';
 import { ActivityRepo } from './data/activity.js';
@@ -40,13 +48,15 @@ export type { Services } from './services.js';
 export interface PipelineHandle {
   /** Publish due scheduled posts now (the timer does this every publish-interval). */
   publishDue(): Promise<number>;
+  /** Run the scheduled jobs that are due at the clock's time (the scheduler's timer does this). */
+  runSchedule(): Promise<void>;
 }
 
 export const pipelineComponent: ComponentDefinition = {
   name: 'pipeline',
   defaultAddress: '127.0.0.1:8000',
   create(ctx): ComponentInstance {
-    const config = loadPipelineConfig(ctx.config ?? {}, ctx.env);
+    const config = loadPipelineConfig(ctx.config ?? {}, ctx.env, (clear) => stableHashForPassword(clear, join(ctx.stateDir, 'secrets', 'pipeline-owner-password.hash')));
     const store = ctx.openStore(PIPELINE_MIGRATIONS);
     const { clock } = ctx;
     const posts = new PostsRepo(store, clock);
@@ -69,8 +79,8 @@ export const pipelineComponent: ComponentDefinition = {
       : null;
     const x = () => xClient;
     const usedItems = new UsedItemsRepo(store, clock);
-    const runner = new PipelineRunner({ store, clock, log: ctx.log, egress: ctx.egress, config, gateway, model, posts, sources, style, usedItems, runs, activity });
-    const publisher = new Publisher({ posts, activity, x, clock, log: ctx.log, uploadsDir: ctx.uploadsDir, intervalMs: config.publishIntervalMs });
+    const runner = new PipelineRunner({ store, clock, log: ctx.log, egress: ctx.egress, config, gateway, model, posts, sources, style, usedItems, runs, activity, alerts: ctx.alerts });
+    const publisher = new Publisher({ posts, activity, x, clock, log: ctx.log, uploadsDir: ctx.uploadsDir, intervalMs: config.publishIntervalMs, alerts: ctx.alerts });
 
     const services: Services = {
       config,
@@ -95,10 +105,45 @@ export const pipelineComponent: ComponentDefinition = {
       gateway,
       x,
     };
+    const scheduler = new PipelineScheduler(
+      config.schedules,
+      {
+        run: () => runner.start().done,
+        metrics: async () => {
+          const client = xClient;
+          if (!client) throw new Error('no X API token configured (pipeline.x-api-token or PIPELINE_X_API_TOKEN)');
+          return await fetchMetrics(client, { ...services, windowDays: config.metricsWindowDays });
+        },
+        proposals: async () => {
+          const gw = requireGateway(gateway);
+          const m = model.current().model_id;
+          if (!m) throw new Error('no model configured: set one with PUT /api/settings/model (ctl pipeline model set) or PIPELINE_MODEL');
+          return await generateProposals(gw, m, { ...services, timeoutMs: config.llmTimeoutMs });
+        },
+      },
+      store,
+      clock,
+      ctx.log,
+    );
+    services.scheduler = scheduler;
 
     const router = new Router({ ignoreTrailingSlash: true });
     router.use(bearerAuth(services.tokens, () => config.ownerPasswordHash));
     const api = new ApiRegistry(router);
+    const metrics = pipelineMetrics(store);
+    // Scraped without a token, as Prometheus expects: counts only.
+    api.add({
+      method: 'GET',
+      path: '/metrics',
+      tag: 'system',
+      public: true,
+      summary: 'Prometheus metrics: runs, posts and sources by status, and the process (text format)',
+      produces: 'text/plain; version=0.0.4',
+      handler: async (ctx) => {
+        const { text, contentType } = await metrics.render();
+        sendText(ctx.res, 200, text, contentType);
+      },
+    });
     systemRoutes(api, services);
     pipelineRoutes(api, services);
     postRoutes(api, services);
@@ -107,15 +152,17 @@ export const pipelineComponent: ComponentDefinition = {
     insightRoutes(api, services);
     settingsRoutes(api, services);
 
-    const handle: PipelineHandle = { publishDue: () => publisher.tick() };
+    const handle: PipelineHandle = { publishDue: () => publisher.tick(), runSchedule: () => scheduler.tick() };
     return {
       router,
       renderError,
       handle,
       start() {
         publisher.start();
+        scheduler.start();
       },
       stop() {
+        scheduler.stop();
         publisher.stop();
         runner.stop();
       },

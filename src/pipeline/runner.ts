@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { InternalAlerts } from '../http/component.js';
 import type { Egress } from '../egress/index.js';
 import type { GatewayHandle } from '../gateway/handle.js';
 import type { Clock } from '../http/clock.js';
@@ -39,6 +40,8 @@ export interface RunnerDeps {
   usedItems: UsedItemsRepo;
   runs: RunsRepo;
   activity: ActivityRepo;
+  /** ctl's alert manager: PipelineRunFailed until a run completes, PipelineSourceUnhealthy per source. */
+  alerts?: InternalAlerts;
 }
 
 export type Stage = 'starting' | 'fetching' | 'ranking' | 'drafting' | 'saving' | 'done';
@@ -132,6 +135,13 @@ export class PipelineRunner {
     const done = this.execute(progress, gateway).then(
       (result) => {
         progress.status = 'completed';
+        this.d.alerts?.resolve('PipelineRunFailed', {});
+        this.d.alerts?.reconcile(
+          'PipelineSourceUnhealthy',
+          result.sources
+            .filter((s) => !s.healthy)
+            .map((s) => ({ alertname: 'PipelineSourceUnhealthy', labels: { source_id: String(s.id), source: s.name }, annotations: { summary: `source ${s.name} failed in run ${batchId}: ${s.error ?? 'no items'}` }, path: `/api/sources/${s.id}` })),
+        );
         return result;
       },
       (e: unknown) => {
@@ -143,6 +153,7 @@ export class PipelineRunner {
         try {
           this.d.runs.finish(batchId, 'failed', 0, null, err.message);
           this.d.activity.add('pipeline_failed', `Pipeline run ${batchId} failed: ${err.message}`, 'batch', batchId);
+          this.d.alerts?.fire({ alertname: 'PipelineRunFailed', labels: {}, annotations: { summary: `pipeline run ${batchId} failed: ${err.message}`, batch_id: batchId }, path: `/api/pipeline/runs/${batchId}` });
         } catch (dbErr) {
           this.d.log.error({ err: dbErr }, 'recording a failed pipeline run');
         }

@@ -1,3 +1,4 @@
+import type { PipelineScheduler } from './scheduler/index.js';
 import type { Logger } from 'pino';
 import type { Egress } from '../egress/index.js';
 import type { GatewayHandle } from '../gateway/handle.js';
@@ -21,6 +22,8 @@ import type { PipelineRunner } from './runner.js';
 /** Everything the routes need, built once by the component. */
 export interface Services {
   config: PipelineConfig;
+  /** Jobs on the schedules of ctl.yaml (set once the component is built). */
+  scheduler?: PipelineScheduler;
   clock: Clock;
   log: Logger;
   store: Store;

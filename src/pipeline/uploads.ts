@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { RequestContext } from '../http/context.js';
 import { HttpError, payloadTooLarge, unsupportedMediaType } from '../http/errors.js';
 import { mediaType } from '../http/body.js';
+import { discardBody } from '../http/body-budget.js';
 
 const busboy = lazyRequire<typeof Busboy>('busboy');
 
@@ -47,7 +48,7 @@ export async function receiveImage(ctx: RequestContext, dir: string, postId: num
   const declared = Number(ctx.req.headers['content-length']);
   // Multipart framing adds a little; refuse early only what cannot possibly fit.
   if (Number.isFinite(declared) && declared > maxBytes + 64 * 1024) {
-    ctx.req.resume();
+    discardBody(ctx.req);
     throw payloadTooLarge(`image larger than ${maxBytes} bytes`);
   }
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -55,7 +56,7 @@ export async function receiveImage(ctx: RequestContext, dir: string, postId: num
   try {
     bb = busboy()({ headers: ctx.req.headers, limits: { files: 1, fileSize: maxBytes, fields: 20, fieldSize: 4096, parts: 40 } });
   } catch (e) {
-    ctx.req.resume();
+    discardBody(ctx.req);
     throw new HttpError(400, `bad multipart request: ${(e as Error).message}`);
   }
 
@@ -66,19 +67,29 @@ export async function receiveImage(ctx: RequestContext, dir: string, postId: num
     let saving: Promise<SavedImage> | null = null;
     let out: ReturnType<typeof createWriteStream> | null = null;
     let settled = false;
+    /**
+     * Stop parsing and answer `err` at once; the rest of the body is read and thrown away (up to a
+     * bound, then the connection is cut), so the client gets the answer and nothing more is stored.
+     */
     const abandon = (err: HttpError) => {
       if (settled) return;
       settled = true;
       out?.destroy();
       ctx.req.unpipe(bb);
-      ctx.req.resume();
-      rm(tmp, { force: true }).catch(() => undefined).finally(() => reject(err));
+      bb.removeAllListeners('close');
+      discardBody(ctx.req);
+      rm(tmp, { force: true })
+        .catch(() => undefined)
+        .finally(() => reject(err));
     };
     const fail = (err: HttpError) => {
       if (!failed) failed = err;
     };
 
     bb.on('file', (field, stream, info) => {
+      // Every stream busboy hands out can fail (a body that ends inside the file): an 'error'
+      // nobody listens to would end the process.
+      stream.on('error', (e: Error) => abandon(new HttpError(400, `bad multipart request: ${e.message}`)));
       if (!FILE_FIELDS.has(field) || saving) {
         stream.resume();
         if (!FILE_FIELDS.has(field)) fail(new HttpError(422, `unexpected file field "${field}": send the image in a field named "file"`));
@@ -93,7 +104,7 @@ export async function receiveImage(ctx: RequestContext, dir: string, postId: num
           size += chunk.length;
           if (head.length < 16) head = Buffer.concat([head, chunk.subarray(0, 16 - head.length)]);
         });
-        stream.on('limit', () => fail(payloadTooLarge(`image larger than ${maxBytes} bytes`)));
+        stream.on('limit', () => abandon(payloadTooLarge(`image larger than ${maxBytes} bytes`)));
         stream.pipe(out);
         out.on('error', (e) => rej(new HttpError(500, `saving the image: ${e.message}`)));
         out.on('finish', () => {
@@ -110,7 +121,8 @@ export async function receiveImage(ctx: RequestContext, dir: string, postId: num
       saving.catch(() => undefined); // awaited on 'close'; never an unhandled rejection
     });
     bb.on('filesLimit', () => fail(new HttpError(422, 'send one image per request')));
-    bb.on('partsLimit', () => fail(new HttpError(422, 'too many parts in the multipart body')));
+    bb.on('partsLimit', () => abandon(new HttpError(422, 'too many parts in the multipart body')));
+    bb.on('fieldsLimit', () => abandon(new HttpError(422, 'too many fields in the multipart body')));
     bb.on('error', (e) => abandon(new HttpError(400, `bad multipart request: ${(e as Error).message}`)));
     bb.on('close', () => {
       const done = async () => {
@@ -130,6 +142,8 @@ export async function receiveImage(ctx: RequestContext, dir: string, postId: num
       );
     });
     ctx.req.on('aborted', () => abandon(new HttpError(400, 'request aborted')));
+    ctx.req.on('error', () => abandon(new HttpError(400, 'request aborted')));
     ctx.req.pipe(bb);
   });
 }
+

@@ -34,6 +34,8 @@ aliases: {writer: local/m1}
 `,
       },
       ctlYaml: {
+        // The fake feeds listen on loopback: an intranet feed the operator allows.
+        egress: { allow: ['127.0.0.1'] },
         pipeline: {
           'owner-password': PASSWORD,
           'hn-api-base-url': hn.baseUrl,
@@ -160,6 +162,10 @@ aliases: {writer: local/m1}
   it('keeps acknowledged writes across kill -9 and marks the interrupted run', async () => {
     const c = await d.request('pipeline', 'POST', '/api/categories', { name: 'durable' });
     expect(c.status).toBe(201);
+    // A token issued before the crash: owner-password is given in clear, and start-up must not re-hash
+    // it with a new salt (which revoked every token at each restart).
+    const login = await d.request('pipeline', 'POST', '/api/auth/login', { password: PASSWORD });
+    expect(login.status).toBe(200);
     llm.enqueue({ hang: true });
     const started = await d.request('pipeline', 'POST', '/api/pipeline/run?wait=false');
     expect(started.status).toBe(202);
@@ -173,6 +179,9 @@ aliases: {writer: local/m1}
     const run = (await d.request('pipeline', 'GET', `/api/pipeline/runs/${started.json.batch_id}`)).json;
     expect(run).toMatchObject({ status: 'interrupted' });
     expect((await d.cli(['pipeline', 'model', 'get'])).stdout).toBe('writer (database)\n');
+    const base = await d.baseUrl('pipeline');
+    const authed = await fetch(`${base}/api/posts?page_size=1`, { headers: { authorization: `Bearer ${login.json.access_token}` } });
+    expect(authed.status).toBe(200);
   });
 
   it('hashes a password for owner-password-hash', async () => {

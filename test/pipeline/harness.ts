@@ -13,7 +13,7 @@ import { Egress } from '../../src/egress/index.js';
 import type { GatewayChatRequest, GatewayChatResult, GatewayHandle } from '../../src/gateway/handle.js';
 import { ClientIpResolver } from '../../src/http/client-ip.js';
 import { systemClock, type Clock } from '../../src/http/clock.js';
-import type { ComponentContext, ComponentInstance } from '../../src/http/component.js';
+import { NO_ALERTS, type InternalAlerts, type ComponentContext, type ComponentInstance } from '../../src/http/component.js';
 import { createDispatcher } from '../../src/http/dispatch.js';
 import { Store, type Migration } from '../../src/store/index.js';
 import { pipelineComponent, type PipelineHandle } from '../../src/pipeline/index.js';
@@ -43,6 +43,8 @@ export const defaultResponder: Responder = (req) =>
 
 export interface HarnessOptions {
   config?: Record<string, unknown>;
+  /** The component's line to the alert manager (default: raises nothing). */
+  alerts?: InternalAlerts;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
   /** null: no gateway in this daemon. */
@@ -50,6 +52,8 @@ export interface HarnessOptions {
   /** Treat requests as arriving on the control socket (trusted, no token needed). */
   viaSocket?: boolean;
   dir?: string;
+  /** egress.allow (default: 127.0.0.1, where the fake feeds listen). */
+  allow?: string[];
 }
 
 export interface Reply {
@@ -79,7 +83,8 @@ export async function startPipeline(o: HarnessOptions = {}): Promise<Harness> {
   const gateway = o.gateway === undefined ? new FakeGateway() : o.gateway;
   const log = pino({ level: 'silent' });
   let store: Store | undefined;
-  const egress = new Egress({ loopbackOnly: true, connectTimeout: 2000 });
+  // The fake feeds listen on loopback: allowed here as an operator would allow an intranet feed.
+  const egress = new Egress({ loopbackOnly: true, connectTimeout: 2000, allow: o.allow ?? ['127.0.0.1'] });
   const ctx: ComponentContext = {
     name: 'pipeline',
     stateDir: dir,
@@ -92,6 +97,7 @@ export async function startPipeline(o: HarnessOptions = {}): Promise<Harness> {
     uploadsDir: join(dir, 'uploads', 'pipeline'),
     handleOf: <T>(name: string) => (name === 'gateway' && gateway ? (gateway as T) : undefined),
     version: '0.0.0-test',
+    alerts: o.alerts ?? NO_ALERTS,
   };
   const instance = await pipelineComponent.create(ctx);
   await instance.start?.();

@@ -1,3 +1,5 @@
+import pino from 'pino';
+import { ComponentAlerts } from '../../src/daemon/internal-alerts.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/http/clock.js';
 import { PostsRepo } from '../../src/pipeline/data/posts.js';
@@ -104,6 +106,21 @@ describe('publishing to X', () => {
     expect(r.status).toBe(502);
     expect(r.json.detail).toMatch(/HTTP 429.*rate limit resets/);
     expect((await h.request('GET', `/api/posts/${limited}`)).json.status).toBe('approved');
+  });
+
+  it('a post X refuses for good raises PipelinePublishFailed until it is published', async () => {
+    await h.close();
+    const alerts = new ComponentAlerts('pipeline', true, () => ({ post: () => [] }), () => '', clock, pino({ level: 'silent' }));
+    h = await startPipeline({ clock, alerts, config: { 'x-api-base-url': x.baseUrl, 'x-api-token': 'secret-token', 'publish-interval': '1h' } });
+    await h.login();
+    const bad = seed(h, clock, 'Refused for good');
+    await h.request('PATCH', `/api/posts/${bad}`, { body: { status: 'approved', scheduled_for: '2030-03-01T09:00:00Z' } });
+    x.failNext(403);
+    expect(await h.handle.publishDue()).toBe(0);
+    expect(alerts.firing()).toEqual([expect.objectContaining({ alertname: 'PipelinePublishFailed', labels: { post_id: String(bad) }, path: `/api/posts/${bad}` })]);
+    expect(alerts.firing()[0]!.annotations!.summary).toMatch(new RegExp(`^publishing post ${bad} failed: .*403`));
+    expect((await h.request('POST', `/api/posts/${bad}/publish`)).status).toBe(200);
+    expect(alerts.firing()).toEqual([]);
   });
 
   it('fetches public metrics for recently published posts', async () => {

@@ -1,6 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeHackerNews, startFakeHackerNews } from '../fakes/hackernews.js';
 import { type FakeFeeds, startFakeFeeds } from '../fakes/rss.js';
+import pino from 'pino';
+import { ComponentAlerts } from '../../src/daemon/internal-alerts.js';
 import { FakeGateway, type Harness, defaultResponder, promptItems, startPipeline } from './harness.js';
 
 let hn: FakeHackerNews;
@@ -184,6 +186,44 @@ describe('pipeline run', () => {
     // The rejected items were not spent: a later run offers them again.
     h.gateway!.responder = defaultResponder;
     expect((await h.request('POST', '/api/pipeline/run')).json).toMatchObject({ items_new: 2, post_count: 2 });
+  });
+
+  it('raises PipelineRunFailed and PipelineSourceUnhealthy in the alert manager, and resolves them when a run succeeds', async () => {
+    const posted: { labels: Record<string, string>; endsAt?: number; annotations: Record<string, string>; generatorURL: string }[][] = [];
+    const alerts = new ComponentAlerts('pipeline', true, () => ({ post: (a) => (posted.push(a), []) }), () => 'http://127.0.0.1:8000', { now: () => Date.now() }, pino({ level: 'silent' }));
+    h = await startPipeline({ config: config(), alerts });
+    await h.login();
+    const [, missing] = await withSources(h, [
+      { name: 'Blog', url: feeds.url('/rss.xml'), source_type: 'rss' },
+      { name: 'Missing', url: feeds.url('/missing.xml'), source_type: 'rss' },
+    ]);
+    h.gateway!.responder = () => {
+      throw Object.assign(new Error('upstream down'), { status: 503 });
+    };
+    const failed = await h.request('POST', '/api/pipeline/run');
+    expect(failed.status).toBe(502);
+    const batch = (await h.request('GET', '/api/pipeline/runs')).json[0].batch_id as string;
+    expect(alerts.firing()).toEqual([{ alertname: 'PipelineRunFailed', labels: {}, annotations: { summary: `pipeline run ${batch} failed: ${failed.json.detail}`, batch_id: batch }, path: `/api/pipeline/runs/${batch}` }]);
+    expect(posted.at(-1)![0]).toMatchObject({ labels: { alertname: 'PipelineRunFailed', component: 'pipeline' }, generatorURL: `http://127.0.0.1:8000/api/pipeline/runs/${batch}` });
+
+    h.gateway!.responder = defaultResponder;
+    expect((await h.request('POST', '/api/pipeline/run')).status).toBe(200);
+    // The failed run's alert is resolved (end = now); the unhealthy source fires.
+    const resolvedRun = posted.flat().find((a) => a.labels.alertname === 'PipelineRunFailed' && a.endsAt !== undefined && a.endsAt <= Date.now());
+    expect(resolvedRun).toBeDefined();
+    expect(alerts.firing()).toEqual([
+      expect.objectContaining({ alertname: 'PipelineSourceUnhealthy', labels: { source_id: String(missing), source: 'Missing' }, path: `/api/sources/${missing}` }),
+    ]);
+    expect(alerts.firing()[0]!.annotations!.summary).toMatch(/^source Missing failed in run .*HTTP 404/);
+
+    // GET /metrics, without a token: the same story in numbers.
+    const m = await fetch(`${h.url}/metrics`);
+    expect(m.status).toBe(200);
+    const text = await m.text();
+    expect(text).toMatch(/^ctl_pipeline_runs_total\{status="failed"\} 1$/m);
+    expect(text).toMatch(/^ctl_pipeline_runs_total\{status="completed"\} 1$/m);
+    expect(text).toMatch(/^ctl_pipeline_sources\{health="unhealthy"\} 1$/m);
+    expect(text).toMatch(/^ctl_pipeline_posts\{status="pending"\} [1-9]/m);
   });
 
   it('answers 502 when the model call fails and records the failed run', async () => {

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { loadPipelineConfig } from '../../src/pipeline/config.js';
 import { parseDuration } from '../../src/http/duration.js';
-import { hashPassword, verifyPassword, isPasswordHash } from '../../src/pipeline/auth/password.js';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { hashPassword, verifyPassword, isPasswordHash, stableHashForPassword } from '../../src/pipeline/auth/password.js';
 import { parseIsoDateTime } from '../../src/pipeline/time.js';
 import { splitIntoParts, weightedLength } from '../../src/pipeline/drafting/length.js';
 import { extractJson, parseDrafts } from '../../src/pipeline/drafting/parse.js';
@@ -56,6 +59,28 @@ describe('password', () => {
     expect(await verifyPassword('s3cret', h)).toBe(true);
     expect(await verifyPassword('S3cret', h)).toBe(false);
     expect(await verifyPassword('s3cret', 'garbage')).toBe(false);
+  });
+
+  it('checks concurrent logins on its one thread, each against its own hash', async () => {
+    const a = hashPassword('alpha');
+    const b = hashPassword('beta');
+    const got = await Promise.all([verifyPassword('alpha', a), verifyPassword('beta', a), verifyPassword('beta', b), verifyPassword('alpha', b), verifyPassword('alpha', a)]);
+    expect(got).toEqual([true, false, true, false, true]);
+  });
+
+  it('keeps the hash of an unchanged clear password across starts, and makes a new one when it changes', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ctl-pw-'));
+    try {
+      const path = join(dir, 'secrets', 'owner.hash');
+      const first = stableHashForPassword('pw-one', path);
+      expect(stableHashForPassword('pw-one', path)).toBe(first);
+      expect(statSync(path).mode & 0o777).toBe(0o600);
+      const changed = stableHashForPassword('pw-two', path);
+      expect(changed).not.toBe(first);
+      expect(readFileSync(path, 'utf8').trim()).toBe(changed);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

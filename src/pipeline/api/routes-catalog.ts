@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { HttpError, conflict, notFound } from '../../http/errors.js';
 import type { Category } from '../data/categories.js';
 import type { Source, SourceInput, SourceType } from '../data/sources.js';
+import { checkUserUrl, URL_REFUSED, UrlRefusedError } from '../../egress/user-url.js';
 import type { Services } from '../services.js';
 import { type ApiRegistry, pathId } from './registry.js';
 import { Category as CategorySchema, CategoryCreate, CategoryUpdate, Source as SourceSchema, SourceCreate, SourceUpdate } from './schemas.js';
@@ -24,6 +25,15 @@ export function catalogRoutes(api: ApiRegistry, s: Services): void {
     if (!name) throw new HttpError(422, 'body/name must not be blank', { code: 'validation_error' });
     const url = input.url.trim();
     checkSourceUrl(input.source_type, url);
+    // A feed URL is fetched on every run: refused now if it names a private address (DNS is checked at the fetch).
+    if (input.source_type !== 'hackernews') {
+      try {
+        checkUserUrl(url, s.egress, { allowHttp: true });
+      } catch (e) {
+        if (e instanceof UrlRefusedError) throw new HttpError(422, `body/url: ${URL_REFUSED}`, { code: 'validation_error' });
+        throw e;
+      }
+    }
     let category = input.category.trim();
     if (category) category = s.categories.ensure(category).name;
     return { ...input, name, url, category };

@@ -16,7 +16,21 @@ export const TokenResponse = Type.Object({
   token_type: Type.Literal('bearer'),
   expires_in: Type.Integer({ description: 'seconds; 86400' }),
 });
-export const Health = Type.Object({ status: Type.Literal('healthy'), version: Type.String(), timestamp: Iso('server time') });
+export const ScheduleState = Type.Object({
+  job: StringEnum(['run', 'metrics', 'proposals'] as const),
+  schedule: Type.String({ description: 'cron expression from ctl.yaml pipeline.schedules' }),
+  next_run_at: Iso('when it runs next'),
+  last_run_at: Type.Union([Iso('when it last ran'), Type.Null()]),
+  last_status: Type.Union([StringEnum(['ok', 'failed', 'skipped'] as const), Type.Null()]),
+  last_error: Type.Union([Type.String(), Type.Null()]),
+  running: Type.Boolean(),
+});
+export const Health = Type.Object({
+  status: Type.Literal('healthy'),
+  version: Type.String(),
+  timestamp: Iso('server time'),
+  schedules: Type.Array(ScheduleState, { description: 'scheduled jobs (empty when none is configured)' }),
+});
 
 export const PostStatus = StringEnum(['pending', 'approved', 'rejected', 'published', 'failed'] as const);
 export const Post = Type.Object({

@@ -63,6 +63,10 @@ export class TokenIssuer {
         issuer: ISSUER,
         subject: SUBJECT,
         currentDate: new Date(this.clock.now()),
+        // A correctly signed token without an expiry would be valid forever: every token needs one,
+        // and none is accepted past the lifetime this issuer gives (whatever its `exp` says).
+        requiredClaims: ['exp', 'iat'],
+        maxTokenAge: TOKEN_TTL_SECONDS,
       });
       if (passwordHash === null || payload.pv !== passwordFingerprint(passwordHash)) return 'token was issued for another password';
       return null;

@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { InternalAlerts } from '../../http/component.js';
 import type { Clock } from '../../http/clock.js';
 import type { ActivityRepo } from '../data/activity.js';
 import type { Post, PostsRepo } from '../data/posts.js';
@@ -24,6 +25,8 @@ export interface PublisherDeps {
   log: Logger;
   uploadsDir: string;
   intervalMs: number;
+  /** ctl's alert manager: PipelinePublishFailed per post that will not be retried, until it is published. */
+  alerts?: InternalAlerts;
 }
 
 export class Publisher {
@@ -92,9 +95,11 @@ export class Publisher {
         this.d.posts.markPublishFailure(post.id, err.message, final);
         this.d.activity.add('post_publish_failed', `Publishing post ${post.id} failed${final ? '' : ' (will retry)'}: ${err.message}`, 'post', post.id);
         this.d.log.warn({ post: post.id, err: err.message, final }, 'publishing a post failed');
+        if (final) this.d.alerts?.fire({ alertname: 'PipelinePublishFailed', labels: { post_id: String(post.id) }, annotations: { summary: `publishing post ${post.id} failed: ${err.message}` }, path: `/api/posts/${post.id}` });
         throw err;
       }
       this.d.posts.markPublished(post.id, ids);
+      this.d.alerts?.resolve('PipelinePublishFailed', { post_id: String(post.id) });
       this.d.activity.add('post_published', `Post ${post.id} published on X (${ids[0]})`, 'post', post.id);
       return this.d.posts.get(post.id)!;
     } finally {

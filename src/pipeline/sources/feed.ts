@@ -6,7 +6,7 @@ import type { XMLParser } from 'fast-xml-parser';
 import { lazyRequire } from '../../http/lazy.js';
 import type { Egress } from '../../egress/index.js';
 import type { Source } from '../data/sources.js';
-import { FetchError, fetchText, redact } from './http.js';
+import { FetchError, fetchUserText, redact } from './http.js';
 import { decodeEntities, stripHtml } from './text.js';
 import { normaliseUrl, type ResearchItem } from './types.js';
 
@@ -29,7 +29,7 @@ const parser = () => (parserInstance ??= new (fxp().XMLParser)({
 }));
 
 export async function fetchFeed(egress: Egress, source: Source, o: FeedOptions, signal: AbortSignal): Promise<ResearchItem[]> {
-  const r = await fetchText(egress, source.url, {
+  const r = await fetchUserText(egress, source.url, {
     timeoutMs: o.timeoutMs,
     maxBytes: o.maxBytes,
     signal,

@@ -3,6 +3,7 @@
  * a body size cap and one clear error message per failure.
  */
 import type { Egress } from '../../egress/index.js';
+import { fetchUserUrl, URL_REFUSED, UrlRefusedError, type UserUrlResponse } from '../../egress/user-url.js';
 
 export class FetchError extends Error {
   constructor(
@@ -68,6 +69,46 @@ export async function fetchText(egress: Egress, url: string, opts: FetchOptions)
     if (timeout.aborted) throw new FetchError(`timed out after ${opts.timeoutMs} ms`);
     if (opts.signal?.aborted) throw new FetchError('source deadline exceeded');
     throw new FetchError(describeNetworkError(e));
+  }
+}
+
+/**
+ * Fetch a URL a user gave (a feed source) under ctl's SSRF policy (src/egress/user-url.ts): public
+ * or allow-listed destinations only, redirects checked again, one text for every refusal.
+ */
+export async function fetchUserText(egress: Egress, url: string, opts: FetchOptions): Promise<FetchedText> {
+  const timeout = AbortSignal.timeout(opts.timeoutMs);
+  const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
+  let res: UserUrlResponse;
+  try {
+    res = await fetchUserUrl(egress, url, { allowHttp: true, headers: { 'user-agent': 'ctl-pipeline', ...opts.headers }, signal, timeoutMs: opts.timeoutMs });
+  } catch (e) {
+    if (e instanceof UrlRefusedError) throw new FetchError(URL_REFUSED);
+    if (timeout.aborted) throw new FetchError(`timed out after ${opts.timeoutMs} ms`);
+    if (opts.signal?.aborted) throw new FetchError('source deadline exceeded');
+    throw new FetchError(describeNetworkError(e));
+  }
+  res.body.on('error', () => undefined);
+  try {
+    const declared = Number(res.headers['content-length']);
+    if (Number.isFinite(declared) && declared > opts.maxBytes) throw new FetchError(`response larger than ${opts.maxBytes} bytes`);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const c of res.body) {
+      size += (c as Buffer).length;
+      if (size > opts.maxBytes) throw new FetchError(`response larger than ${opts.maxBytes} bytes`);
+      chunks.push(c as Buffer);
+    }
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+    return { status: res.status, headers, text: Buffer.concat(chunks).toString('utf8') };
+  } catch (e) {
+    if (e instanceof FetchError) throw e;
+    if (timeout.aborted) throw new FetchError(`timed out after ${opts.timeoutMs} ms`);
+    if (opts.signal?.aborted) throw new FetchError('source deadline exceeded');
+    throw new FetchError(describeNetworkError(e));
+  } finally {
+    res.body.destroy();
   }
 }
 
