@@ -27,8 +27,12 @@ const benches: Bench[] = [
   { name: 'core', run: runCoreBench },
   await optional('ratelimit', './ratelimit.js', 'runRateLimitBench'),
   await optional('alertmanager', './alertmanager.js', 'runAlertmanagerBench'),
+  await optional('alertmanager-notify', './alertmanager-notify.js', 'runAlertmanagerNotifyBench'),
+  await optional('alertmanager-silences', './alertmanager-silences.js', 'runAlertmanagerSilencesBench'),
   await optional('gateway', './gateway.js', 'runGatewayBench'),
+  await optional('gateway-catalog', './gateway-catalog.js', 'runGatewayCatalogBench'),
   await optional('nodes', './nodes.js', 'runNodesBench'),
+  await optional('abuse', './abuse.js', 'runAbuseBench'),
 ];
 
 const only = process.argv.slice(2);

@@ -57,6 +57,17 @@ export function socketGet(socket: string, host: string, path: string): Promise<n
   });
 }
 
+/** The daemon's servers with their bound addresses (GET /core/1.0 on the socket). */
+export function boundAddresses(socket: string): Promise<{ servers: Record<string, { bound_address: string }> }> {
+  return new Promise((resolve, reject) => {
+    http.get({ socketPath: socket, path: '/core/1.0', headers: { Host: 'core' } }, (res) => {
+      let b = '';
+      res.on('data', (c) => (b += c));
+      res.on('end', () => resolve(JSON.parse(b).metadata));
+    }).on('error', reject);
+  });
+}
+
 export interface BenchDaemon {
   dir: string;
   socket: string;
