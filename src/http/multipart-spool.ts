@@ -1,8 +1,9 @@
 /**
- * A multipart/form-data upload with one file, spooled to a temp file as it arrives (never held whole
- * in memory), with the text fields beside it: the file is capped while streaming (413), every busboy
- * stream has its error handled (a truncated body is a 400, never a crash), and on any failure the
- * rest of the body is discarded and the temp file removed. The caller removes the file when done.
+ * A multipart/form-data upload whose files are spooled to temp files as they arrive (never held whole
+ * in memory), with the text fields beside them: each file and their total are capped while streaming
+ * (413), every busboy stream has its error handled (a truncated body is a 400, never a crash), and on
+ * any failure the rest of the body is discarded and the temp files removed. The caller removes the
+ * files when done (`removeSpooled`).
  */
 import type Busboy from 'busboy';
 import { randomBytes } from 'node:crypto';
@@ -17,109 +18,136 @@ import { lazyRequire } from './lazy.js';
 
 const busboy = lazyRequire<typeof Busboy>('busboy');
 
-export interface SpooledUpload {
+export interface SpooledFile {
+  /** The form field it came in (`image[]` is reported as `image[]`). */
+  field: string;
   /** The temp file holding the upload. */
   path: string;
   /** The file name the client gave. */
   filename: string;
   mimeType: string;
   size: number;
+}
+
+export interface SpooledForm {
+  /** In the order they arrived. */
+  files: SpooledFile[];
   /** Text fields (the last value of a repeated one wins; `name[]` fields are collected in `lists`). */
   fields: Record<string, string>;
   lists: Record<string, string[]>;
 }
 
-export interface SpoolOptions {
+export interface FormSpoolOptions {
   dir: string;
-  fileField: string;
+  /** Field names that may carry a file. */
+  fileFields: readonly string[];
+  maxFiles: number;
+  /** Cap on each file. */
   maxBytes: number;
+  /** Cap on all files together (default: maxBytes). */
+  maxTotalBytes?: number;
   /** Phrase for messages: "audio file", "image". */
   what: string;
 }
 
-export async function spoolUpload(ctx: RequestContext, o: SpoolOptions): Promise<SpooledUpload> {
+/** Removes the temp files of a spooled form (never throws). */
+export async function removeSpooled(files: readonly { path: string }[]): Promise<void> {
+  await Promise.all(files.map((f) => rm(f.path, { force: true }).catch(() => undefined)));
+}
+
+export async function spoolForm(ctx: RequestContext, o: FormSpoolOptions): Promise<SpooledForm> {
+  const total = o.maxTotalBytes ?? o.maxBytes;
+  const named = o.fileFields.map((f) => `"${f}"`).join(' or ');
   if (mediaType(ctx) !== 'multipart/form-data') {
-    throw unsupportedMediaType(`unsupported media type "${mediaType(ctx) || 'none'}": send multipart/form-data with the ${o.what} in a field named "${o.fileField}"`);
+    throw unsupportedMediaType(`unsupported media type "${mediaType(ctx) || 'none'}": send multipart/form-data with the ${o.what} in a field named ${named}`);
   }
   const declared = Number(ctx.req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > o.maxBytes + 64 * 1024) {
+  if (Number.isFinite(declared) && declared > total + 64 * 1024) {
     discardBody(ctx.req);
-    throw payloadTooLarge(`${o.what} larger than ${o.maxBytes} bytes`);
+    throw payloadTooLarge(`${o.what} larger than ${total} bytes`);
   }
   mkdirSync(o.dir, { recursive: true, mode: 0o700 });
   let bb: Busboy.Busboy;
   try {
-    bb = busboy()({ headers: ctx.req.headers, limits: { files: 1, fileSize: o.maxBytes, fields: 50, fieldSize: 64 * 1024, parts: 60 } });
+    bb = busboy()({ headers: ctx.req.headers, limits: { files: o.maxFiles + 1, fileSize: o.maxBytes, fields: 50, fieldSize: 64 * 1024, parts: 60 + o.maxFiles } });
   } catch (e) {
     discardBody(ctx.req);
     throw new HttpError(400, `bad multipart request: ${(e as Error).message}`);
   }
-  const path = join(o.dir, `.upload-${randomBytes(16).toString('hex')}`);
-  return await new Promise<SpooledUpload>((resolve, reject) => {
+  return await new Promise<SpooledForm>((resolve, reject) => {
     const fields: Record<string, string> = {};
     const lists: Record<string, string[]> = {};
-    let saving: Promise<{ filename: string; mimeType: string; size: number }> | null = null;
-    let out: ReturnType<typeof createWriteStream> | null = null;
+    const saving: Promise<SpooledFile>[] = [];
+    const paths: { path: string }[] = [];
+    const outs: ReturnType<typeof createWriteStream>[] = [];
+    let received = 0;
     let failed: HttpError | null = null;
     let settled = false;
-    const abandon = (err: HttpError) => {
+    const fail = (err: unknown) => {
       if (settled) return;
       settled = true;
-      out?.destroy();
+      void removeSpooled(paths).finally(() => reject(err instanceof HttpError ? err : new HttpError(500, (err as Error).message)));
+    };
+    const abandon = (err: HttpError) => {
+      if (settled) return;
+      for (const out of outs) out.destroy();
       ctx.req.unpipe(bb);
       bb.removeAllListeners('close');
       discardBody(ctx.req);
-      rm(path, { force: true })
-        .catch(() => undefined)
-        .finally(() => reject(err));
+      fail(err);
     };
+    const tooLarge = () => payloadTooLarge(`${o.what} larger than ${o.maxBytes} bytes`);
     bb.on('field', (name, value) => {
       if (name.endsWith('[]')) (lists[name.slice(0, -2)] ??= []).push(value);
       else fields[name] = value;
     });
     bb.on('file', (field, stream, info) => {
       stream.on('error', (e: Error) => abandon(new HttpError(400, `bad multipart request: ${e.message}`)));
-      if (field !== o.fileField || saving) {
+      if (!o.fileFields.includes(field) || saving.length >= o.maxFiles) {
         stream.resume();
-        if (!failed) failed = new HttpError(400, field !== o.fileField ? `unexpected file field "${field}": send the ${o.what} in a field named "${o.fileField}"` : `send one ${o.what} per request`);
+        if (!failed) {
+          failed = new HttpError(
+            400,
+            !o.fileFields.includes(field) ? `unexpected file field "${field}": send the ${o.what} in a field named ${named}` : o.maxFiles === 1 ? `send one ${o.what} per request` : `send at most ${o.maxFiles} files per request`,
+          );
+        }
         return;
       }
-      saving = new Promise((res, rej) => {
-        out = createWriteStream(path, { mode: 0o600 });
+      const path = join(o.dir, `.upload-${randomBytes(16).toString('hex')}`);
+      paths.push({ path });
+      const one = new Promise<SpooledFile>((res, rej) => {
+        const out = createWriteStream(path, { mode: 0o600 });
+        outs.push(out);
         let size = 0;
-        stream.on('data', (chunk: Buffer) => (size += chunk.length));
-        stream.on('limit', () => abandon(payloadTooLarge(`${o.what} larger than ${o.maxBytes} bytes`)));
+        stream.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          received += chunk.length;
+          if (received > total) abandon(payloadTooLarge(`${o.what} larger than ${total} bytes`));
+        });
+        stream.on('limit', () => abandon(tooLarge()));
         stream.pipe(out);
         out.on('error', (e) => rej(new HttpError(500, `saving the upload: ${e.message}`)));
-        out.on('finish', () => res({ filename: info.filename || 'upload', mimeType: (info.mimeType || 'application/octet-stream').toLowerCase(), size }));
+        out.on('finish', () => res({ field, path, filename: info.filename || 'upload', mimeType: (info.mimeType || 'application/octet-stream').toLowerCase(), size }));
       });
-      saving.catch(() => undefined);
+      one.catch(() => undefined);
+      saving.push(one);
     });
     bb.on('partsLimit', () => abandon(new HttpError(400, 'too many parts in the multipart body')));
     bb.on('fieldsLimit', () => abandon(new HttpError(400, 'too many fields in the multipart body')));
     bb.on('error', (e) => abandon(new HttpError(400, `bad multipart request: ${(e as Error).message}`)));
     bb.on('close', () => {
       const done = async () => {
-        if (!saving) throw failed ?? new HttpError(400, `no ${o.what} in the request: send it in a multipart field named "${o.fileField}"`);
-        const saved = await saving;
+        const files = await Promise.all(saving);
         if (failed) throw failed;
-        if (saved.size === 0) throw new HttpError(400, `the ${o.what} is empty`);
-        return { path, ...saved, fields, lists };
+        const empty = files.find((f) => f.size === 0);
+        if (empty) throw new HttpError(400, `the ${o.what} ${o.maxFiles > 1 ? `"${empty.filename}" ` : ''}is empty`);
+        return { files, fields, lists };
       };
-      done().then(
-        (u) => {
-          if (settled) return;
-          settled = true;
-          resolve(u);
-        },
-        (e: unknown) => {
-          if (settled) return;
-          settled = true;
-          rm(path, { force: true })
-            .catch(() => undefined)
-            .finally(() => reject(e instanceof HttpError ? e : new HttpError(500, (e as Error).message)));
-        },
-      );
+      done().then((u) => {
+        if (settled) return;
+        settled = true;
+        resolve(u);
+      }, fail);
     });
     ctx.req.on('error', (e) => abandon(new HttpError(400, `request body: ${e.message}`)));
     ctx.req.pipe(bb);

@@ -1,0 +1,124 @@
+/**
+ * A multipart inference operation (transcriptions, image edits): the upload is spooled to temp files
+ * as it arrives (never held in memory), checked, routed like chat (resolution, combos, fallback,
+ * limits, usage log, telemetry headers) to a provider kind with a form endpoint and a model of the
+ * operation's type (or undeclared), sent on from disk (each attempt reads the files again, so a
+ * fallback can resend them), and removed before the answer goes out.
+ */
+import { openAsBlob } from 'node:fs';
+import { join } from 'node:path';
+import type { RequestContext } from '../../../http/context.js';
+import { badRequest } from '../../../http/errors.js';
+import { removeSpooled, spoolForm, type FormSpoolOptions, type SpooledForm } from '../../../http/multipart-spool.js';
+import { sendText } from '../../../http/respond.js';
+import { RequestAbort } from '../../abort.js';
+import type { Principal } from '../../auth.js';
+import { attemptDeps, costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
+import { checkLimits } from '../../limits/index.js';
+import type { MediaUsage } from '../../pricing.js';
+import { newUpstreamForm } from '../../providers/http.js';
+import { callFormOperation, modelSpec, providerAdapter } from '../../providers/index.js';
+import { runAttempts } from '../../routing/attempts.js';
+import type { Resolution } from '../../routing/resolve.js';
+import { orderTargets } from '../../routing/strategies.js';
+import type { GatewayServices } from '../../services.js';
+import { sessionIdOf, setTelemetryHeaders } from '../../telemetry.js';
+import { withArticle } from './models.js';
+
+export interface FormOperation {
+  endpoint: string;
+  route: string;
+  /** Path under the provider's base URL. */
+  path: string;
+  type: string;
+  /** Words for the 400 when a provider kind has no such endpoint ("transcription endpoint"). */
+  endpointName: string;
+  spool(svc: GatewayServices): Omit<FormSpoolOptions, 'dir'>;
+  /** Checks the spooled form (400 on a bad one). */
+  validate(form: SpooledForm): void;
+  /** Input tokens and media units the answer is charged for. */
+  usage(answer: { text: string; contentType: string }, form: SpooledForm): { tokensIn: number; media: MediaUsage };
+  /** The answer as the client gets it (`ref` is the `<provider>/<model>` that answered). */
+  answer?(text: string, contentType: string, ref: string): string;
+}
+
+function qualifies(op: FormOperation, t: Resolution['targets'][number]): boolean {
+  if (!providerAdapter(t.provider.conn.kind).formOperation) return false;
+  const spec = modelSpec(t.provider.conn, t.modelId) as { type?: string; typeDeclared?: boolean } | undefined;
+  return !spec?.typeDeclared || spec.type === op.type;
+}
+
+export async function serveFormOperation(ctx: RequestContext, svc: GatewayServices, op: FormOperation, providerScope?: string): Promise<void> {
+  const principal = ctx.state.principal as Principal;
+  const form = await spoolForm(ctx, { dir: join(svc.uploadsDir(), 'tmp'), ...op.spool(svc) });
+  const startedAt = svc.clock.now();
+  const sessionId = sessionIdOf(ctx.req);
+  const model = form.fields.model ?? '';
+  const info = { endpoint: op.endpoint, requestId: ctx.requestId, principal, stream: false, model, ...(sessionId !== undefined ? { sessionId } : {}) };
+  const abort = new RequestAbort();
+  const onClose = () => {
+    if (!ctx.res.writableFinished) abort.abort();
+  };
+  ctx.res.once('close', onClose);
+  let resolution: Resolution | undefined;
+  let release: (() => void) | undefined;
+  try {
+    if (!model) throw badRequest('model is required (a form field)');
+    op.validate(form);
+    resolution = resolveFor(svc, model, principal, providerScope);
+    const capable = resolution.targets.filter((t) => qualifies(op, t));
+    if (capable.length === 0) {
+      const t = resolution.targets[0]!;
+      const spec = modelSpec(t.provider.conn, t.modelId) as { type?: string } | undefined;
+      throw badRequest(`model ${t.ref} cannot serve ${op.route}: ${providerAdapter(t.provider.conn.kind).formOperation ? `it is declared as ${withArticle(String(spec?.type))} model` : `provider kind ${t.provider.conn.kind} has no ${op.endpointName}`}`);
+    }
+    const settings = svc.state.catalog.settings;
+    checkLimits(svc, principal, resolution);
+    release = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort));
+    const run = await runAttempts(
+      {
+        resolution,
+        ordered: orderTargets(resolution.strategy, resolution.combo?.name, capable, svc.strategy),
+        request: { requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), ...(principal.key ? { apiKeyId: principal.key.id } : {}) },
+        maxAttempts: resolution.combo?.maxAttempts ?? settings.maxAttempts,
+        retryWaitMaxMs: settings.retryWaitMaxMs,
+        signal: abort,
+      },
+      attemptDeps(svc),
+      async (s, signal) => {
+        // A fresh form each attempt: the file parts are read from disk again.
+        const upstream = newUpstreamForm();
+        for (const [k, v] of Object.entries(form.fields)) upstream.append(k, k === 'model' ? s.modelId : v);
+        for (const [k, vs] of Object.entries(form.lists)) for (const v of vs) upstream.append(`${k}[]`, v);
+        for (const f of form.files) upstream.append(f.field, await openAsBlob(f.path, { type: f.mimeType }), f.filename);
+        return await callFormOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, op.path, upstream, { egress: svc.egress, signal, now: () => svc.clock.now() });
+      },
+    );
+    run.release();
+    release();
+    release = undefined;
+    ctx.res.off('close', onClose);
+    // Removed before answering: once the client has its answer, nothing of the upload is left.
+    await removeSpooled(form.files);
+    const { tokensIn, media } = op.usage(run.value, form);
+    const usage = { inputTokens: tokensIn, outputTokens: 0 };
+    const cost = costFor(svc, run.subject, usage, media);
+    setTelemetryHeaders(ctx.res, {
+      decision: { strategy: resolution.strategy, provider: run.subject.provider.config.id, latencyMs: svc.clock.now() - startedAt },
+      requestId: ctx.requestId,
+      ...(sessionId !== undefined ? { sessionId } : {}),
+      provider: run.subject.provider.config.id,
+      model: run.subject.modelId,
+      fallbackAttempts: run.failedAttempts,
+      usage: { tokensIn, tokensOut: 0, cost, latencyMs: svc.clock.now() - startedAt, cacheHit: false },
+    });
+    const text = op.answer ? op.answer(run.value.text, run.value.contentType, run.subject.ref) : run.value.text;
+    sendText(ctx.res, 200, text, run.value.contentType);
+    recordRequest(svc, { input: info, resolution, subject: run.subject, status: 200, usage, cost, attempts: run.attempts, failedAttempts: run.failedAttempts, startedAt });
+  } catch (e) {
+    release?.();
+    throw failRequest(svc, ctx.res, e, { input: info, ...(resolution ? { resolution } : {}), startedAt });
+  } finally {
+    await removeSpooled(form.files);
+  }
+}
