@@ -3,6 +3,7 @@
  * models, aliases, combos, model-combo mappings, API keys (hashed), pricing overrides, settings,
  * login sessions and the request log. All SQL lives here so another backend can replace it.
  */
+import { MODALITY_SQL, modalityOf } from './modality.js';
 import type { Migration, Store } from '../store/index.js';
 import type { ProviderKind } from './canonical.js';
 import type {
@@ -329,6 +330,8 @@ export interface RequestLogEntry {
 
 export interface RequestLogRow extends RequestLogEntry {
   id: number;
+  /** chat, embedding, image, speech, transcription, rerank, moderation, video or music (from the endpoint). */
+  modality: string;
 }
 
 const LOG_COLUMNS = `request_id, ts, endpoint, api_key_id, session_id, requested_model, combo, strategy, provider, model,
@@ -828,14 +831,14 @@ export class GatewayStore {
     return { total, rows: rows.map(toLogRow) };
   }
 
-  /** Aggregates per period (`day` or `hour`), optionally grouped by provider, model, combo or key. */
-  history(q: { since: number; until?: number; period: 'day' | 'hour'; groupBy?: 'provider' | 'model' | 'combo' | 'api_key_id' }): HistoryBucket[] {
+  /** Aggregates per period (`day` or `hour`), optionally grouped by provider, model, combo, key or modality. */
+  history(q: { since: number; until?: number; period: 'day' | 'hour'; groupBy?: 'provider' | 'model' | 'combo' | 'api_key_id' | 'modality' }): HistoryBucket[] {
     const { where, args } = this.logFilter({ since: q.since, ...(q.until !== undefined ? { until: q.until } : {}) });
     const fmt = q.period === 'hour' ? '%Y-%m-%dT%H:00:00Z' : '%Y-%m-%d';
-    const group = q.groupBy ? `, ${q.groupBy}` : '';
+    const group = q.groupBy ? ', grp' : '';
     const rows = this.store
       .prepare(
-        `SELECT strftime('${fmt}', ts / 1000, 'unixepoch') AS period${q.groupBy ? `, ${q.groupBy} AS grp` : ''},
+        `SELECT strftime('${fmt}', ts / 1000, 'unixepoch') AS period${q.groupBy ? `, ${q.groupBy === 'modality' ? MODALITY_SQL : q.groupBy} AS grp` : ''},
            COUNT(*) AS requests, SUM(status >= 400) AS errors, SUM(tokens_in) AS tokens_in, SUM(tokens_out) AS tokens_out,
            SUM(cost) AS cost, AVG(latency_ms) AS avg_latency
          FROM request_log ${where} GROUP BY period${group} ORDER BY period${group}`,
@@ -880,6 +883,7 @@ function toLogRow(r: Record<string, unknown>): RequestLogRow {
     requestId: r.request_id as string,
     ts: r.ts as number,
     endpoint: r.endpoint as string,
+    modality: modalityOf(r.endpoint as string),
     ...omitUndefined({
       apiKeyId: s('api_key_id'),
       sessionId: s('session_id'),

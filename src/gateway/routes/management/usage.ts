@@ -74,8 +74,8 @@ export function usageRoutes(r: Router, svc: GatewayServices): void {
       const period = ctx.query.get('period') ?? 'day';
       if (period !== 'day' && period !== 'hour') throw badRequest('period must be day or hour');
       const groupParam = ctx.query.get('groupBy') ?? ctx.query.get('group_by');
-      const groupMap = { provider: 'provider', model: 'model', combo: 'combo', key: 'api_key_id', apiKeyId: 'api_key_id' } as const;
-      if (groupParam && !(groupParam in groupMap)) throw badRequest('groupBy must be provider, model, combo or key');
+      const groupMap = { provider: 'provider', model: 'model', combo: 'combo', key: 'api_key_id', apiKeyId: 'api_key_id', modality: 'modality' } as const;
+      if (groupParam && !(groupParam in groupMap)) throw badRequest('groupBy must be provider, model, combo, key or modality');
       const groupBy = groupParam ? groupMap[groupParam as keyof typeof groupMap] : undefined;
       const since = timeQuery(ctx, 'since') ?? svc.clock.now() - days * DAY;
       const until = timeQuery(ctx, 'until');
