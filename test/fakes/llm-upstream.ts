@@ -66,7 +66,7 @@ export interface MockUpstream {
   apiKey?: string;
   models: string[];
   /** The last transcription upload the mock read: its fields and the file's name and size. */
-  lastForm?: { fields: Record<string, string>; file: { name: string; size: number } };
+  lastForm?: { fields: Record<string, string>; file: { name: string; size: number }; files?: { field: string; name: string; size: number }[] };
   /** Requests whose response has not finished yet (streams in flight). */
   open(): number;
   /** Resolves when a client connection of a response closes early (client abort reached the mock). */
@@ -250,6 +250,24 @@ export async function startLlmUpstream(
           if (parts.response_format === 'verbose_json') return json(res, 200, { task: 'transcribe', language: parts.language ?? 'english', duration: 12.5, text, segments: [] });
           if (parts.response_format === 'srt') return void res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end(`1\n00:00:00,000 --> 00:00:01,000\n${text}\n`);
           return json(res, 200, { text, usage: { type: 'tokens', input_tokens: 42, output_tokens: 7, total_tokens: 49 } });
+        }
+        if (rest === '/v1/images/edits') {
+          // The same tiny multipart reader: every file part (name, field, size) and the text fields.
+          const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(String(req.headers['content-type']))?.slice(1).find(Boolean) ?? '';
+          const parts: Record<string, string> = {};
+          const files: { field: string; name: string; size: number }[] = [];
+          for (const chunk of String(body ?? '').split(`--${boundary}`)) {
+            const m = /^\r\nContent-Disposition: form-data; name="([^"]+)"(?:; filename="([^"]*)")?\r\n(?:Content-Type: [^\r]*\r\n)?\r\n([\s\S]*)\r\n$/.exec(chunk);
+            if (!m) continue;
+            if (m[2] !== undefined) files.push({ field: m[1]!, name: m[2], size: Buffer.byteLength(m[3]!) });
+            else parts[m[1]!] = m[3]!;
+          }
+          mock.lastForm = { fields: parts, file: files[0] ? { name: files[0].name, size: files[0].size } : { name: '', size: -1 }, files };
+          const n = Number(parts.n ?? 1);
+          const images = files.filter((f) => f.field !== 'mask').length;
+          const masked = files.some((f) => f.field === 'mask');
+          const data = Array.from({ length: n }, (_, i) => ({ url: `https://img.mock/edit-${i}.png`, revised_prompt: `${parts.prompt} (${images} image${images === 1 ? '' : 's'}${masked ? ', masked' : ''})` }));
+          return json(res, 200, { created: 1, data, usage: { input_tokens: 10, output_tokens: 0, total_tokens: 10 } });
         }
         if (rest === '/v1/audio/speech') {
           // Deterministic "audio": the input repeated to 300 KB, written in 64 KB chunks.

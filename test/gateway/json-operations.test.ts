@@ -82,6 +82,61 @@ describe('images', () => {
   });
 });
 
+describe('image edits', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ctl-img-'));
+  const png = join(dir, 'harbour.png');
+  const mask = join(dir, 'mask.png');
+  writeFileSync(png, 'PNG' + 'p'.repeat(300_000));
+  writeFileSync(mask, 'PNGmask');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('the OpenAI SDK edits an image with a mask, and several images; cost per image; nothing left on disk', async () => {
+    const client = new OpenAI({ apiKey: 'x', baseURL: `${gw.trustedUrl}/v1` });
+    const raw = await client.images.edit({ model: 'oa/gpt-image-1', image: createReadStream(png), mask: createReadStream(mask), prompt: 'add a boat', n: 2, size: '1024x1024' }).withResponse();
+    expect(raw.data.data!.map((d) => d.revised_prompt)).toEqual(['add a boat (1 image, masked)', 'add a boat (1 image, masked)']);
+    expect(Number(raw.response.headers.get('x-gateway-response-cost'))).toBeCloseTo(0.08, 10);
+    expect(mock.lastForm!.fields).toMatchObject({ model: 'gpt-image-1', prompt: 'add a boat', n: '2', size: '1024x1024' });
+    expect(mock.lastForm!.files!.map((f) => [f.field, f.name, f.size])).toEqual([
+      ['image', 'harbour.png', 300_003],
+      ['mask', 'mask.png', 7],
+    ]);
+    const many = await client.images.edit({ model: 'oa/gpt-image-1', image: [createReadStream(png), createReadStream(png)], prompt: 'merge' });
+    expect(many.data![0]!.revised_prompt).toBe('merge (2 images)');
+    expect(readdirSync(join(gw.dir, 'uploads', 'gateway', 'tmp'))).toEqual([]);
+  });
+
+  it('bad forms are 400s in OpenAI error shape; a speech model cannot edit images', async () => {
+    const post = async (parts: [string, string | Blob, string?][]) => {
+      const form = new FormData();
+      for (const [k, v, name] of parts) (v instanceof Blob ? form.append(k, v, name) : form.append(k, v));
+      const res = await fetch(`${gw.trustedUrl}/v1/images/edits`, { method: 'POST', body: form });
+      return { status: res.status, json: (await res.json()) as { error: { message: string; type: string } } };
+    };
+    const img = new Blob(['PNGx']);
+    for (const [parts, msg] of [
+      [[['model', 'oa/gpt-image-1'], ['prompt', 'p']], /image is required/],
+      [[['model', 'oa/gpt-image-1'], ['image', img, 'a.gif'], ['prompt', 'p']], /unsupported image format "a.gif"/],
+      [[['model', 'oa/gpt-image-1'], ['image', img, 'a.png']], /prompt is required/],
+      [[['model', 'oa/gpt-image-1'], ['image', img, 'a.png'], ['mask', img, 'm.jpg'], ['prompt', 'p']], /mask must be a PNG/],
+      [[['model', 'oa/gpt-image-1'], ['image', img, 'a.png'], ['prompt', 'p'], ['n', '11']], /n must be an integer from 1 to 10/],
+      [[['model', 'oa/gpt-image-1'], ['file', img, 'a.png'], ['prompt', 'p']], /unexpected file field "file"/],
+      [[['model', 'oa/tts-1'], ['image', img, 'a.png'], ['prompt', 'p']], /model oa\/tts-1 cannot serve \/v1\/images\/edits: it is declared as a speech model/],
+    ] as const) {
+      const r = await post(parts as unknown as [string, string | Blob, string?][]);
+      expect(r.status, JSON.stringify(r.json)).toBe(400);
+      expect(r.json.error.type).toBe('invalid_request_error');
+      expect(r.json.error.message).toMatch(msg);
+    }
+    expect(readdirSync(join(gw.dir, 'uploads', 'gateway', 'tmp'))).toEqual([]);
+    // The provider-scoped route.
+    const form = new FormData();
+    form.append('model', 'gpt-image-1');
+    form.append('prompt', 'p');
+    form.append('image', img, 'a.webp');
+    expect((await fetch(`${gw.trustedUrl}/v1/providers/oa/images/edits`, { method: 'POST', body: form })).status).toBe(200);
+  });
+});
+
 describe('speech', () => {
   it('the OpenAI SDK gets the audio bytes back, streamed with their content type', async () => {
     const client = new OpenAI({ apiKey: 'x', baseURL: `${gw.trustedUrl}/v1` });
@@ -186,6 +241,13 @@ describe('media prices', () => {
     expect(cost(video)).toBeCloseTo(2, 10);
     const music = await gw.req('POST', '/v1/music/generations', { model: 'oa/lyria', prompt: 'calm' });
     expect(cost(music)).toBeCloseTo(0.06, 10);
+    // Request-log rows carry the modality, and usage history groups by it.
+    const rows = (await gw.req('GET', '/api/usage/request-logs?limit=6')).json;
+    const list = rows.items as { modality: string }[];
+    expect(list.map((r) => r.modality)).toEqual(['music', 'video', 'speech', 'image', 'image', 'image']);
+    const hist = (await gw.req('GET', '/api/usage/history?groupBy=modality')).json;
+    const music$ = hist.history.find((b: { group: string }) => b.group === 'music');
+    expect(music$.cost).toBeCloseTo(0.12, 10); // this request and the one of 'video and music' above
   });
 
   it('transcriptions by the seconds verbose_json reports; rerank by search unit on top of its tokens', async () => {

@@ -25,7 +25,7 @@ beforeAll(async () => {
     clock,
     yaml: `
 providers:
-  - {id: oa, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: "sk-up", models: [m1]}
+  - {id: oa, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: "sk-up", models: [m1, {id: img, type: image}]}
   - {id: an, kind: anthropic, base_url: "${mock.baseUrl('anthropic')}", api_key: "sk-up", models: [claude-x]}
 combos:
   - {name: duo, strategy: priority, targets: [oa/m1, an/claude-x]}
@@ -33,6 +33,7 @@ keys:
   - {name: app, key: "${KEY}", models: ["*"]}
 pricing:
   oa/m1: {input: 1, output: 2}
+  oa/img: {per_image: 0.002}
   an/claude-x: {input: 1, output: 2}
 `,
   });
@@ -110,6 +111,18 @@ describe('budgets', () => {
     // Next Monday: everything is open again.
     clock.set(Date.parse('2030-01-14T00:00:01Z'));
     expect((await chat()).status).toBe(200);
+  });
+
+  it('media cost counts: images at their per_image price spend the same budget as chat', async () => {
+    await gw.req('POST', '/api/usage/budget', { apiKeyId: KEY_ID, dailyLimitUsd: 0.005 });
+    const image = () => gw.req('POST', '/v1/images/generations', { model: 'oa/img', prompt: 'a boat' }, AUTH, { tcp: true });
+    expect((await image()).status).toBe(200);
+    expect((await image()).status).toBe(200);
+    expect((await image()).status).toBe(200); // $0.004 spent before it
+    const blocked = await image();
+    expect(blocked.status).toBe(429);
+    expect(blocked.json.error.message).toBe('Daily budget exceeded: $0.0060 / $0.0050');
+    expect((await chat()).status).toBe(429);
   });
 
   it('cache hits cost nothing and stay allowed', async () => {

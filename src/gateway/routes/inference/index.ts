@@ -17,6 +17,7 @@ import { embeddingRoutes } from './embeddings.js';
 import { jsonOperationRoutes } from './json-operations.js';
 import { speechRoutes } from './speech.js';
 import { transcriptionRoutes } from './transcriptions.js';
+import { imageEditRoutes } from './image-edits.js';
 import { findModelEntry, modelEntries } from './models.js';
 
 const GEMINI_ACTIONS = new Set(['generateContent', 'streamGenerateContent', 'countTokens']);
@@ -118,6 +119,7 @@ export function inferenceRoutes(r: Router, svc: GatewayServices): void {
   jsonOperationRoutes(r, svc, k, scope);
   speechRoutes(r, svc, k, scope);
   transcriptionRoutes(r, svc, k, scope);
+  imageEditRoutes(r, svc, k, scope);
 }
 
 /** The provider of a provider-scoped route; 404 when unknown. */

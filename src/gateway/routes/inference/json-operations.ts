@@ -95,7 +95,7 @@ const RERANK: Operation = {
   },
 };
 
-const IMAGE_SIZES = /^(auto|\d{2,5}x\d{2,5})$/;
+export const IMAGE_SIZES = /^(auto|\d{2,5}x\d{2,5})$/;
 
 const IMAGES: Operation = {
   endpoint: 'images',
