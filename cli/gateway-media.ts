@@ -60,16 +60,56 @@ function postJson(path: string, body: unknown, auth: Record<string, string>): Pr
   return post(path, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload), ...auth }, (req) => req.end(payload));
 }
 
+/** A multipart POST whose files are streamed from disk one after another (never read whole). */
+function postForm(path: string, fields: Record<string, string>, files: { field: string; path: string }[], auth: Record<string, string>): Promise<http.IncomingMessage> {
+  const sizes = files.map((f) => {
+    try {
+      return statSync(f.path).size;
+    } catch (e) {
+      throw new UsageError(`cannot read ${f.path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  });
+  const boundary = `ctl${randomBytes(12).toString('hex')}`;
+  const head = Buffer.from(Object.entries(fields).map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`).join(''));
+  const fileHeads = files.map((f, i) =>
+    Buffer.from(`${i > 0 ? '\r\n' : ''}--${boundary}\r\nContent-Disposition: form-data; name="${f.field}"; filename="${basename(f.path).replace(/"/g, '')}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const length = head.length + fileHeads.reduce((n, b) => n + b.length, 0) + sizes.reduce((n, x) => n + x, 0) + tail.length;
+  return post(path, { 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': length, ...auth }, (req) => {
+    req.write(head);
+    const next = (i: number) => {
+      if (i === files.length) return void req.end(tail);
+      req.write(fileHeads[i]);
+      const rs = createReadStream(files[i]!.path);
+      rs.on('error', (e) => req.destroy(e));
+      rs.on('end', () => next(i + 1));
+      rs.pipe(req, { end: false });
+    };
+    next(0);
+  });
+}
+
 export function registerMedia(g: Command, auth: () => Record<string, string>): void {
   g.command('image <model> <prompt>')
-    .description('generate images (POST /v1/images/generations); --out writes them as files, else their URLs are printed')
+    .description('generate images (POST /v1/images/generations), or edit them with --edit (POST /v1/images/edits); --out writes them as files, else their URLs are printed')
     .option('-n, --count <n>', 'how many images (1-10)', intOption('--count'), 1)
     .option('--size <WxH>', 'image size, e.g. 1024x1024')
+    .option('--edit <file>', 'an image to edit (PNG, WebP or JPEG; repeat for several)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--mask <file>', 'with --edit: a PNG mask whose transparent areas are edited')
     .option('--out <file>', 'write the image to this file (several: file-1.png, file-2.png, ...)')
     .action(
-      action(async (model: string, prompt: string, o: { count: number; size?: string; out?: string }) => {
+      action(async (model: string, prompt: string, o: { count: number; size?: string; edit?: string[]; mask?: string; out?: string }) => {
+        if (o.mask && !o.edit) throw new UsageError('--mask needs --edit');
         const body: Record<string, unknown> = { model, prompt, n: o.count, ...(o.size ? { size: o.size } : {}), ...(o.out ? { response_format: 'b64_json' } : {}) };
-        const res = await postJson('/v1/images/generations', body, auth());
+        const res = o.edit
+          ? await postForm(
+              '/v1/images/edits',
+              Object.fromEntries(Object.entries(body).map(([k, v]) => [k, String(v)])),
+              [...o.edit.map((path) => ({ field: o.edit!.length > 1 ? 'image[]' : 'image', path })), ...(o.mask ? [{ field: 'mask', path: o.mask }] : [])],
+              auth(),
+            )
+          : await postJson('/v1/images/generations', body, auth());
         await check(res);
         const answer = JSON.parse(await text(res)) as { data: { url?: string; b64_json?: string }[] };
         if (outputFormat() !== 'table') return printData(answer);
@@ -108,32 +148,7 @@ export function registerMedia(g: Command, auth: () => Record<string, string>): v
     .option('--format <fmt>', 'json, text, srt, vtt or verbose_json', 'text')
     .action(
       action(async (model: string, file: string, o: { language?: string; format: string }) => {
-        let size: number;
-        try {
-          size = statSync(file).size;
-        } catch (e) {
-          throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-        }
-        const boundary = `ctl${randomBytes(12).toString('hex')}`;
-        const field = (name: string, value: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
-        const head = Buffer.from(
-          field('model', model) +
-            field('response_format', o.format) +
-            (o.language ? field('language', o.language) : '') +
-            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${basename(file).replace(/"/g, '')}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
-        );
-        const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-        const res = await post(
-          '/v1/audio/transcriptions',
-          { 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': head.length + size + tail.length, ...auth() },
-          (req) => {
-            req.write(head);
-            const rs = createReadStream(file);
-            rs.on('error', (e) => req.destroy(e));
-            rs.on('end', () => req.end(tail));
-            rs.pipe(req, { end: false });
-          },
-        );
+        const res = await postForm('/v1/audio/transcriptions', { model, response_format: o.format, ...(o.language ? { language: o.language } : {}) }, [{ field: 'file', path: file }], auth());
         await check(res);
         const body = await text(res);
         if (outputFormat() !== 'table' || o.format.includes('json')) {

@@ -35,6 +35,28 @@ describe('ctl gateway media commands', () => {
     expect(readFileSync(join(dir, 'cat-2.png'), 'utf8')).toBe('png-1-a cat');
   });
 
+  it('image --edit uploads the images (and --mask) to /v1/images/edits', async () => {
+    const a = join(dir, 'a.png');
+    const b = join(dir, 'b.png');
+    const m = join(dir, 'm.png');
+    writeFileSync(a, 'PNG' + 'a'.repeat(70_000));
+    writeFileSync(b, 'PNGb');
+    writeFileSync(m, 'PNGm');
+    const one = await d.cli(['gateway', 'image', 'oa/img', 'add a hat', '--edit', a, '--mask', m, '-o', 'json']);
+    expect(one.code, one.stderr).toBe(0);
+    expect(JSON.parse(one.stdout).data[0].revised_prompt).toBe('add a hat (1 image, masked)');
+    expect(mock.lastForm!.files!.map((f) => [f.field, f.name, f.size])).toEqual([
+      ['image', 'a.png', 70_003],
+      ['mask', 'm.png', 4],
+    ]);
+    const two = await d.cli(['gateway', 'image', 'oa/img', 'merge', '--edit', a, '--edit', b]);
+    expect(two.stdout).toBe('https://img.mock/edit-0.png\n');
+    expect(mock.lastForm!.files!.map((f) => f.field)).toEqual(['image[]', 'image[]']);
+    const maskOnly = await d.cli(['gateway', 'image', 'oa/img', 'x', '--mask', m]);
+    expect(maskOnly.code).toBe(2);
+    expect(maskOnly.stderr).toMatch(/--mask needs --edit/);
+  });
+
   it('speak writes the audio bytes to --out; transcribe uploads a file and prints the text', async () => {
     const out = join(dir, 'hello.mp3');
     const s = await d.cli(['gateway', 'speak', 'oa/tts', 'hello there', '--out', out]);
