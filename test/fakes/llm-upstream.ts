@@ -308,6 +308,21 @@ export async function startLlmUpstream(
         const m = /^\/v1beta\/models\/([^:]+):(\w+)$/.exec(rest);
         if (m) {
           const model = decodeURIComponent(m[1]!);
+          if (m[2] === 'predict') {
+            // Imagen: one prediction per sample, the "image" naming its prompt and aspect ratio.
+            const params = (p.parameters ?? {}) as Record<string, unknown>;
+            const prompt = String(((p.instances as Record<string, unknown>[] | undefined)?.[0] ?? {}).prompt);
+            const n = Number(params.sampleCount ?? 1);
+            return json(res, 200, { predictions: Array.from({ length: n }, (_, i) => ({ mimeType: 'image/png', bytesBase64Encoded: Buffer.from(`imagen-${i}-${prompt}-${String(params.aspectRatio ?? 'none')}`).toString('base64') })) });
+          }
+          const gc = (p.generationConfig ?? {}) as Record<string, unknown>;
+          if (m[2] === 'generateContent' && Array.isArray(gc.responseModalities) && gc.responseModalities.includes('AUDIO')) {
+            // Gemini TTS: 16-bit PCM at 24 kHz, base64 in inlineData; the "samples" are the text's bytes.
+            const text = String((((p.contents as Record<string, unknown>[])[0]!.parts as Record<string, unknown>[])[0] ?? {}).text);
+            const voice = (((gc.speechConfig as Record<string, any> | undefined)?.voiceConfig ?? {}).prebuiltVoiceConfig ?? {}).voiceName ?? '';
+            const pcm = Buffer.from(`${voice}|${text}`.padEnd(64, '.'));
+            return json(res, 200, { candidates: [{ content: { role: 'model', parts: [{ inlineData: { mimeType: 'audio/L16;codec=pcm;rate=24000', data: pcm.toString('base64') } }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 } });
+          }
           if (m[2] === 'generateContent') return json(res, 200, geminiJson(b, model), {}, b.rawBody);
           if (m[2] === 'streamGenerateContent') return geminiStream(res, b, model);
           if (m[2] === 'embedContent') return json(res, 200, { embedding: { values: vector(JSON.stringify(p.content), Number(p.outputDimensionality ?? 8)) } });

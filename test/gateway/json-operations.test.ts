@@ -22,9 +22,11 @@ providers:
   - {id: oa, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: k1, models: [{id: omni-moderation-latest, type: moderation}, {id: rr, type: rerank}, {id: chatty, type: chat}, plain, {id: gpt-image-1, type: image}, {id: tts-1, type: speech}, {id: whisper-1, type: transcription}, {id: veo, type: video}, {id: lyria, type: music}]}
   - {id: ob, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: k2, models: [{id: rr, type: rerank}, {id: tts-1, type: speech}]}
   - {id: an, kind: anthropic, base_url: "${mock.baseUrl('anthropic')}", api_key: k3, models: [{id: rr2, type: rerank}]}
+  - {id: gm, kind: gemini, base_url: "${mock.baseUrl('gemini')}", api_key: k4, models: [{id: imagen-4, type: image}, {id: gemini-tts, type: speech}, {id: gmod, type: moderation}]}
 combos:
   - {name: ranker, strategy: priority, targets: [oa/rr, ob/rr]}
   - {name: speaker, strategy: priority, targets: [oa/tts-1, ob/tts-1]}
+  - {name: wav-speaker, strategy: priority, targets: [gm/gemini-tts, oa/tts-1]}
 pricing:
   oa/rr: {input: 2, output: 0, per_search_unit: 0.002}
   oa/gpt-image-1: {per_image: {"1024x1024/high": 0.17, "1024x1024": 0.04, default: 0.01}}
@@ -75,7 +77,7 @@ describe('images', () => {
     const b64 = await gw.req('POST', '/v1/providers/oa/images/generations', { model: 'gpt-image-1', prompt: 'p', response_format: 'b64_json' });
     expect(Buffer.from(b64.json.data[0].b64_json, 'base64').toString()).toBe('png-0-p');
     const list = await gw.req('GET', '/v1/images/generations');
-    expect(list.json.data.map((m: { id: string }) => m.id)).toEqual(['oa/gpt-image-1']);
+    expect(list.json.data.map((m: { id: string }) => m.id)).toEqual(['gm/imagen-4', 'oa/gpt-image-1']);
     const bad = await gw.req('POST', '/v1/images/generations', { model: 'oa/gpt-image-1', prompt: 'p', size: 'huge' });
     expect(bad.status).toBe(400);
     expect(bad.json.error.message).toMatch(/body\/size must be WIDTHxHEIGHT/);
@@ -134,6 +136,48 @@ describe('image edits', () => {
     form.append('prompt', 'p');
     form.append('image', img, 'a.webp');
     expect((await fetch(`${gw.trustedUrl}/v1/providers/oa/images/edits`, { method: 'POST', body: form })).status).toBe(200);
+  });
+});
+
+describe('gemini', () => {
+  it('generates images through Imagen predict: n as sampleCount, size as the nearest aspect ratio, answered as b64_json', async () => {
+    const client = new OpenAI({ apiKey: 'x', baseURL: `${gw.trustedUrl}/v1` });
+    const r = await client.images.generate({ model: 'gm/imagen-4', prompt: 'a harbour', n: 2, size: '1792x1024' });
+    expect(r.data!.map((d) => Buffer.from(d.b64_json!, 'base64').toString())).toEqual(['imagen-0-a harbour-16:9', 'imagen-1-a harbour-16:9']);
+    const sent = mock.requests.at(-1)!;
+    expect(sent.path).toMatch(/\/gemini\/v1beta\/models\/imagen-4:predict$/);
+    expect(sent.headers['x-goog-api-key']).toBe('k4');
+    expect(sent.body).toEqual({ instances: [{ prompt: 'a harbour' }], parameters: { sampleCount: 2, aspectRatio: '16:9' } });
+  });
+
+  it('speaks through generateContent with audio out: a WAV around the PCM, or the PCM itself; mp3 goes to the next target', async () => {
+    const client = new OpenAI({ apiKey: 'x', baseURL: `${gw.trustedUrl}/v1` });
+    const r = await client.audio.speech.create({ model: 'gm/gemini-tts', input: 'good morning', voice: 'Kore', response_format: 'wav' });
+    expect(r.headers.get('content-type')).toBe('audio/wav');
+    const wav = Buffer.from(await r.arrayBuffer());
+    const pcm = Buffer.from('Kore|good morning'.padEnd(64, '.'));
+    expect(wav.subarray(0, 4).toString()).toBe('RIFF');
+    expect(wav.readUInt32LE(24)).toBe(24000);
+    expect(wav.readUInt32LE(40)).toBe(pcm.length);
+    expect(wav.subarray(44).equals(pcm)).toBe(true);
+    const body = mock.requests.at(-1)!.body as Record<string, any>;
+    expect(body.generationConfig).toEqual({ responseModalities: ['AUDIO'], speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: 'Kore' } } } });
+    const raw = await gw.req('POST', '/v1/audio/speech', { model: 'gm/gemini-tts', input: 'good morning', voice: 'Kore', response_format: 'pcm' });
+    expect(raw.headers['content-type']).toBe('audio/pcm');
+    expect(Buffer.from(raw.text, 'latin1').length).toBe(pcm.length);
+    const mp3 = await gw.req('POST', '/v1/audio/speech', { model: 'gm/gemini-tts', input: 'x', voice: 'Kore' });
+    expect(mp3.status).toBe(400);
+    expect(mp3.json.error.message).toBe('model gm/gemini-tts cannot serve /v1/audio/speech: provider kind gemini makes speech as wav or pcm only, not mp3');
+    // In a combo, the mp3 request skips the Gemini target and the OpenAI one answers.
+    const combo = await gw.req('POST', '/v1/audio/speech', { model: 'wav-speaker', input: 'x', voice: 'alloy' });
+    expect(combo.status).toBe(200);
+    expect(combo.headers['x-gateway-decision']).toMatch(/provider=oa/);
+  });
+
+  it('a route Gemini does not have is a 400 naming it', async () => {
+    const r = await gw.req('POST', '/v1/moderations', { model: 'gm/gmod', input: 'x' });
+    expect(r.status).toBe(400);
+    expect(r.json.error.message).toBe('model gm/gmod cannot serve /v1/moderations: provider kind gemini has no moderations endpoint');
   });
 });
 

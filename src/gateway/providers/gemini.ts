@@ -18,6 +18,7 @@ import { estimateTokens } from '../translate/tokens.js';
 import { isObject, newId, nowSeconds, parseArguments } from '../translate/common.js';
 import { geminiCapabilities } from './capabilities.js';
 import { getJson, postJson, runChat } from './call.js';
+import { geminiImages, geminiRefuses, geminiSpeech, type GeminiEndpoint } from './gemini-media.js';
 import { encodeEmbeddingItemsAsParts, inlineMedia } from './embedding-items.js';
 import { UpstreamError } from './errors.js';
 import { errorInfo, joinUrl, type UpstreamHttpResponse } from './http.js';
@@ -35,6 +36,8 @@ function headers(conn: ProviderConnection, account: ProviderAccount): Record<str
   if (account.apiKey) h['x-goog-api-key'] = account.apiKey;
   return h;
 }
+
+const ENDPOINT: GeminiEndpoint = { modelUrl: (conn, model, method) => joinUrl(base(conn), `${modelPath(model)}:${method}`), headers };
 
 function modelPath(model: string): string {
   return `/models/${encodeURIComponent(model.replace(/^models\//, ''))}`;
@@ -342,5 +345,17 @@ export const geminiProvider: ProviderAdapter = {
   },
   embeddings,
   listModels,
+  // Image generation (Imagen :predict) and speech (generateContent with audio out); nothing else.
+  jsonOperation: (conn, account, path, body, opts) => {
+    const refusal = geminiRefuses(path, body);
+    if (refusal || path !== '/images/generations') throw new UpstreamError('unsupported', refusal ?? `gemini has no ${path}`);
+    return geminiImages(ENDPOINT, conn, account, body, opts);
+  },
+  streamOperation: (conn, account, path, body, opts) => {
+    const refusal = geminiRefuses(path, body);
+    if (refusal || path !== '/audio/speech') throw new UpstreamError('unsupported', refusal ?? `gemini has no ${path}`);
+    return geminiSpeech(ENDPOINT, conn, account, body, opts);
+  },
+  refuses: geminiRefuses,
   capabilities: geminiCapabilities,
 };

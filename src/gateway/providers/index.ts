@@ -24,6 +24,7 @@ import type {
   ProviderConnection,
   UpstreamModel,
   UpstreamResult,
+  StreamOperationAnswer,
 } from './types.js';
 
 export type {
@@ -95,9 +96,14 @@ export function callUpstream(
   return providerAdapter(conn.kind).chat(conn, account, req, opts);
 }
 
-/** Whether a provider kind serves the OpenAI JSON operations (moderations, rerank). */
-export function servesJsonOperations(conn: ProviderConnection): boolean {
-  return providerAdapter(conn.kind).jsonOperation !== undefined;
+/**
+ * Why a provider kind cannot serve an operation (`kind` of function, `path` under the base URL, the
+ * request body), as the end of "model X cannot serve /v1/...: ": undefined when it can.
+ */
+export function operationRefusal(conn: ProviderConnection, kind: 'jsonOperation' | 'formOperation' | 'streamOperation', path: string, endpoint: string, body: Record<string, unknown> = {}): string | undefined {
+  const adapter = providerAdapter(conn.kind);
+  if (!adapter[kind]) return `provider kind ${conn.kind} has no ${endpoint} endpoint`;
+  return adapter.refuses?.(path, body);
 }
 
 /** A JSON operation through a provider (`path` under its base URL). Rejects with UpstreamError. */
@@ -115,7 +121,7 @@ export function callFormOperation(conn: ProviderConnection, account: ProviderAcc
 }
 
 /** A streamed operation through a provider (audio speech): the answer once its headers arrived. */
-export function callStreamOperation(conn: ProviderConnection, account: ProviderAccount, path: string, body: Record<string, unknown>, opts: CallOptions): Promise<UpstreamHttpResponse> {
+export function callStreamOperation(conn: ProviderConnection, account: ProviderAccount, path: string, body: Record<string, unknown>, opts: CallOptions): Promise<StreamOperationAnswer> {
   const op = providerAdapter(conn.kind).streamOperation;
   if (!op) throw new Error(`provider kind ${conn.kind} has no ${path}`);
   return op(conn, account, path, body, opts);

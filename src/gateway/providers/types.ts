@@ -15,6 +15,12 @@ import type { UpstreamError } from './errors.js';
 import type { MediaPolicy } from './media.js';
 import type { AbortLike } from '../abort.js';
 
+/** A streamed operation's answer: its headers (content type, length) and the body as it arrives. */
+export interface StreamOperationAnswer {
+  headers: Record<string, string>;
+  body: import('node:stream').Readable;
+}
+
 /** Per-model facts an operator can declare (gateway.yaml `models:` entries or /api/provider-models). */
 export interface ModelSpec {
   /** Model id as the upstream knows it. */
@@ -152,7 +158,12 @@ export interface ProviderAdapter {
   /** A multipart operation (an upload: transcriptions): the answer's content type and text. */
   formOperation?(conn: ProviderConnection, account: ProviderAccount, path: string, form: UpstreamForm, opts: CallOptions): Promise<{ contentType: string; text: string }>;
   /** The same with the answer as a stream (audio): resolves once its headers arrived. */
-  streamOperation?(conn: ProviderConnection, account: ProviderAccount, path: string, body: Record<string, unknown>, opts: CallOptions): Promise<UpstreamHttpResponse>;
+  streamOperation?(conn: ProviderConnection, account: ProviderAccount, path: string, body: Record<string, unknown>, opts: CallOptions): Promise<StreamOperationAnswer>;
+  /**
+   * Why the kind cannot serve this operation path with this body, when its operation functions cover
+   * only some (Gemini: image generation and wav/pcm speech); undefined when it can. Absent: every path.
+   */
+  refuses?(path: string, body: Record<string, unknown>): string | undefined;
   /** Capabilities guessed from the model id when the operator declared nothing. */
   capabilities(modelId: string): ModelCapabilities;
 }

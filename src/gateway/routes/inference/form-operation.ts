@@ -17,13 +17,13 @@ import { attemptDeps, costFor, failRequest, recordRequest, resolveFor } from '..
 import { checkLimits } from '../../limits/index.js';
 import type { MediaUsage } from '../../pricing.js';
 import { newUpstreamForm } from '../../providers/http.js';
-import { callFormOperation, modelSpec, providerAdapter } from '../../providers/index.js';
+import { callFormOperation } from '../../providers/index.js';
 import { runAttempts } from '../../routing/attempts.js';
 import type { Resolution } from '../../routing/resolve.js';
 import { orderTargets } from '../../routing/strategies.js';
 import type { GatewayServices } from '../../services.js';
 import { sessionIdOf, setTelemetryHeaders } from '../../telemetry.js';
-import { withArticle } from './models.js';
+import { capableTargets } from './operation-targets.js';
 
 export interface FormOperation {
   endpoint: string;
@@ -31,7 +31,7 @@ export interface FormOperation {
   /** Path under the provider's base URL. */
   path: string;
   type: string;
-  /** Words for the 400 when a provider kind has no such endpoint ("transcription endpoint"). */
+  /** Words for the 400 when a provider kind has no such endpoint ("has no transcription endpoint"). */
   endpointName: string;
   spool(svc: GatewayServices): Omit<FormSpoolOptions, 'dir'>;
   /** Checks the spooled form (400 on a bad one). */
@@ -40,12 +40,6 @@ export interface FormOperation {
   usage(answer: { text: string; contentType: string }, form: SpooledForm): { tokensIn: number; media: MediaUsage };
   /** The answer as the client gets it (`ref` is the `<provider>/<model>` that answered). */
   answer?(text: string, contentType: string, ref: string): string;
-}
-
-function qualifies(op: FormOperation, t: Resolution['targets'][number]): boolean {
-  if (!providerAdapter(t.provider.conn.kind).formOperation) return false;
-  const spec = modelSpec(t.provider.conn, t.modelId) as { type?: string; typeDeclared?: boolean } | undefined;
-  return !spec?.typeDeclared || spec.type === op.type;
 }
 
 export async function serveFormOperation(ctx: RequestContext, svc: GatewayServices, op: FormOperation, providerScope?: string): Promise<void> {
@@ -66,12 +60,7 @@ export async function serveFormOperation(ctx: RequestContext, svc: GatewayServic
     if (!model) throw badRequest('model is required (a form field)');
     op.validate(form);
     resolution = resolveFor(svc, model, principal, providerScope);
-    const capable = resolution.targets.filter((t) => qualifies(op, t));
-    if (capable.length === 0) {
-      const t = resolution.targets[0]!;
-      const spec = modelSpec(t.provider.conn, t.modelId) as { type?: string } | undefined;
-      throw badRequest(`model ${t.ref} cannot serve ${op.route}: ${providerAdapter(t.provider.conn.kind).formOperation ? `it is declared as ${withArticle(String(spec?.type))} model` : `provider kind ${t.provider.conn.kind} has no ${op.endpointName}`}`);
-    }
+    const capable = capableTargets(resolution, { fn: 'formOperation', path: op.path, route: op.route, endpoint: op.endpointName, type: op.type }, form.fields);
     const settings = svc.state.catalog.settings;
     checkLimits(svc, principal, resolution);
     release = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort));

@@ -32,7 +32,7 @@ const IMAGE_EDITS: FormOperation = {
   route: '/v1/images/edits',
   path: '/images/edits',
   type: 'image',
-  endpointName: 'image edits endpoint',
+  endpointName: 'image edits',
   spool: () => ({ fileFields: ['image', 'image[]', 'mask'], maxFiles: MAX_IMAGES + 1, maxBytes: 50 * 1024 * 1024, maxTotalBytes: 100 * 1024 * 1024, what: 'image' }),
   validate(form) {
     const f = form.fields;

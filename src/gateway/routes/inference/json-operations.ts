@@ -17,12 +17,12 @@ import type { Principal } from '../../auth.js';
 import type { MediaUsage } from '../../pricing.js';
 import { attemptDeps, costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
 import { checkLimits } from '../../limits/index.js';
-import { callJsonOperation, modelSpec, servesJsonOperations } from '../../providers/index.js';
+import { callJsonOperation } from '../../providers/index.js';
 import { runAttempts } from '../../routing/attempts.js';
 import type { Resolution } from '../../routing/resolve.js';
 import { orderTargets } from '../../routing/strategies.js';
 import type { GatewayServices } from '../../services.js';
-import { withArticle } from './models.js';
+import { capableTargets } from './operation-targets.js';
 import { sessionIdOf, setTelemetryHeaders } from '../../telemetry.js';
 import { renderModelList } from '../../translate/index.js';
 import { readInferenceBody } from './completion-route.js';
@@ -143,13 +143,6 @@ function generation(endpoint: 'videos' | 'music', type: 'video' | 'music'): Oper
   };
 }
 
-/** Whether a target can serve the operation: its declared type (if any) matches, and its kind serves it. */
-function qualifies(op: Operation, t: Resolution['targets'][number]): boolean {
-  if (!servesJsonOperations(t.provider.conn)) return false;
-  const spec = modelSpec(t.provider.conn, t.modelId) as { type?: string; typeDeclared?: boolean } | undefined;
-  return !spec?.typeDeclared || spec.type === op.type;
-}
-
 async function serve(ctx: RequestContext, svc: GatewayServices, op: Operation, providerScope?: string): Promise<void> {
   const principal = ctx.state.principal as Principal;
   const raw = await readInferenceBody(ctx);
@@ -167,11 +160,7 @@ async function serve(ctx: RequestContext, svc: GatewayServices, op: Operation, p
   let release: (() => void) | undefined;
   try {
     resolution = resolveFor(svc, model, principal, providerScope);
-    const capable = resolution.targets.filter((t) => qualifies(op, t));
-    if (capable.length === 0) {
-      const t = resolution.targets[0]!;
-      throw badRequest(`model ${t.ref} cannot serve ${op.route}: ${servesJsonOperations(t.provider.conn) ? `it is declared as ${withArticle(String((modelSpec(t.provider.conn, t.modelId) as { type?: string } | undefined)?.type))} model` : `provider kind ${t.provider.conn.kind} has no ${op.endpoint} endpoint`}`);
-    }
+    const capable = capableTargets(resolution, { fn: 'jsonOperation', path: op.path, route: op.route, endpoint: op.endpoint, type: op.type }, raw);
     const settings = svc.state.catalog.settings;
     checkLimits(svc, principal, resolution);
     release = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort));

@@ -14,12 +14,12 @@ import { RequestAbort } from '../../abort.js';
 import type { Principal } from '../../auth.js';
 import { attemptDeps, costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
 import { checkLimits } from '../../limits/index.js';
-import { callStreamOperation, modelSpec, providerAdapter } from '../../providers/index.js';
+import { callStreamOperation } from '../../providers/index.js';
 import { runAttempts } from '../../routing/attempts.js';
 import type { Resolution } from '../../routing/resolve.js';
 import { orderTargets } from '../../routing/strategies.js';
 import type { GatewayServices } from '../../services.js';
-import { withArticle } from './models.js';
+import { capableTargets } from './operation-targets.js';
 import { sessionIdOf, setTelemetryHeaders } from '../../telemetry.js';
 import { readInferenceBody } from './completion-route.js';
 
@@ -39,12 +39,6 @@ function validate(body: Obj): string {
   return body.model;
 }
 
-function qualifies(t: Resolution['targets'][number]): boolean {
-  if (!providerAdapter(t.provider.conn.kind).streamOperation) return false;
-  const spec = modelSpec(t.provider.conn, t.modelId) as { type?: string; typeDeclared?: boolean } | undefined;
-  return !spec?.typeDeclared || spec.type === 'speech';
-}
-
 async function serveSpeech(ctx: RequestContext, svc: GatewayServices, providerScope?: string): Promise<void> {
   const principal = ctx.state.principal as Principal;
   const raw = await readInferenceBody(ctx);
@@ -62,12 +56,7 @@ async function serveSpeech(ctx: RequestContext, svc: GatewayServices, providerSc
   let release: (() => void) | undefined;
   try {
     resolution = resolveFor(svc, model, principal, providerScope);
-    const capable = resolution.targets.filter(qualifies);
-    if (capable.length === 0) {
-      const t = resolution.targets[0]!;
-      const spec = modelSpec(t.provider.conn, t.modelId) as { type?: string } | undefined;
-      throw badRequest(`model ${t.ref} cannot serve /v1/audio/speech: ${providerAdapter(t.provider.conn.kind).streamOperation ? `it is declared as ${withArticle(String(spec?.type))} model` : `provider kind ${t.provider.conn.kind} has no speech endpoint`}`);
-    }
+    const capable = capableTargets(resolution, { fn: 'streamOperation', path: '/audio/speech', route: '/v1/audio/speech', endpoint: 'speech', type: 'speech' }, raw);
     const settings = svc.state.catalog.settings;
     checkLimits(svc, principal, resolution);
     release = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort));

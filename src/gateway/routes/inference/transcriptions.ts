@@ -40,7 +40,7 @@ const TRANSCRIPTIONS: FormOperation = {
   route: '/v1/audio/transcriptions',
   path: '/audio/transcriptions',
   type: 'transcription',
-  endpointName: 'transcription endpoint',
+  endpointName: 'transcription',
   spool: (svc) => ({ fileFields: ['file'], maxFiles: 1, maxBytes: svc.maxAudioBytes, what: 'audio file' }),
   validate(form) {
     const file = form.files[0];
