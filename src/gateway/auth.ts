@@ -25,6 +25,12 @@ export const AUTH_COOKIE = 'auth_token';
 export const SESSION_TTL_MS = 24 * 3600 * 1000;
 const QUERY_KEY_PARAMS = ['token', 'apiKey', 'api_key', 'key'] as const;
 
+/**
+ * Set on an in-process request (a batch line) by the code that makes it: the principal it runs as.
+ * A symbol property, so nothing arriving over a socket can carry it.
+ */
+export const INTERNAL_PRINCIPAL: unique symbol = Symbol('ctl.gateway.internal-principal');
+
 /** Who is calling an inference route. */
 export interface Principal {
   /** The matched key, when the caller presented a known, usable key. */

@@ -30,6 +30,10 @@ import { GatewayState } from './state.js';
 import { GATEWAY_MIGRATIONS, GatewayStore } from './store.js';
 import { ensureVersion, versionBefore, versionPaths } from './telemetry.js';
 import { UsageRecorder } from './usage.js';
+import { FileService } from './files/service.js';
+import { BatchService, DEFAULT_BATCH_CONCURRENCY } from './batches/service.js';
+import { inProcessCaller } from './batches/in-process.js';
+import { keyUsable, type Principal } from './auth.js';
 
 export type { GatewayHandle, GatewayChatRequest, GatewayChatResult, GatewayChatMessage } from './handle.js';
 
@@ -53,6 +57,23 @@ function maxAudioBytes(config: Record<string, unknown>): number {
   if (v === undefined || v === null) return MAX_AUDIO_BYTES;
   if (!Number.isInteger(v) || (v as number) < 1024) throw new Error('ctl.yaml gateway.max_audio_bytes must be an integer number of bytes (at least 1024)');
   return v as number;
+}
+
+/** ctl.yaml `gateway.batch_concurrency`: batch lines in flight at once, across all batches (default 16). */
+function batchConcurrency(config: Record<string, unknown>): number {
+  const v = config.batch_concurrency;
+  if (v === undefined || v === null) return DEFAULT_BATCH_CONCURRENCY;
+  if (!Number.isInteger(v) || (v as number) < 1 || (v as number) > 1024) throw new Error('ctl.yaml gateway.batch_concurrency must be an integer from 1 to 1024');
+  return v as number;
+}
+
+/** The principal a batch's lines run as: the key that created it, while it is usable. */
+function batchPrincipal(state: GatewayState, owner: string, now: number): Principal | string {
+  if (owner === '') return { trusted: false };
+  const key = state.catalog.keysById.get(owner);
+  if (!key) return 'the API key that created this batch no longer exists';
+  if (!keyUsable(key, now)) return 'API key is disabled, revoked or expired';
+  return { key, trusted: false };
 }
 
 /** Apply gateway.yaml's runtime sections (throws with a message naming the section on a bad value). */
@@ -109,6 +130,9 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
   cache.restore(parseMetrics(db.getSetting('cache.metrics')));
   runtime.cache.onChange(() => cache.reconfigure());
 
+  const files = new FileService(db.store, ctx.uploadsDir, ctx.clock, ctx.log);
+  const batches = new BatchService(db.store, files, ctx.clock, ctx.log, (owner) => batchPrincipal(state, owner, ctx.clock.now()), batchConcurrency(ctx.config ?? {}));
+
   const svc: GatewayServices = {
     state,
     auth,
@@ -128,6 +152,8 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     egress: ctx.egress,
     uploadsDir: () => ctx.uploadsDir,
     maxAudioBytes: maxAudioBytes(ctx.config ?? {}),
+    files,
+    batches,
     log: ctx.log,
     version: ctx.version,
     startedAt: ctx.clock.now(),
@@ -156,7 +182,7 @@ export const gatewayComponent: ComponentDefinition = {
     // Scraped without credentials, as Prometheus expects: counts, names and key ids, no secrets.
     svc.prometheus.endpoint.route(router).tag('auth', 'public');
     const byHandler = versionPaths(router);
-    return {
+    const instance: ComponentInstance = {
       router,
       renderError(c, err) {
         ensureVersion(c, svc.version);
@@ -168,6 +194,8 @@ export const gatewayComponent: ComponentDefinition = {
       handle: { ...buildHandle(svc), checkAlerts: () => alerts.check() },
       start() {
         alerts.start();
+        svc.files.start();
+        svc.batches.start();
       },
       reload() {
         const file = svc.state.fileConfig;
@@ -181,7 +209,9 @@ export const gatewayComponent: ComponentDefinition = {
         }
         ctx.log.info({ file: svc.state.filePath }, 'gateway: configuration reloaded');
       },
-      stop() {
+      async stop() {
+        await svc.batches.stop();
+        svc.files.stop();
         alerts.stop();
         svc.usage.stop();
         svc.resilienceState.stop();
@@ -189,5 +219,7 @@ export const gatewayComponent: ComponentDefinition = {
         svc.idempotency.stop();
       },
     };
+    svc.batches.attach(inProcessCaller(instance, ctx.log));
+    return instance;
   },
 };

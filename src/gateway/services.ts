@@ -1,4 +1,6 @@
 /** Everything the gateway's routes and its in-process handle share, created once per component. */
+import type { FileService } from './files/service.js';
+import type { BatchService } from './batches/service.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../http/clock.js';
 import type { Egress } from '../egress/index.js';
@@ -51,6 +53,9 @@ export interface GatewayServices {
   uploadsDir: () => string;
   /** Largest audio upload (ctl.yaml gateway.max_audio_bytes). */
   maxAudioBytes: number;
+  /** Uploaded files (/v1/files) and batches (/v1/batches). */
+  files: FileService;
+  batches: BatchService;
   log: Logger;
   version: string;
   /** When the component started (uptime in the health view). */

@@ -204,6 +204,55 @@ CREATE INDEX token_limits_key ON token_limits(api_key_id);
     version: 3,
     up: `ALTER TABLE pricing ADD COLUMN media TEXT;`,
   },
+  {
+    // Issue 17: uploaded files (their bytes live under uploads/gateway/files/), batches, and each
+    // batch line's recorded result (a line with a result never runs again, even after kill -9).
+    version: 4,
+    up: `
+CREATE TABLE files (
+  id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  purpose TEXT NOT NULL,
+  filename TEXT NOT NULL,
+  bytes INTEGER NOT NULL,
+  sha256 TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER
+);
+CREATE INDEX files_owner ON files(owner, created_at, id);
+CREATE INDEX files_expiry ON files(expires_at) WHERE expires_at IS NOT NULL;
+CREATE TABLE batches (
+  id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  endpoint TEXT NOT NULL,
+  input_file_id TEXT NOT NULL,
+  completion_window TEXT NOT NULL,
+  status TEXT NOT NULL,
+  metadata TEXT,
+  errors TEXT,
+  total INTEGER NOT NULL DEFAULT 0,
+  output_file_id TEXT,
+  error_file_id TEXT,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  in_progress_at INTEGER,
+  finalizing_at INTEGER,
+  completed_at INTEGER,
+  failed_at INTEGER,
+  expired_at INTEGER,
+  cancelling_at INTEGER,
+  cancelled_at INTEGER
+);
+CREATE INDEX batches_owner ON batches(owner, created_at, id);
+CREATE TABLE batch_results (
+  batch_id TEXT NOT NULL,
+  line INTEGER NOT NULL,
+  ok INTEGER NOT NULL,
+  result TEXT NOT NULL,
+  PRIMARY KEY (batch_id, line)
+) WITHOUT ROWID;
+`,
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@
  * files when done (`removeSpooled`).
  */
 import type Busboy from 'busboy';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -27,6 +27,8 @@ export interface SpooledFile {
   filename: string;
   mimeType: string;
   size: number;
+  /** Hex SHA-256 of the content, when asked for (`sha256: true`). */
+  sha256?: string;
 }
 
 export interface SpooledForm {
@@ -48,6 +50,8 @@ export interface FormSpoolOptions {
   maxTotalBytes?: number;
   /** Phrase for messages: "audio file", "image". */
   what: string;
+  /** Hash each file as it arrives. */
+  sha256?: boolean;
 }
 
 /** Removes the temp files of a spooled form (never throws). */
@@ -119,15 +123,19 @@ export async function spoolForm(ctx: RequestContext, o: FormSpoolOptions): Promi
         const out = createWriteStream(path, { mode: 0o600 });
         outs.push(out);
         let size = 0;
+        const hash = o.sha256 ? createHash('sha256') : undefined;
         stream.on('data', (chunk: Buffer) => {
           size += chunk.length;
+          hash?.update(chunk);
           received += chunk.length;
           if (received > total) abandon(payloadTooLarge(`${o.what} larger than ${total} bytes`));
         });
         stream.on('limit', () => abandon(tooLarge()));
         stream.pipe(out);
         out.on('error', (e) => rej(new HttpError(500, `saving the upload: ${e.message}`)));
-        out.on('finish', () => res({ field, path, filename: info.filename || 'upload', mimeType: (info.mimeType || 'application/octet-stream').toLowerCase(), size }));
+        out.on('finish', () =>
+          res({ field, path, filename: info.filename || 'upload', mimeType: (info.mimeType || 'application/octet-stream').toLowerCase(), size, ...(hash ? { sha256: hash.digest('hex') } : {}) }),
+        );
       });
       one.catch(() => undefined);
       saving.push(one);

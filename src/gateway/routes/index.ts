@@ -6,7 +6,10 @@
 import type { RequestContext } from '../../http/context.js';
 import type { HttpError } from '../../http/errors.js';
 import { sendJson } from '../../http/respond.js';
-import { Router } from '../../http/router.js';
+import { Router, type Route } from '../../http/router.js';
+import { INTERNAL_PRINCIPAL, type Principal } from '../auth.js';
+import { fileRoutes } from '../files/routes.js';
+import { batchRoutes } from '../batches/routes.js';
 import type { ClientFormat } from '../canonical.js';
 import type { GatewayServices } from '../services.js';
 import { renderError as renderWireError } from '../translate/index.js';
@@ -50,10 +53,13 @@ export function gatewayRouter(svc: GatewayServices): Router {
   r.use((ctx, route, next) => {
     const kind = (route.meta.auth as AuthKind | undefined) ?? 'management';
     if (kind === 'management') svc.auth.management(ctx);
-    else if (kind === 'inference') ctx.state.principal = svc.auth.inference(ctx);
+    else if (kind === 'inference') ctx.state.principal = (ctx.req as { [INTERNAL_PRINCIPAL]?: Principal })[INTERNAL_PRINCIPAL] ?? svc.auth.inference(ctx);
     return next();
   });
   inferenceRoutes(r, svc);
+  const k = (route: Route) => route.tag('auth', 'inference');
+  fileRoutes(r, svc.files, k);
+  batchRoutes(r, svc.batches, svc.files, k);
   authRoutes(r, svc);
   providerRoutes(r, svc);
   modelRoutes(r, svc);

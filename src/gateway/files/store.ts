@@ -1,0 +1,92 @@
+/** SQL of uploaded files: one row per file (its bytes are on disk, under the files directory). */
+import type { Store } from '../../store/index.js';
+
+export interface FileRecord {
+  id: string;
+  /** The API key id that uploaded it ('' without a key: the control socket, or keys not required). */
+  owner: string;
+  purpose: string;
+  filename: string;
+  bytes: number;
+  sha256: string;
+  /** Milliseconds. */
+  createdAt: number;
+  expiresAt?: number;
+}
+
+interface FileRow {
+  id: string;
+  owner: string;
+  purpose: string;
+  filename: string;
+  bytes: number;
+  sha256: string;
+  created_at: number;
+  expires_at: number | null;
+}
+
+const toRecord = (r: FileRow): FileRecord => ({
+  id: r.id,
+  owner: r.owner,
+  purpose: r.purpose,
+  filename: r.filename,
+  bytes: r.bytes,
+  sha256: r.sha256,
+  createdAt: r.created_at,
+  ...(r.expires_at !== null ? { expiresAt: r.expires_at } : {}),
+});
+
+export interface FileListQuery {
+  owner: string;
+  purpose?: string;
+  /** Rows after this id in the chosen order. */
+  after?: FileRecord;
+  limit: number;
+  order: 'asc' | 'desc';
+}
+
+export class FileStore {
+  constructor(private readonly store: Store) {}
+
+  insert(f: FileRecord): void {
+    this.store
+      .prepare('INSERT INTO files (id, owner, purpose, filename, bytes, sha256, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(f.id, f.owner, f.purpose, f.filename, f.bytes, f.sha256, f.createdAt, f.expiresAt ?? null);
+  }
+
+  get(id: string): FileRecord | undefined {
+    const r = this.store.prepare('SELECT * FROM files WHERE id = ?').get(id) as FileRow | undefined;
+    return r ? toRecord(r) : undefined;
+  }
+
+  delete(id: string): boolean {
+    return this.store.prepare('DELETE FROM files WHERE id = ?').run(id).changes > 0;
+  }
+
+  /** One more than `limit` rows when there are more (the caller says has_more). */
+  list(q: FileListQuery): FileRecord[] {
+    const args: unknown[] = [q.owner];
+    let where = 'owner = ?';
+    if (q.purpose) {
+      where += ' AND purpose = ?';
+      args.push(q.purpose);
+    }
+    if (q.after) {
+      where += q.order === 'asc' ? ' AND (created_at, id) > (?, ?)' : ' AND (created_at, id) < (?, ?)';
+      args.push(q.after.createdAt, q.after.id);
+    }
+    const dir = q.order === 'asc' ? 'ASC' : 'DESC';
+    const rows = this.store.prepare(`SELECT * FROM files WHERE ${where} ORDER BY created_at ${dir}, id ${dir} LIMIT ?`).all(...args, q.limit + 1) as FileRow[];
+    return rows.map(toRecord);
+  }
+
+  /** Files whose expiry has passed. */
+  expired(now: number, limit = 500): FileRecord[] {
+    return (this.store.prepare('SELECT * FROM files WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT ?').all(now, limit) as FileRow[]).map(toRecord);
+  }
+
+  /** Every file id (the start-up sweep of orphaned bytes on disk). */
+  ids(): Set<string> {
+    return new Set((this.store.prepare('SELECT id FROM files').all() as { id: string }[]).map((r) => r.id));
+  }
+}
