@@ -32,6 +32,7 @@ const benches: Bench[] = [
   await optional('gateway', './gateway.js', 'runGatewayBench'),
   await optional('gateway-catalog', './gateway-catalog.js', 'runGatewayCatalogBench'),
   await optional('gateway-media', './gateway-media.js', 'runGatewayMediaBench'),
+  await optional('gateway-batch', './gateway-batch.js', 'runGatewayBatchBench'),
   await optional('nodes', './nodes.js', 'runNodesBench'),
   await optional('abuse', './abuse.js', 'runAbuseBench'),
 ];
