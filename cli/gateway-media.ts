@@ -17,16 +17,16 @@ import { action, intOption, UsageError } from './run.js';
 
 const HOST = 'gateway';
 
-/** One POST to the gateway; resolves with the response (a stream) once its headers arrived. */
-function post(path: string, headers: Record<string, string | number>, body: (req: http.ClientRequest) => void): Promise<http.IncomingMessage> {
+/** One request to the gateway; resolves with the response (a stream) once its headers arrived. */
+export function sendStream(method: string, path: string, headers: Record<string, string | number>, body: (req: http.ClientRequest) => void): Promise<http.IncomingMessage> {
   const t = target();
   return new Promise((resolve, reject) => {
     let req: http.ClientRequest;
     if (/^https?:\/\//.test(t)) {
       const url = new URL(path.replace(/^\//, ''), t.endsWith('/') ? t : t + '/');
-      req = (url.protocol === 'https:' ? https : http).request(url, { method: 'POST', headers, rejectUnauthorized: process.env.CTL_INSECURE !== '1' }, resolve);
+      req = (url.protocol === 'https:' ? https : http).request(url, { method, headers, rejectUnauthorized: process.env.CTL_INSECURE !== '1' }, resolve);
     } else {
-      req = http.request({ socketPath: socketPath(), path, method: 'POST', headers: { ...headers, Host: HOST } }, resolve);
+      req = http.request({ socketPath: socketPath(), path, method, headers: { ...headers, Host: HOST } }, resolve);
     }
     req.on('error', (e: NodeJS.ErrnoException) => {
       if (['ENOENT', 'ECONNREFUSED', 'EACCES'].includes(e.code ?? '')) reject(new UnreachableError(`cannot reach the ctl daemon at ${t}: ${e.code} (is \`ctl serve\` running?)`));
@@ -36,14 +36,14 @@ function post(path: string, headers: Record<string, string | number>, body: (req
   });
 }
 
-async function text(res: Readable): Promise<string> {
+export async function text(res: Readable): Promise<string> {
   let s = '';
   for await (const c of res) s += (c as Buffer).toString('utf8');
   return s;
 }
 
 /** Throw the API's message for a >= 400 answer. */
-async function check(res: http.IncomingMessage): Promise<void> {
+export async function check(res: http.IncomingMessage): Promise<void> {
   if ((res.statusCode ?? 0) < 400) return;
   const raw = await text(res);
   let data: unknown = raw;
@@ -57,11 +57,11 @@ async function check(res: http.IncomingMessage): Promise<void> {
 
 function postJson(path: string, body: unknown, auth: Record<string, string>): Promise<http.IncomingMessage> {
   const payload = JSON.stringify(body);
-  return post(path, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload), ...auth }, (req) => req.end(payload));
+  return sendStream('POST', path, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload), ...auth }, (req) => req.end(payload));
 }
 
 /** A multipart POST whose files are streamed from disk one after another (never read whole). */
-function postForm(path: string, fields: Record<string, string>, files: { field: string; path: string }[], auth: Record<string, string>): Promise<http.IncomingMessage> {
+export function postForm(path: string, fields: Record<string, string>, files: { field: string; path: string }[], auth: Record<string, string>): Promise<http.IncomingMessage> {
   const sizes = files.map((f) => {
     try {
       return statSync(f.path).size;
@@ -76,7 +76,7 @@ function postForm(path: string, fields: Record<string, string>, files: { field: 
   );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   const length = head.length + fileHeads.reduce((n, b) => n + b.length, 0) + sizes.reduce((n, x) => n + x, 0) + tail.length;
-  return post(path, { 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': length, ...auth }, (req) => {
+  return sendStream('POST', path, { 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': length, ...auth }, (req) => {
     req.write(head);
     const next = (i: number) => {
       if (i === files.length) return void req.end(tail);

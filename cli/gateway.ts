@@ -13,6 +13,7 @@ import { ApiError, errorMessage, request, socketPath, target, UnreachableError, 
 import { outputFormat, printData, printObject, printRows } from './output.js';
 import { action, collect, intOption, UsageError } from './run.js';
 import { registerMedia } from './gateway-media.js';
+import { registerFilesAndBatches } from './gateway-batches.js';
 
 const HOST = 'gateway';
 
@@ -946,6 +947,7 @@ export function register(program: Command): void {
   registerUsage(g);
   registerChat(g);
   registerMedia(g, authHeaders);
+  registerFilesAndBatches(g, authHeaders);
   registerResilience(g);
   registerCooldowns(g);
   registerCache(g);
