@@ -3,6 +3,7 @@
  * routing settings. Loaded at start and on reload (SIGHUP); a bad file throws and the previous
  * configuration stays. Records from the file are read-only through the management API.
  */
+import { DEFAULT_WEB_FETCH, parseWebFetch, type WebFetchConfig } from './webfetch/config.js';
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
@@ -158,6 +159,8 @@ const FileSchema = Type.Object(
     resilience: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     cache: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     concurrency: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    // Web fetch providers (issue 17): checked by webfetch/config.ts.
+    web_fetch: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: false },
 );
@@ -185,10 +188,12 @@ export interface GatewayFileConfig {
   settings: RoutingSettings;
   /** Runtime settings sections, camelCased and schema-checked (applied under the API overrides). */
   sections: { resilience?: Record<string, unknown>; cache?: Record<string, unknown>; concurrency?: Record<string, unknown> };
+  /** `web_fetch:` (hosted providers with a key, and the built-in fetcher's limits). */
+  webFetch: WebFetchConfig;
 }
 
 export function emptyFileConfig(): GatewayFileConfig {
-  return { providers: [], aliases: new Map(), combos: [], mappings: [], keys: [], pricing: [], settings: { ...DEFAULT_ROUTING }, sections: {} };
+  return { providers: [], aliases: new Map(), combos: [], mappings: [], keys: [], pricing: [], settings: { ...DEFAULT_ROUTING }, sections: {}, webFetch: DEFAULT_WEB_FETCH };
 }
 
 export class ConfigFileError extends Error {
@@ -384,6 +389,7 @@ function convert(doc: FileShape, env: NodeJS.ProcessEnv, now: number): GatewayFi
     if (name === 'resilience') checkResilience(deepMerge(DEFAULT_RESILIENCE as unknown as Plain, section) as unknown as ResilienceSettings);
     out.sections[name] = section;
   }
+  out.webFetch = parseWebFetch(doc.web_fetch, env);
   return out;
 }
 

@@ -31,6 +31,7 @@ import { GATEWAY_MIGRATIONS, GatewayStore } from './store.js';
 import { ensureVersion, versionBefore, versionPaths } from './telemetry.js';
 import { UsageRecorder } from './usage.js';
 import { FileService } from './files/service.js';
+import { FetchPool } from './webfetch/pool.js';
 import { BatchService, DEFAULT_BATCH_CONCURRENCY } from './batches/service.js';
 import { inProcessCaller } from './batches/in-process.js';
 import { keyUsable, type Principal } from './auth.js';
@@ -154,6 +155,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     maxAudioBytes: maxAudioBytes(ctx.config ?? {}),
     files,
     batches,
+    webFetch: new FetchPool(() => ctx.clock.now()),
     log: ctx.log,
     version: ctx.version,
     startedAt: ctx.clock.now(),

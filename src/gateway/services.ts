@@ -1,4 +1,5 @@
 /** Everything the gateway's routes and its in-process handle share, created once per component. */
+import type { FetchPool } from './webfetch/pool.js';
 import type { FileService } from './files/service.js';
 import type { BatchService } from './batches/service.js';
 import type { Logger } from 'pino';
@@ -56,6 +57,8 @@ export interface GatewayServices {
   /** Uploaded files (/v1/files) and batches (/v1/batches). */
   files: FileService;
   batches: BatchService;
+  /** The web-fetch pool's cool-downs (/v1/web/fetch). */
+  webFetch: FetchPool;
   log: Logger;
   version: string;
   /** When the component started (uptime in the health view). */

@@ -3,18 +3,27 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 let mock: MockUpstream;
 let d: TestDaemon;
+let site: http.Server;
 const dir = mkdtempSync(join(tmpdir(), 'ctl-cli-batch-'));
 
 beforeAll(async () => {
   mock = await startLlmUpstream();
-  d = await startDaemon({ files: { 'gateway.yaml': `providers:\n  - {id: oa, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: k, models: [m1]}\n` } });
+  site = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><title>Quay</title></head><body><article><h1>Ferries</h1><p>The ferry to the island leaves every hour from the new quay, from six in the morning until ten at night, all year.</p></article></body></html>'));
+  await new Promise<void>((r) => site.listen(0, '127.0.0.1', () => r()));
+  d = await startDaemon({
+    ctlYaml: { egress: { 'address-map': { '203.0.113.30:80': `127.0.0.1:${(site.address() as AddressInfo).port}` } } },
+    files: { 'gateway.yaml': `providers:\n  - {id: oa, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: k, models: [m1]}\n` },
+  });
 }, 60_000);
 afterAll(async () => {
+  await new Promise((r) => site?.close(r));
   await d?.cleanup();
   await mock?.close();
   rmSync(dir, { recursive: true, force: true });
@@ -62,5 +71,15 @@ describe('ctl gateway file and batch', () => {
     expect(waited.stdout).toMatch(/^errors: +line 2: custom_id "x" is used by an earlier line$/m);
     const missing = await d.cli(['gateway', 'file', 'upload', join(dir, 'nope.jsonl')]);
     expect(missing.code).toBe(2);
+  });
+
+  it('fetch prints a page as markdown; the title and provider go to stderr', async () => {
+    const r = await d.cli(['gateway', 'fetch', 'http://203.0.113.30/ferries']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/The ferry to the island leaves every hour/);
+    expect(r.stderr).toBe('Quay — http://203.0.113.30/ferries (via builtin)\n');
+    const refused = await d.cli(['gateway', 'fetch', 'http://10.0.0.1/']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/URL is not allowed or not reachable/);
   });
 });

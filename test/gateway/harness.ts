@@ -26,6 +26,8 @@ export interface Reply {
 
 export interface GatewayHarness {
   dir: string;
+  /** The egress the gateway uses (tests map public-looking addresses to loopback fakes on it). */
+  egress: Egress;
   instance: ComponentInstance;
   handle: GatewayHandle;
   /** Base URL of the trusted (socket-like) listener. */
@@ -69,6 +71,7 @@ export async function startGateway(opts: { yaml?: string; env?: Record<string, s
   const url = (s: Server) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
   const h: GatewayHarness = {
     dir,
+    egress,
     instance,
     handle: instance.handle as GatewayHandle,
     trustedUrl: url(trusted),

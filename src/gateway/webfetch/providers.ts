@@ -1,0 +1,178 @@
+/**
+ * The four web-fetch providers behind one shape. The hosted ones (Firecrawl's /v1/scrape, Jina
+ * Reader, Tavily's /extract) are called at their configured base URL through the egress layer; the
+ * built-in one fetches the page itself under ctl's SSRF policy for user URLs and turns its HTML into
+ * readable markdown (Readability over a linkedom document, then Turndown).
+ */
+import { Readability } from '@mozilla/readability';
+import { parseHTML } from 'linkedom';
+import TurndownService from 'turndown';
+import type { Egress } from '../../egress/index.js';
+import { fetchUserUrl, UrlRefusedError, type UserUrlResponse } from '../../egress/user-url.js';
+import { upstreamRequest } from '../providers/http.js';
+import type { HostedFetchConfig, HostedFetchProvider, WebFetchConfig } from './config.js';
+
+export type PageFormat = 'markdown' | 'text' | 'html';
+
+export interface FetchedPage {
+  url: string;
+  title: string | null;
+  content: string;
+  format: PageFormat;
+}
+
+/** A provider's failure: the HTTP status it (or the page) answered, 0 for no answer at all. */
+export class FetchFailure extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Retry-After in ms (seconds or an HTTP date); undefined when absent or unreadable. */
+export function retryAfterMs(v: string | string[] | undefined, now: number): number | undefined {
+  const s = Array.isArray(v) ? v[0] : v;
+  if (!s) return undefined;
+  if (/^\d+$/.test(s.trim())) return Number(s.trim()) * 1000;
+  const t = Date.parse(s);
+  return Number.isFinite(t) ? Math.max(0, t - now) : undefined;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+async function readText(body: AsyncIterable<unknown> & { destroy?(): void }, max: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of body) {
+    size += (c as Buffer).length;
+    if (size > max) {
+      body.destroy?.();
+      throw new FetchFailure(413, `the answer is larger than ${max} bytes`);
+    }
+    chunks.push(c as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** One call to a hosted provider's JSON API. */
+async function hostedCall(egress: Egress, c: HostedFetchConfig, method: 'GET' | 'POST', url: string, body: unknown, extra: Record<string, string> = {}): Promise<unknown> {
+  let res;
+  try {
+    res = await upstreamRequest(url, {
+      method,
+      headers: { authorization: `Bearer ${c.apiKey}`, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...extra },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      egress,
+      headersTimeoutMs: c.timeoutMs,
+      bodyTimeoutMs: c.timeoutMs,
+    });
+  } catch (e) {
+    throw new FetchFailure(0, (e as Error).message);
+  }
+  const text = await readText(res.body, 32 * 1024 * 1024).catch((e: unknown) => {
+    throw e instanceof FetchFailure ? e : new FetchFailure(0, `the answer broke off: ${(e as Error).message}`);
+  });
+  if (res.status < 200 || res.status >= 300) {
+    let message = text.slice(0, 300);
+    try {
+      const j = JSON.parse(text) as Record<string, unknown>;
+      const m = j.error ?? j.message ?? j.detail;
+      if (typeof m === 'string') message = m;
+      else if (isObject(m) && typeof m.message === 'string') message = m.message;
+    } catch {
+      // not JSON: the text itself
+    }
+    throw new FetchFailure(res.status, message || `HTTP ${res.status}`, retryAfterMs(res.headers['retry-after'], Date.now()));
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new FetchFailure(502, 'the provider answered something that is not JSON');
+  }
+}
+
+const bad = (what: string) => new FetchFailure(502, `${what} answered an unexpected shape`);
+
+async function firecrawl(egress: Egress, c: HostedFetchConfig, url: string, format: PageFormat): Promise<FetchedPage> {
+  const j = await hostedCall(egress, c, 'POST', `${c.baseUrl}/v1/scrape`, { url, formats: [format === 'html' ? 'html' : 'markdown'] });
+  const data = isObject(j) && isObject(j.data) ? j.data : undefined;
+  const content = data ? (format === 'html' ? data.html : data.markdown) : undefined;
+  if (!data || typeof content !== 'string') throw bad('Firecrawl');
+  const meta = isObject(data.metadata) ? data.metadata : {};
+  return { url: typeof meta.sourceURL === 'string' ? meta.sourceURL : url, title: typeof meta.title === 'string' ? meta.title : null, content, format: format === 'html' ? 'html' : 'markdown' };
+}
+
+async function jina(egress: Egress, c: HostedFetchConfig, url: string, format: PageFormat): Promise<FetchedPage> {
+  const j = await hostedCall(egress, c, 'GET', `${c.baseUrl}/${url}`, undefined, { 'x-return-format': format });
+  const data = isObject(j) && isObject(j.data) ? j.data : undefined;
+  if (!data || typeof data.content !== 'string') throw bad('Jina Reader');
+  return { url: typeof data.url === 'string' ? data.url : url, title: typeof data.title === 'string' ? data.title : null, content: data.content, format };
+}
+
+async function tavily(egress: Egress, c: HostedFetchConfig, url: string, format: PageFormat): Promise<FetchedPage> {
+  const j = await hostedCall(egress, c, 'POST', `${c.baseUrl}/extract`, { urls: [url], format: format === 'text' ? 'text' : 'markdown' });
+  const r = isObject(j) && Array.isArray(j.results) ? j.results.find(isObject) : undefined;
+  if (!r || typeof r.raw_content !== 'string') {
+    const failed = isObject(j) && Array.isArray(j.failed_results) ? j.failed_results.find(isObject) : undefined;
+    if (failed) throw new FetchFailure(422, `Tavily could not extract the page: ${String(failed.error ?? 'failed')}`);
+    throw bad('Tavily');
+  }
+  return { url: typeof r.url === 'string' ? r.url : url, title: null, content: r.raw_content, format: format === 'text' ? 'text' : 'markdown' };
+}
+
+let turndown: TurndownService | undefined;
+
+/** Readable content of an HTML page: the article Readability finds (else the whole body). */
+export function htmlToPage(html: string, url: string, format: PageFormat): FetchedPage {
+  const { document } = parseHTML(html);
+  const title = document.querySelector('title')?.textContent?.trim() || null;
+  let article: { title?: string | null; content?: string | null; textContent?: string | null } | null = null;
+  try {
+    article = new Readability(document.cloneNode(true) as unknown as Document).parse();
+  } catch {
+    article = null;
+  }
+  const contentHtml = article?.content ?? document.querySelector('body')?.innerHTML ?? html;
+  const pageTitle = article?.title?.trim() || title;
+  if (format === 'html') return { url, title: pageTitle, content: contentHtml, format };
+  if (format === 'text') {
+    const text = article?.textContent ?? parseHTML(`<body>${contentHtml}</body>`).document.body.textContent ?? '';
+    return { url, title: pageTitle, content: text.replace(/\n{3,}/g, '\n\n').trim(), format };
+  }
+  turndown ??= new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' });
+  return { url, title: pageTitle, content: turndown.turndown(contentHtml).trim(), format };
+}
+
+async function builtin(egress: Egress, cfg: WebFetchConfig['builtin'], url: string, format: PageFormat): Promise<FetchedPage> {
+  let res: UserUrlResponse;
+  try {
+    res = await fetchUserUrl(egress, url, { allowHttp: true, maxRedirects: 5, timeoutMs: cfg.timeoutMs, signal: AbortSignal.timeout(cfg.timeoutMs), headers: { accept: 'text/html,text/plain;q=0.9,*/*;q=0.5', 'user-agent': 'ctl-web-fetch/1' } });
+  } catch (e) {
+    // One text for every refusal (the SSRF policy's): which addresses exist must not be readable.
+    if (e instanceof UrlRefusedError) throw new FetchFailure(400, e.message);
+    throw new FetchFailure(0, `the page could not be fetched: ${(e as Error).message}`);
+  }
+  try {
+    if (res.status < 200 || res.status >= 300) throw new FetchFailure(res.status, `the page answered HTTP ${res.status}`, retryAfterMs(res.headers['retry-after'], Date.now()));
+    const len = Number(res.headers['content-length']);
+    if (Number.isFinite(len) && len > cfg.maxBytes) throw new FetchFailure(413, `the page is larger than ${cfg.maxBytes} bytes`);
+    const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    const text = await readText(res.body, cfg.maxBytes);
+    if (type === 'text/html' || type === 'application/xhtml+xml' || (type === '' && /^\s*<(!doctype html|html)/i.test(text))) return htmlToPage(text, res.url, format);
+    if (type.startsWith('text/') || type === 'application/json' || type === 'application/xml') return { url: res.url, title: null, content: text, format: 'text' };
+    throw new FetchFailure(415, `the page is ${type || 'of an unknown type'}, not text or HTML`);
+  } finally {
+    res.body.on('error', () => undefined);
+    res.body.destroy();
+  }
+}
+
+export function fetchWith(id: HostedFetchProvider | 'builtin', cfg: WebFetchConfig, egress: Egress, url: string, format: PageFormat): Promise<FetchedPage> {
+  if (id === 'builtin') return builtin(egress, cfg.builtin, url, format);
+  const c = cfg.hosted[id];
+  if (!c) throw new FetchFailure(400, `web fetch provider ${id} is not configured`);
+  return id === 'firecrawl' ? firecrawl(egress, c, url, format) : id === 'jina' ? jina(egress, c, url, format) : tavily(egress, c, url, format);
+}

@@ -1,0 +1,50 @@
+/**
+ * POST /v1/web/fetch: `{url, provider?, format?}` → `{url, title, content, format, provider}`. The
+ * page comes from the pool (pool.ts) or from the provider named; errors in OpenAI's error shape.
+ */
+import type { Egress } from '../../egress/index.js';
+import { badRequest } from '../../http/errors.js';
+import { sendJson } from '../../http/respond.js';
+import type { Route, Router } from '../../http/router.js';
+import { readInferenceBody } from '../routes/inference/completion-route.js';
+import { FETCH_PROVIDERS, type FetchProviderId, type WebFetchConfig } from './config.js';
+import type { FetchPool } from './pool.js';
+import { fetchWith, type PageFormat } from './providers.js';
+
+const FORMATS: readonly PageFormat[] = ['markdown', 'text', 'html'];
+
+/** The configured providers in the pool's fixed order. */
+export function poolOrder(cfg: WebFetchConfig): FetchProviderId[] {
+  return FETCH_PROVIDERS.filter((id) => (id === 'builtin' ? cfg.builtin.enabled : cfg.hosted[id] !== undefined));
+}
+
+export function webFetchRoutes(r: Router, deps: { config: () => WebFetchConfig; pool: FetchPool; egress: Egress }, k: (route: Route) => Route): void {
+  k(
+    r.post('/v1/web/fetch', async (ctx) => {
+      const body = (await readInferenceBody(ctx)) as Record<string, unknown>;
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('body must be a JSON object');
+      const url = body.url;
+      if (typeof url !== 'string' || url.length === 0 || url.length > 8192) throw badRequest('url is required (a string of at most 8192 characters)');
+      let parsed: URL;
+      try {
+        parsed = new URL(url);
+      } catch {
+        throw badRequest('url is not a valid URL');
+      }
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw badRequest('url must be http or https');
+      const format = (body.format ?? 'markdown') as PageFormat;
+      if (!FORMATS.includes(format)) throw badRequest(`format must be one of ${FORMATS.join(', ')}`);
+      const cfg = deps.config();
+      const order = poolOrder(cfg);
+      let explicit: FetchProviderId | undefined;
+      if (body.provider !== undefined) {
+        if (typeof body.provider !== 'string' || !(FETCH_PROVIDERS as readonly string[]).includes(body.provider)) throw badRequest(`provider must be one of ${FETCH_PROVIDERS.join(', ')}`);
+        explicit = body.provider as FetchProviderId;
+        if (!order.includes(explicit)) throw badRequest(`web fetch provider ${explicit} is not configured`);
+      }
+      if (order.length === 0) throw badRequest('no web fetch provider is configured (gateway.yaml web_fetch)');
+      const { page, provider } = await deps.pool.run(order, explicit, (id) => fetchWith(id, cfg, deps.egress, parsed.href, format));
+      sendJson(ctx.res, 200, { ...page, provider });
+    }),
+  );
+}
