@@ -1,7 +1,6 @@
 /**
- * `ctl gateway file …`, `ctl gateway batch …` and `ctl gateway fetch`: the gateway's Files, Batch
- * and web fetch APIs from the terminal (over the socket, or --url with --api-key). Uploads and
- * downloads are streamed.
+ * `ctl gateway file …` and `ctl gateway batch …`: the gateway's Files and Batch APIs from the
+ * terminal (over the socket, or --url with --api-key). Uploads and downloads are streamed.
  */
 import { createWriteStream, existsSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
@@ -131,19 +130,6 @@ export function registerFilesAndBatches(g: Command, auth: () => Record<string, s
         ...(b.metadata ? ([['metadata', b.metadata]] as [string, unknown][]) : []),
       ],
       b,
-    );
-
-  g.command('fetch <url>')
-    .description('fetch a web page as readable markdown, text or HTML (POST /v1/web/fetch)')
-    .option('--provider <id>', 'firecrawl, jina, tavily or builtin (default: the pool, in that order)')
-    .option('--format <fmt>', 'markdown, text or html', 'markdown')
-    .action(
-      action(async (url: string, o: { provider?: string; format: string }) => {
-        const v = await api<{ url: string; title: string | null; content: string; provider: string }>('POST', '/v1/web/fetch', { url, format: o.format, ...(o.provider ? { provider: o.provider } : {}) });
-        if (outputFormat() !== 'table') return printData(v);
-        process.stdout.write(v.content.endsWith('\n') ? v.content : `${v.content}\n`);
-        process.stderr.write(`${v.title ? `${v.title} — ` : ''}${v.url} (via ${v.provider})\n`);
-      }),
     );
 
   const b = g.command('batch').description('batches (/v1/batches): create, list, get, wait, cancel, rm');

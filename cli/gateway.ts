@@ -14,6 +14,7 @@ import { outputFormat, printData, printObject, printRows } from './output.js';
 import { action, collect, intOption, UsageError } from './run.js';
 import { registerMedia } from './gateway-media.js';
 import { registerFilesAndBatches } from './gateway-batches.js';
+import { registerWeb } from './gateway-web.js';
 
 const HOST = 'gateway';
 
@@ -948,6 +949,7 @@ export function register(program: Command): void {
   registerChat(g);
   registerMedia(g, authHeaders);
   registerFilesAndBatches(g, authHeaders);
+  registerWeb(g, authHeaders);
   registerResilience(g);
   registerCooldowns(g);
   registerCache(g);

@@ -3,6 +3,7 @@
  * routing settings. Loaded at start and on reload (SIGHUP); a bad file throws and the previous
  * configuration stays. Records from the file are read-only through the management API.
  */
+import { DEFAULT_SEARCH, parseSearch, type SearchConfig } from './search/config.js';
 import { DEFAULT_WEB_FETCH, parseWebFetch, type WebFetchConfig } from './webfetch/config.js';
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -161,6 +162,8 @@ const FileSchema = Type.Object(
     concurrency: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     // Web fetch providers (issue 17): checked by webfetch/config.ts.
     web_fetch: Type.Optional(Type.Unknown()),
+    // Web search providers, cache and policies (issue 17): checked by search/config.ts.
+    search: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: false },
 );
@@ -190,10 +193,12 @@ export interface GatewayFileConfig {
   sections: { resilience?: Record<string, unknown>; cache?: Record<string, unknown>; concurrency?: Record<string, unknown> };
   /** `web_fetch:` (hosted providers with a key, and the built-in fetcher's limits). */
   webFetch: WebFetchConfig;
+  /** `search:` (providers, cache lifetime, per-key policies). */
+  search: SearchConfig;
 }
 
 export function emptyFileConfig(): GatewayFileConfig {
-  return { providers: [], aliases: new Map(), combos: [], mappings: [], keys: [], pricing: [], settings: { ...DEFAULT_ROUTING }, sections: {}, webFetch: DEFAULT_WEB_FETCH };
+  return { providers: [], aliases: new Map(), combos: [], mappings: [], keys: [], pricing: [], settings: { ...DEFAULT_ROUTING }, sections: {}, webFetch: DEFAULT_WEB_FETCH, search: DEFAULT_SEARCH };
 }
 
 export class ConfigFileError extends Error {
@@ -390,6 +395,7 @@ function convert(doc: FileShape, env: NodeJS.ProcessEnv, now: number): GatewayFi
     out.sections[name] = section;
   }
   out.webFetch = parseWebFetch(doc.web_fetch, env);
+  out.search = parseSearch(doc.search, env);
   return out;
 }
 

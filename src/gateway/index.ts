@@ -32,6 +32,7 @@ import { ensureVersion, versionBefore, versionPaths } from './telemetry.js';
 import { UsageRecorder } from './usage.js';
 import { FileService } from './files/service.js';
 import { FetchPool } from './webfetch/pool.js';
+import { SearchService } from './search/service.js';
 import { BatchService, DEFAULT_BATCH_CONCURRENCY } from './batches/service.js';
 import { inProcessCaller } from './batches/in-process.js';
 import { keyUsable, type Principal } from './auth.js';
@@ -156,6 +157,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     files,
     batches,
     webFetch: new FetchPool(() => ctx.clock.now()),
+    search: new SearchService(ctx.egress, () => ctx.clock.now()),
     log: ctx.log,
     version: ctx.version,
     startedAt: ctx.clock.now(),

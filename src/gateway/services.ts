@@ -1,5 +1,6 @@
 /** Everything the gateway's routes and its in-process handle share, created once per component. */
 import type { FetchPool } from './webfetch/pool.js';
+import type { SearchService } from './search/service.js';
 import type { FileService } from './files/service.js';
 import type { BatchService } from './batches/service.js';
 import type { Logger } from 'pino';
@@ -59,6 +60,8 @@ export interface GatewayServices {
   batches: BatchService;
   /** The web-fetch pool's cool-downs (/v1/web/fetch). */
   webFetch: FetchPool;
+  /** Web search: coalescing, cache and analytics (/v1/search). */
+  search: SearchService;
   log: Logger;
   version: string;
   /** When the component started (uptime in the health view). */

@@ -15,11 +15,14 @@ const dir = mkdtempSync(join(tmpdir(), 'ctl-cli-batch-'));
 
 beforeAll(async () => {
   mock = await startLlmUpstream();
-  site = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><title>Quay</title></head><body><article><h1>Ferries</h1><p>The ferry to the island leaves every hour from the new quay, from six in the morning until ten at night, all year.</p></article></body></html>'));
+  site = http.createServer((req, res) => {
+    if (req.url!.startsWith('/sx/search')) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results: [{ title: 'Ferry times', url: 'https://ferry.example/times', content: 'Every hour from the new quay' }] }));
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><title>Quay</title></head><body><article><h1>Ferries</h1><p>The ferry to the island leaves every hour from the new quay, from six in the morning until ten at night, all year.</p></article></body></html>');
+  });
   await new Promise<void>((r) => site.listen(0, '127.0.0.1', () => r()));
   d = await startDaemon({
     ctlYaml: { egress: { 'address-map': { '203.0.113.30:80': `127.0.0.1:${(site.address() as AddressInfo).port}` } } },
-    files: { 'gateway.yaml': `providers:\n  - {id: oa, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: k, models: [m1]}\n` },
+    files: { 'gateway.yaml': `providers:\n  - {id: oa, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: k, models: [m1]}\nsearch:\n  providers:\n    - {id: sx, kind: searxng, base_url: "http://127.0.0.1:${(site.address() as AddressInfo).port}/sx"}\n` },
   });
 }, 60_000);
 afterAll(async () => {
@@ -81,5 +84,14 @@ describe('ctl gateway file and batch', () => {
     const refused = await d.cli(['gateway', 'fetch', 'http://10.0.0.1/']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/URL is not allowed or not reachable/);
+  });
+
+  it('search prints the results as a table; -o json gives the whole answer', async () => {
+    const r = await d.cli(['gateway', 'search', 'ferry times', '-n', '3']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^Ferry times +https:\/\/ferry\.example\/times +Every hour from the new quay$/m);
+    expect(r.stderr).toBe('1 results from sx\n');
+    const j = JSON.parse((await d.cli(['gateway', 'search', 'ferry times', '-n', '3', '-o', 'json'])).stdout);
+    expect(j).toMatchObject({ provider: 'sx', cached: true });
   });
 });

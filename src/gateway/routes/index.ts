@@ -11,6 +11,7 @@ import { INTERNAL_PRINCIPAL, type Principal } from '../auth.js';
 import { fileRoutes } from '../files/routes.js';
 import { batchRoutes } from '../batches/routes.js';
 import { webFetchRoutes } from '../webfetch/routes.js';
+import { searchRoutes } from '../search/routes.js';
 import type { ClientFormat } from '../canonical.js';
 import type { GatewayServices } from '../services.js';
 import { renderError as renderWireError } from '../translate/index.js';
@@ -61,6 +62,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   const k = (route: Route) => route.tag('auth', 'inference');
   fileRoutes(r, svc.files, k);
   batchRoutes(r, svc.batches, svc.files, k);
+  searchRoutes(r, { config: () => svc.state.fileConfig.search, service: svc.search }, k);
   webFetchRoutes(r, { config: () => svc.state.fileConfig.webFetch, pool: svc.webFetch, egress: svc.egress }, k);
   authRoutes(r, svc);
   providerRoutes(r, svc);

@@ -8,7 +8,8 @@
  */
 import { HttpError } from '../../http/errors.js';
 import type { FetchProviderId } from './config.js';
-import { FetchFailure, type FetchedPage } from './providers.js';
+import { ApiFailure } from '../providers/api-call.js';
+import type { FetchedPage } from './providers.js';
 
 const QUOTA_STYLE: ReadonlySet<FetchProviderId> = new Set(['firecrawl', 'jina', 'tavily']);
 /** How long a provider that answered 429 without Retry-After is skipped. */
@@ -39,7 +40,7 @@ export class FetchPool {
     return (status === 402 || status === 403) && QUOTA_STYLE.has(id);
   }
 
-  private static surface(f: FetchFailure): HttpError {
+  private static surface(f: ApiFailure): HttpError {
     return new HttpError(f.status === 0 ? 502 : f.status, f.message, { code: f.status === 0 ? 'fetch_failed' : 'fetch_error' });
   }
 
@@ -55,7 +56,7 @@ export class FetchPool {
       try {
         return { page: await call(explicit), provider: explicit, attempts };
       } catch (e) {
-        if (!(e instanceof FetchFailure)) throw e;
+        if (!(e instanceof ApiFailure)) throw e;
         if (e.status === 429) {
           this.coolDown(explicit, e.retryAfterMs);
           throw this.tooMany(`web fetch provider ${explicit} is rate-limited: ${e.message}`, this.cooling(explicit));
@@ -68,7 +69,7 @@ export class FetchPool {
       try {
         return { page: await call(id), provider: id, attempts };
       } catch (e) {
-        if (!(e instanceof FetchFailure)) throw e;
+        if (!(e instanceof ApiFailure)) throw e;
         attempts.push({ provider: id, status: e.status, error: e.message });
         if (e.status === 429) this.coolDown(id, e.retryAfterMs);
         if (!FetchPool.fallsThrough(id, e.status)) throw FetchPool.surface(e);

@@ -9,7 +9,7 @@ import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
 import type { Egress } from '../../egress/index.js';
 import { fetchUserUrl, UrlRefusedError, type UserUrlResponse } from '../../egress/user-url.js';
-import { upstreamRequest } from '../providers/http.js';
+import { ApiFailure, callJsonApi, readBounded, retryAfterMs } from '../providers/api-call.js';
 import type { HostedFetchConfig, HostedFetchProvider, WebFetchConfig } from './config.js';
 
 export type PageFormat = 'markdown' | 'text' | 'html';
@@ -21,80 +21,14 @@ export interface FetchedPage {
   format: PageFormat;
 }
 
-/** A provider's failure: the HTTP status it (or the page) answered, 0 for no answer at all. */
-export class FetchFailure extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly retryAfterMs?: number,
-  ) {
-    super(message);
-  }
-}
-
-/** Retry-After in ms (seconds or an HTTP date); undefined when absent or unreadable. */
-export function retryAfterMs(v: string | string[] | undefined, now: number): number | undefined {
-  const s = Array.isArray(v) ? v[0] : v;
-  if (!s) return undefined;
-  if (/^\d+$/.test(s.trim())) return Number(s.trim()) * 1000;
-  const t = Date.parse(s);
-  return Number.isFinite(t) ? Math.max(0, t - now) : undefined;
-}
-
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-async function readText(body: AsyncIterable<unknown> & { destroy?(): void }, max: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of body) {
-    size += (c as Buffer).length;
-    if (size > max) {
-      body.destroy?.();
-      throw new FetchFailure(413, `the answer is larger than ${max} bytes`);
-    }
-    chunks.push(c as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/** One call to a hosted provider's JSON API (bearer key). */
+function hostedCall(egress: Egress, c: HostedFetchConfig, method: 'GET' | 'POST', url: string, body: unknown, extra: Record<string, string> = {}): Promise<unknown> {
+  return callJsonApi(egress, { method, url, headers: { authorization: `Bearer ${c.apiKey}`, ...extra }, ...(body !== undefined ? { body } : {}), timeoutMs: c.timeoutMs, what: 'the web fetch provider' });
 }
 
-/** One call to a hosted provider's JSON API. */
-async function hostedCall(egress: Egress, c: HostedFetchConfig, method: 'GET' | 'POST', url: string, body: unknown, extra: Record<string, string> = {}): Promise<unknown> {
-  let res;
-  try {
-    res = await upstreamRequest(url, {
-      method,
-      headers: { authorization: `Bearer ${c.apiKey}`, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...extra },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      egress,
-      headersTimeoutMs: c.timeoutMs,
-      bodyTimeoutMs: c.timeoutMs,
-    });
-  } catch (e) {
-    throw new FetchFailure(0, (e as Error).message);
-  }
-  const text = await readText(res.body, 32 * 1024 * 1024).catch((e: unknown) => {
-    throw e instanceof FetchFailure ? e : new FetchFailure(0, `the answer broke off: ${(e as Error).message}`);
-  });
-  if (res.status < 200 || res.status >= 300) {
-    let message = text.slice(0, 300);
-    try {
-      const j = JSON.parse(text) as Record<string, unknown>;
-      const m = j.error ?? j.message ?? j.detail;
-      if (typeof m === 'string') message = m;
-      else if (isObject(m) && typeof m.message === 'string') message = m.message;
-    } catch {
-      // not JSON: the text itself
-    }
-    throw new FetchFailure(res.status, message || `HTTP ${res.status}`, retryAfterMs(res.headers['retry-after'], Date.now()));
-  }
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new FetchFailure(502, 'the provider answered something that is not JSON');
-  }
-}
-
-const bad = (what: string) => new FetchFailure(502, `${what} answered an unexpected shape`);
+const bad = (what: string) => new ApiFailure(502, `${what} answered an unexpected shape`);
 
 async function firecrawl(egress: Egress, c: HostedFetchConfig, url: string, format: PageFormat): Promise<FetchedPage> {
   const j = await hostedCall(egress, c, 'POST', `${c.baseUrl}/v1/scrape`, { url, formats: [format === 'html' ? 'html' : 'markdown'] });
@@ -117,7 +51,7 @@ async function tavily(egress: Egress, c: HostedFetchConfig, url: string, format:
   const r = isObject(j) && Array.isArray(j.results) ? j.results.find(isObject) : undefined;
   if (!r || typeof r.raw_content !== 'string') {
     const failed = isObject(j) && Array.isArray(j.failed_results) ? j.failed_results.find(isObject) : undefined;
-    if (failed) throw new FetchFailure(422, `Tavily could not extract the page: ${String(failed.error ?? 'failed')}`);
+    if (failed) throw new ApiFailure(422, `Tavily could not extract the page: ${String(failed.error ?? 'failed')}`);
     throw bad('Tavily');
   }
   return { url: typeof r.url === 'string' ? r.url : url, title: null, content: r.raw_content, format: format === 'text' ? 'text' : 'markdown' };
@@ -152,18 +86,18 @@ async function builtin(egress: Egress, cfg: WebFetchConfig['builtin'], url: stri
     res = await fetchUserUrl(egress, url, { allowHttp: true, maxRedirects: 5, timeoutMs: cfg.timeoutMs, signal: AbortSignal.timeout(cfg.timeoutMs), headers: { accept: 'text/html,text/plain;q=0.9,*/*;q=0.5', 'user-agent': 'ctl-web-fetch/1' } });
   } catch (e) {
     // One text for every refusal (the SSRF policy's): which addresses exist must not be readable.
-    if (e instanceof UrlRefusedError) throw new FetchFailure(400, e.message);
-    throw new FetchFailure(0, `the page could not be fetched: ${(e as Error).message}`);
+    if (e instanceof UrlRefusedError) throw new ApiFailure(400, e.message);
+    throw new ApiFailure(0, `the page could not be fetched: ${(e as Error).message}`);
   }
   try {
-    if (res.status < 200 || res.status >= 300) throw new FetchFailure(res.status, `the page answered HTTP ${res.status}`, retryAfterMs(res.headers['retry-after'], Date.now()));
+    if (res.status < 200 || res.status >= 300) throw new ApiFailure(res.status, `the page answered HTTP ${res.status}`, retryAfterMs(res.headers['retry-after'], Date.now()));
     const len = Number(res.headers['content-length']);
-    if (Number.isFinite(len) && len > cfg.maxBytes) throw new FetchFailure(413, `the page is larger than ${cfg.maxBytes} bytes`);
+    if (Number.isFinite(len) && len > cfg.maxBytes) throw new ApiFailure(413, `the page is larger than ${cfg.maxBytes} bytes`);
     const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-    const text = await readText(res.body, cfg.maxBytes);
+    const text = await readBounded(res.body, cfg.maxBytes);
     if (type === 'text/html' || type === 'application/xhtml+xml' || (type === '' && /^\s*<(!doctype html|html)/i.test(text))) return htmlToPage(text, res.url, format);
     if (type.startsWith('text/') || type === 'application/json' || type === 'application/xml') return { url: res.url, title: null, content: text, format: 'text' };
-    throw new FetchFailure(415, `the page is ${type || 'of an unknown type'}, not text or HTML`);
+    throw new ApiFailure(415, `the page is ${type || 'of an unknown type'}, not text or HTML`);
   } finally {
     res.body.on('error', () => undefined);
     res.body.destroy();
@@ -173,6 +107,6 @@ async function builtin(egress: Egress, cfg: WebFetchConfig['builtin'], url: stri
 export function fetchWith(id: HostedFetchProvider | 'builtin', cfg: WebFetchConfig, egress: Egress, url: string, format: PageFormat): Promise<FetchedPage> {
   if (id === 'builtin') return builtin(egress, cfg.builtin, url, format);
   const c = cfg.hosted[id];
-  if (!c) throw new FetchFailure(400, `web fetch provider ${id} is not configured`);
+  if (!c) throw new ApiFailure(400, `web fetch provider ${id} is not configured`);
   return id === 'firecrawl' ? firecrawl(egress, c, url, format) : id === 'jina' ? jina(egress, c, url, format) : tavily(egress, c, url, format);
 }
