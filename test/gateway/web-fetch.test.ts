@@ -101,12 +101,18 @@ describe('built-in fetcher', () => {
   });
 });
 
+const READER = 'sk-gw-fetch-reader-aaaa';
+const NOFETCH = 'sk-gw-fetch-nofetch-aaa';
+
 describe('the pool', () => {
   let gw: GatewayHarness;
   const clock = new ManualClock(Date.parse('2030-01-02T12:00:00Z'));
   beforeAll(async () => {
     const hosted = (id: string) => `  ${id}: {api_key: key-${id}, base_url: "http://127.0.0.1:${fakesPort}/${id}"}\n`;
-    gw = await startGateway({ clock, yaml: `providers: []\nweb_fetch:\n${hosted('firecrawl')}${hosted('jina')}${hosted('tavily')}` });
+    gw = await startGateway({
+      clock,
+      yaml: `providers: []\nkeys:\n  - {name: reader, key: "${READER}", models: ["*"]}\n  - {name: nofetch, key: "${NOFETCH}", models: ["*"]}\nweb_fetch:\n${hosted('firecrawl')}${hosted('jina')}${hosted('tavily')}  policies:\n    reader: {providers: [builtin]}\n    nofetch: {enabled: false}\n`,
+    });
     gw.egress.addMapping('203.0.113.20:80', `127.0.0.1:${sitePort}`);
   });
   afterAll(async () => {
@@ -118,7 +124,20 @@ describe('the pool', () => {
     for (const k of Object.keys(hits)) hits[k] = 0;
     siteStatus = 200;
   });
-  const fetchPage = (body: Record<string, unknown> = {}) => gw.req('POST', '/v1/web/fetch', { url: 'http://203.0.113.20/news', ...body });
+  /** Over the trusted listener without a key (no policy), or over TCP with `key`. */
+  const fetchPage = (body: Record<string, unknown> = {}, key?: string) =>
+    gw.req('POST', '/v1/web/fetch', { url: 'http://203.0.113.20/news', ...body }, key ? { authorization: `Bearer ${key}` } : {}, { tcp: key !== undefined });
+
+  it('per-key policy: only some providers, or no web fetch at all', async () => {
+    const r = await fetchPage({}, READER);
+    expect(r.json.provider).toBe('builtin');
+    expect(hits.firecrawl).toBe(0);
+    const named = await fetchPage({ provider: 'jina' }, READER);
+    expect(named.status).toBe(403);
+    const off = await fetchPage({}, NOFETCH);
+    expect(off.status).toBe(403);
+    expect(off.json.error.message).toBe('API key "nofetch" may not use web fetch');
+  });
 
   it('fill-first: the first provider serves while it can', async () => {
     const r = await fetchPage();

@@ -1,7 +1,8 @@
 /**
  * gateway.yaml `web_fetch:`: the credentials and base URLs of the three hosted fetch providers
- * (Firecrawl, Jina Reader, Tavily Extract) and the limits of the built-in fetcher. A hosted provider
- * without a key is not in the pool; the built-in one is, unless `builtin.enabled: false`.
+ * (Firecrawl, Jina Reader, Tavily Extract), the limits of the built-in fetcher, and per-key policies
+ * (by key name). A hosted provider without a key is not in the pool; the built-in one is, unless
+ * `builtin.enabled: false`.
  */
 import { Type } from '@sinclair/typebox';
 import { compile, describeErrors } from '../../http/schema.js';
@@ -22,12 +23,19 @@ export interface HostedFetchConfig {
   timeoutMs: number;
 }
 
+export interface FetchPolicy {
+  enabled: boolean;
+  providers?: FetchProviderId[];
+}
+
 export interface WebFetchConfig {
   hosted: Partial<Record<HostedFetchProvider, HostedFetchConfig>>;
   builtin: { enabled: boolean; maxBytes: number; timeoutMs: number };
+  /** By API key name: web fetch off, or only some providers. */
+  policies: Record<string, FetchPolicy>;
 }
 
-export const DEFAULT_WEB_FETCH: WebFetchConfig = { hosted: {}, builtin: { enabled: true, maxBytes: 5 * 1024 * 1024, timeoutMs: 15_000 } };
+export const DEFAULT_WEB_FETCH: WebFetchConfig = { hosted: {}, builtin: { enabled: true, maxBytes: 5 * 1024 * 1024, timeoutMs: 15_000 }, policies: {} };
 
 const Hosted = Type.Object(
   {
@@ -54,6 +62,15 @@ const validate = compile(
           { additionalProperties: false },
         ),
       ),
+      policies: Type.Optional(
+        Type.Record(
+          Type.String(),
+          Type.Object(
+            { enabled: Type.Optional(Type.Boolean()), providers: Type.Optional(Type.Array(Type.Union(FETCH_PROVIDERS.map((p) => Type.Literal(p))))) },
+            { additionalProperties: false },
+          ),
+        ),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -65,8 +82,12 @@ type Raw = { api_key?: string; api_key_env?: string; base_url?: string; timeout_
 export function parseWebFetch(raw: unknown, env: NodeJS.ProcessEnv): WebFetchConfig {
   if (raw === undefined || raw === null) return DEFAULT_WEB_FETCH;
   if (!validate(raw)) throw new Error(describeErrors(validate.errors, 'web_fetch'));
-  const doc = raw as Partial<Record<HostedFetchProvider, Raw>> & { builtin?: { enabled?: boolean; max_bytes?: number; timeout_ms?: number } };
-  const out: WebFetchConfig = { hosted: {}, builtin: { ...DEFAULT_WEB_FETCH.builtin } };
+  const doc = raw as Partial<Record<HostedFetchProvider, Raw>> & {
+    builtin?: { enabled?: boolean; max_bytes?: number; timeout_ms?: number };
+    policies?: Record<string, { enabled?: boolean; providers?: FetchProviderId[] }>;
+  };
+  const out: WebFetchConfig = { hosted: {}, builtin: { ...DEFAULT_WEB_FETCH.builtin }, policies: {} };
+  for (const [name, p] of Object.entries(doc.policies ?? {})) out.policies[name] = { enabled: p.enabled ?? true, ...(p.providers ? { providers: p.providers } : {}) };
   for (const id of ['firecrawl', 'jina', 'tavily'] as const) {
     const c = doc[id];
     if (!c) continue;

@@ -3,7 +3,8 @@
  * page comes from the pool (pool.ts) or from the provider named; errors in OpenAI's error shape.
  */
 import type { Egress } from '../../egress/index.js';
-import { badRequest } from '../../http/errors.js';
+import { badRequest, HttpError } from '../../http/errors.js';
+import type { Principal } from '../auth.js';
 import { sendJson } from '../../http/respond.js';
 import type { Route, Router } from '../../http/router.js';
 import { readInferenceBody } from '../routes/inference/completion-route.js';
@@ -35,14 +36,18 @@ export function webFetchRoutes(r: Router, deps: { config: () => WebFetchConfig; 
       const format = (body.format ?? 'markdown') as PageFormat;
       if (!FORMATS.includes(format)) throw badRequest(`format must be one of ${FORMATS.join(', ')}`);
       const cfg = deps.config();
-      const order = poolOrder(cfg);
+      const principal = ctx.state.principal as Principal | undefined;
+      const policy = principal?.key ? cfg.policies[principal.key.name] : undefined;
+      if (policy && !policy.enabled) throw new HttpError(403, `API key "${principal!.key!.name}" may not use web fetch`, { code: 'fetch_not_allowed' });
+      const order = poolOrder(cfg).filter((id) => !policy?.providers || policy.providers.includes(id));
       let explicit: FetchProviderId | undefined;
       if (body.provider !== undefined) {
         if (typeof body.provider !== 'string' || !(FETCH_PROVIDERS as readonly string[]).includes(body.provider)) throw badRequest(`provider must be one of ${FETCH_PROVIDERS.join(', ')}`);
         explicit = body.provider as FetchProviderId;
-        if (!order.includes(explicit)) throw badRequest(`web fetch provider ${explicit} is not configured`);
+        if (!poolOrder(cfg).includes(explicit)) throw badRequest(`web fetch provider ${explicit} is not configured`);
+        if (!order.includes(explicit)) throw new HttpError(403, `API key "${principal?.key?.name}" may not use web fetch provider ${explicit}`, { code: 'fetch_not_allowed' });
       }
-      if (order.length === 0) throw badRequest('no web fetch provider is configured (gateway.yaml web_fetch)');
+      if (order.length === 0) throw poolOrder(cfg).length === 0 ? badRequest('no web fetch provider is configured (gateway.yaml web_fetch)') : new HttpError(403, `API key "${principal?.key?.name}" may use no configured web fetch provider`, { code: 'fetch_not_allowed' });
       const { page, provider } = await deps.pool.run(order, explicit, (id) => fetchWith(id, cfg, deps.egress, parsed.href, format));
       sendJson(ctx.res, 200, { ...page, provider });
     }),
