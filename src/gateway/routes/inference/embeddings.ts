@@ -4,18 +4,16 @@
  * lists embedding models. Targets that cannot embed the request's input (not an embedding model,
  * structured items the model does not declare) are left out; when none is left the answer is 400.
  */
+import { attemptOperation } from './operation-run.js';
 import type { RequestContext } from '../../../http/context.js';
 import { sendJson } from '../../../http/respond.js';
 import type { Route, Router } from '../../../http/router.js';
 import { RequestAbort } from '../../abort.js';
 import type { Principal } from '../../auth.js';
-import { attemptDeps, costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
-import { checkLimits } from '../../limits/index.js';
+import { costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
 import { assertEmbeddingSupport, parseEmbeddingsRequest, renderEmbeddingsResponse } from '../../embeddings.js';
 import { callEmbeddings, modelCapabilities, modelSpec } from '../../providers/index.js';
-import { runAttempts } from '../../routing/attempts.js';
 import type { Resolution } from '../../routing/resolve.js';
-import { orderTargets } from '../../routing/strategies.js';
 import type { GatewayServices } from '../../services.js';
 import { sessionIdOf, setTelemetryHeaders } from '../../telemetry.js';
 import { renderModelList } from '../../translate/index.js';
@@ -55,21 +53,10 @@ async function serveEmbeddings(ctx: RequestContext, svc: GatewayServices, provid
       const t = resolution.targets[0]!;
       assertEmbeddingSupport(req, modelCapabilities(t.provider.conn, t.modelId), t.ref, declaredType(t.provider.conn, t.modelId)); // throws the 400
     }
-    const settings = svc.state.catalog.settings;
-    checkLimits(svc, principal, resolution);
-    release = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort));
-    const run = await runAttempts(
-      {
-        resolution,
-        ordered: orderTargets(resolution.strategy, resolution.combo?.name, capable, svc.strategy),
-        request: { requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), ...(principal.key ? { apiKeyId: principal.key.id } : {}) },
-        maxAttempts: resolution.combo?.maxAttempts ?? settings.maxAttempts,
-        retryWaitMaxMs: settings.retryWaitMaxMs,
-        signal: abort,
-      },
-      attemptDeps(svc),
-      (s, signal) => callEmbeddings(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, { ...req, model: s.modelId }, { egress: svc.egress, signal, now: () => svc.clock.now() }),
-    );
+    const request = { resolution, capable, principal, requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), abort };
+    const attempted = await attemptOperation(svc, request, (s, signal) => callEmbeddings(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, { ...req, model: s.modelId }, { egress: svc.egress, signal, now: () => svc.clock.now() }));
+    release = attempted.release;
+    const run = attempted.run;
     run.release();
     release();
     release = undefined;

@@ -5,6 +5,7 @@
  * operation's type (or undeclared), sent on from disk (each attempt reads the files again, so a
  * fallback can resend them), and removed before the answer goes out.
  */
+import { attemptOperation } from './operation-run.js';
 import { openAsBlob } from 'node:fs';
 import { join } from 'node:path';
 import type { RequestContext } from '../../../http/context.js';
@@ -13,14 +14,11 @@ import { removeSpooled, spoolForm, type FormSpoolOptions, type SpooledForm } fro
 import { sendText } from '../../../http/respond.js';
 import { RequestAbort } from '../../abort.js';
 import type { Principal } from '../../auth.js';
-import { attemptDeps, costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
-import { checkLimits } from '../../limits/index.js';
+import { costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
 import type { MediaUsage } from '../../pricing.js';
 import { newUpstreamForm } from '../../providers/http.js';
 import { callFormOperation } from '../../providers/index.js';
-import { runAttempts } from '../../routing/attempts.js';
 import type { Resolution } from '../../routing/resolve.js';
-import { orderTargets } from '../../routing/strategies.js';
 import type { GatewayServices } from '../../services.js';
 import { sessionIdOf, setTelemetryHeaders } from '../../telemetry.js';
 import { capableTargets } from './operation-targets.js';
@@ -61,28 +59,17 @@ export async function serveFormOperation(ctx: RequestContext, svc: GatewayServic
     op.validate(form);
     resolution = resolveFor(svc, model, principal, providerScope);
     const capable = capableTargets(resolution, { fn: 'formOperation', path: op.path, route: op.route, endpoint: op.endpointName, type: op.type }, form.fields);
-    const settings = svc.state.catalog.settings;
-    checkLimits(svc, principal, resolution);
-    release = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort));
-    const run = await runAttempts(
-      {
-        resolution,
-        ordered: orderTargets(resolution.strategy, resolution.combo?.name, capable, svc.strategy),
-        request: { requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), ...(principal.key ? { apiKeyId: principal.key.id } : {}) },
-        maxAttempts: resolution.combo?.maxAttempts ?? settings.maxAttempts,
-        retryWaitMaxMs: settings.retryWaitMaxMs,
-        signal: abort,
-      },
-      attemptDeps(svc),
-      async (s, signal) => {
-        // A fresh form each attempt: the file parts are read from disk again.
-        const upstream = newUpstreamForm();
-        for (const [k, v] of Object.entries(form.fields)) upstream.append(k, k === 'model' ? s.modelId : v);
-        for (const [k, vs] of Object.entries(form.lists)) for (const v of vs) upstream.append(`${k}[]`, v);
-        for (const f of form.files) upstream.append(f.field, await openAsBlob(f.path, { type: f.mimeType }), f.filename);
-        return await callFormOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, op.path, upstream, { egress: svc.egress, signal, now: () => svc.clock.now() });
-      },
-    );
+    const request = { resolution, capable, principal, requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), abort };
+    const attempted = await attemptOperation(svc, request, async (s, signal) => {
+      // A fresh form each attempt: the file parts are read from disk again.
+      const upstream = newUpstreamForm();
+      for (const [k, v] of Object.entries(form.fields)) upstream.append(k, k === 'model' ? s.modelId : v);
+      for (const [k, vs] of Object.entries(form.lists)) for (const v of vs) upstream.append(`${k}[]`, v);
+      for (const f of form.files) upstream.append(f.field, await openAsBlob(f.path, { type: f.mimeType }), f.filename);
+      return await callFormOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, op.path, upstream, { egress: svc.egress, signal, now: () => svc.clock.now() });
+    });
+    release = attempted.release;
+    const run = attempted.run;
     run.release();
     release();
     release = undefined;

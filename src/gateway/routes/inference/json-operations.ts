@@ -8,6 +8,7 @@
  * (OpenAI-compatible); when none does, 400 names the model and the route. The upstream's JSON comes
  * back with `model` naming what the client asked for.
  */
+import { attemptOperation } from './operation-run.js';
 import type { RequestContext } from '../../../http/context.js';
 import { badRequest } from '../../../http/errors.js';
 import { sendJson } from '../../../http/respond.js';
@@ -15,12 +16,9 @@ import type { Route, Router } from '../../../http/router.js';
 import { RequestAbort } from '../../abort.js';
 import type { Principal } from '../../auth.js';
 import type { MediaUsage } from '../../pricing.js';
-import { attemptDeps, costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
-import { checkLimits } from '../../limits/index.js';
+import { costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
 import { callJsonOperation } from '../../providers/index.js';
-import { runAttempts } from '../../routing/attempts.js';
 import type { Resolution } from '../../routing/resolve.js';
-import { orderTargets } from '../../routing/strategies.js';
 import type { GatewayServices } from '../../services.js';
 import { capableTargets } from './operation-targets.js';
 import { sessionIdOf, setTelemetryHeaders } from '../../telemetry.js';
@@ -161,21 +159,10 @@ async function serve(ctx: RequestContext, svc: GatewayServices, op: Operation, p
   try {
     resolution = resolveFor(svc, model, principal, providerScope);
     const capable = capableTargets(resolution, { fn: 'jsonOperation', path: op.path, route: op.route, endpoint: op.endpoint, type: op.type }, raw);
-    const settings = svc.state.catalog.settings;
-    checkLimits(svc, principal, resolution);
-    release = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort));
-    const run = await runAttempts(
-      {
-        resolution,
-        ordered: orderTargets(resolution.strategy, resolution.combo?.name, capable, svc.strategy),
-        request: { requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), ...(principal.key ? { apiKeyId: principal.key.id } : {}) },
-        maxAttempts: resolution.combo?.maxAttempts ?? settings.maxAttempts,
-        retryWaitMaxMs: settings.retryWaitMaxMs,
-        signal: abort,
-      },
-      attemptDeps(svc),
-      (s, signal) => callJsonOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, op.path, { ...raw, model: s.modelId }, { egress: svc.egress, signal, now: () => svc.clock.now() }),
-    );
+    const request = { resolution, capable, principal, requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), abort };
+    const attempted = await attemptOperation(svc, request, (s, signal) => callJsonOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, op.path, { ...raw, model: s.modelId }, { egress: svc.egress, signal, now: () => svc.clock.now() }));
+    release = attempted.release;
+    const run = attempted.run;
     run.release();
     release();
     release = undefined;

@@ -6,18 +6,16 @@
  * happens before the first byte; usage records the input characters, and the cost is the model's
  * `per_character` (and `per_request`) price.
  */
+import { attemptOperation } from './operation-run.js';
 import { pipeline } from 'node:stream/promises';
 import type { RequestContext } from '../../../http/context.js';
 import { badRequest } from '../../../http/errors.js';
 import type { Route, Router } from '../../../http/router.js';
 import { RequestAbort } from '../../abort.js';
 import type { Principal } from '../../auth.js';
-import { attemptDeps, costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
-import { checkLimits } from '../../limits/index.js';
+import { costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
 import { callStreamOperation } from '../../providers/index.js';
-import { runAttempts } from '../../routing/attempts.js';
 import type { Resolution } from '../../routing/resolve.js';
-import { orderTargets } from '../../routing/strategies.js';
 import type { GatewayServices } from '../../services.js';
 import { capableTargets } from './operation-targets.js';
 import { sessionIdOf, setTelemetryHeaders } from '../../telemetry.js';
@@ -57,21 +55,10 @@ async function serveSpeech(ctx: RequestContext, svc: GatewayServices, providerSc
   try {
     resolution = resolveFor(svc, model, principal, providerScope);
     const capable = capableTargets(resolution, { fn: 'streamOperation', path: '/audio/speech', route: '/v1/audio/speech', endpoint: 'speech', type: 'speech' }, raw);
-    const settings = svc.state.catalog.settings;
-    checkLimits(svc, principal, resolution);
-    release = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort));
-    const run = await runAttempts(
-      {
-        resolution,
-        ordered: orderTargets(resolution.strategy, resolution.combo?.name, capable, svc.strategy),
-        request: { requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), ...(principal.key ? { apiKeyId: principal.key.id } : {}) },
-        maxAttempts: resolution.combo?.maxAttempts ?? settings.maxAttempts,
-        retryWaitMaxMs: settings.retryWaitMaxMs,
-        signal: abort,
-      },
-      attemptDeps(svc),
-      (s, signal) => callStreamOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, '/audio/speech', { ...raw, model: s.modelId }, { egress: svc.egress, signal, now: () => svc.clock.now() }),
-    );
+    const request = { resolution, capable, principal, requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), abort };
+    const attempted = await attemptOperation(svc, request, (s, signal) => callStreamOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, '/audio/speech', { ...raw, model: s.modelId }, { egress: svc.egress, signal, now: () => svc.clock.now() }));
+    release = attempted.release;
+    const run = attempted.run;
     const usage = { inputTokens: (raw.input as string).length, outputTokens: 0 };
     // Characters are not tokens: only the media prices apply.
     const cost = costFor(svc, run.subject, { inputTokens: 0, outputTokens: 0 }, { characters: usage.inputTokens, requests: 1 });
