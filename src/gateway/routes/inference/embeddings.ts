@@ -4,18 +4,17 @@
  * lists embedding models. Targets that cannot embed the request's input (not an embedding model,
  * structured items the model does not declare) are left out; when none is left the answer is 400.
  */
-import { attemptOperation } from './operation-run.js';
+import { abortOnClose, attemptOperation, setOperationHeaders } from './operation-run.js';
 import type { RequestContext } from '../../../http/context.js';
 import { sendJson } from '../../../http/respond.js';
 import type { Route, Router } from '../../../http/router.js';
-import { RequestAbort } from '../../abort.js';
 import type { Principal } from '../../auth.js';
 import { costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
 import { assertEmbeddingSupport, parseEmbeddingsRequest, renderEmbeddingsResponse } from '../../embeddings.js';
 import { callEmbeddings, modelCapabilities, modelSpec } from '../../providers/index.js';
 import type { Resolution } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
-import { sessionIdOf, setTelemetryHeaders } from '../../telemetry.js';
+import { sessionIdOf } from '../../telemetry.js';
 import { renderModelList } from '../../translate/index.js';
 import { readInferenceBody } from './completion-route.js';
 import { modelEntries } from './models.js';
@@ -32,11 +31,7 @@ async function serveEmbeddings(ctx: RequestContext, svc: GatewayServices, provid
   const sessionId = sessionIdOf(ctx.req);
   const startedAt = svc.clock.now();
   const info = { endpoint: 'embeddings', requestId: ctx.requestId, principal, stream: false, model: req.model, ...(sessionId !== undefined ? { sessionId } : {}) };
-  const abort = new RequestAbort();
-  const onClose = () => {
-    if (!ctx.res.writableFinished) abort.abort();
-  };
-  ctx.res.once('close', onClose);
+  const { abort, detach } = abortOnClose(ctx);
   let resolution: Resolution | undefined;
   let release: (() => void) | undefined;
   try {
@@ -60,17 +55,9 @@ async function serveEmbeddings(ctx: RequestContext, svc: GatewayServices, provid
     run.release();
     release();
     release = undefined;
-    ctx.res.off('close', onClose);
+    detach();
     const usage = { inputTokens: run.value.usage.inputTokens, outputTokens: 0 };
-    setTelemetryHeaders(ctx.res, {
-      decision: { strategy: resolution.strategy, provider: run.subject.provider.config.id, latencyMs: svc.clock.now() - startedAt },
-      requestId: ctx.requestId,
-      ...(sessionId !== undefined ? { sessionId } : {}),
-      provider: run.subject.provider.config.id,
-      model: run.subject.modelId,
-      fallbackAttempts: run.failedAttempts,
-      usage: { tokensIn: usage.inputTokens, tokensOut: 0, cost: costFor(svc, run.subject, usage), latencyMs: svc.clock.now() - startedAt, cacheHit: false },
-    });
+    setOperationHeaders(ctx, svc, { resolution, subject: run.subject, failedAttempts: run.failedAttempts, startedAt, ...(sessionId !== undefined ? { sessionId } : {}), tokensIn: usage.inputTokens, cost: costFor(svc, run.subject, usage) });
     sendJson(ctx.res, 200, renderEmbeddingsResponse(run.value, req, run.subject.ref));
     recordRequest(svc, { input: info, resolution, subject: run.subject, status: 200, usage, attempts: run.attempts, failedAttempts: run.failedAttempts, startedAt });
   } catch (e) {

@@ -5,14 +5,13 @@
  * operation's type (or undeclared), sent on from disk (each attempt reads the files again, so a
  * fallback can resend them), and removed before the answer goes out.
  */
-import { attemptOperation } from './operation-run.js';
+import { abortOnClose, attemptOperation, setOperationHeaders } from './operation-run.js';
 import { openAsBlob } from 'node:fs';
 import { join } from 'node:path';
 import type { RequestContext } from '../../../http/context.js';
 import { badRequest } from '../../../http/errors.js';
 import { removeSpooled, spoolForm, type FormSpoolOptions, type SpooledForm } from '../../../http/multipart-spool.js';
 import { sendText } from '../../../http/respond.js';
-import { RequestAbort } from '../../abort.js';
 import type { Principal } from '../../auth.js';
 import { costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
 import type { MediaUsage } from '../../pricing.js';
@@ -20,7 +19,7 @@ import { newUpstreamForm } from '../../providers/http.js';
 import { callFormOperation } from '../../providers/index.js';
 import type { Resolution } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
-import { sessionIdOf, setTelemetryHeaders } from '../../telemetry.js';
+import { sessionIdOf } from '../../telemetry.js';
 import { capableTargets } from './operation-targets.js';
 
 export interface FormOperation {
@@ -47,11 +46,7 @@ export async function serveFormOperation(ctx: RequestContext, svc: GatewayServic
   const sessionId = sessionIdOf(ctx.req);
   const model = form.fields.model ?? '';
   const info = { endpoint: op.endpoint, requestId: ctx.requestId, principal, stream: false, model, ...(sessionId !== undefined ? { sessionId } : {}) };
-  const abort = new RequestAbort();
-  const onClose = () => {
-    if (!ctx.res.writableFinished) abort.abort();
-  };
-  ctx.res.once('close', onClose);
+  const { abort, detach } = abortOnClose(ctx);
   let resolution: Resolution | undefined;
   let release: (() => void) | undefined;
   try {
@@ -73,21 +68,13 @@ export async function serveFormOperation(ctx: RequestContext, svc: GatewayServic
     run.release();
     release();
     release = undefined;
-    ctx.res.off('close', onClose);
+    detach();
     // Removed before answering: once the client has its answer, nothing of the upload is left.
     await removeSpooled(form.files);
     const { tokensIn, media } = op.usage(run.value, form);
     const usage = { inputTokens: tokensIn, outputTokens: 0 };
     const cost = costFor(svc, run.subject, usage, media);
-    setTelemetryHeaders(ctx.res, {
-      decision: { strategy: resolution.strategy, provider: run.subject.provider.config.id, latencyMs: svc.clock.now() - startedAt },
-      requestId: ctx.requestId,
-      ...(sessionId !== undefined ? { sessionId } : {}),
-      provider: run.subject.provider.config.id,
-      model: run.subject.modelId,
-      fallbackAttempts: run.failedAttempts,
-      usage: { tokensIn, tokensOut: 0, cost, latencyMs: svc.clock.now() - startedAt, cacheHit: false },
-    });
+    setOperationHeaders(ctx, svc, { resolution, subject: run.subject, failedAttempts: run.failedAttempts, startedAt, ...(sessionId !== undefined ? { sessionId } : {}), tokensIn, cost });
     const text = op.answer ? op.answer(run.value.text, run.value.contentType, run.subject.ref) : run.value.text;
     sendText(ctx.res, 200, text, run.value.contentType);
     recordRequest(svc, { input: info, resolution, subject: run.subject, status: 200, usage, cost, attempts: run.attempts, failedAttempts: run.failedAttempts, startedAt });

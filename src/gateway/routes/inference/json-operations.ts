@@ -8,12 +8,11 @@
  * (OpenAI-compatible); when none does, 400 names the model and the route. The upstream's JSON comes
  * back with `model` naming what the client asked for.
  */
-import { attemptOperation } from './operation-run.js';
+import { abortOnClose, attemptOperation, setOperationHeaders } from './operation-run.js';
 import type { RequestContext } from '../../../http/context.js';
 import { badRequest } from '../../../http/errors.js';
 import { sendJson } from '../../../http/respond.js';
 import type { Route, Router } from '../../../http/router.js';
-import { RequestAbort } from '../../abort.js';
 import type { Principal } from '../../auth.js';
 import type { MediaUsage } from '../../pricing.js';
 import { costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
@@ -21,7 +20,7 @@ import { callJsonOperation } from '../../providers/index.js';
 import type { Resolution } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
 import { capableTargets } from './operation-targets.js';
-import { sessionIdOf, setTelemetryHeaders } from '../../telemetry.js';
+import { sessionIdOf } from '../../telemetry.js';
 import { renderModelList } from '../../translate/index.js';
 import { readInferenceBody } from './completion-route.js';
 import { modelEntries } from './models.js';
@@ -149,11 +148,7 @@ async function serve(ctx: RequestContext, svc: GatewayServices, op: Operation, p
   const sessionId = sessionIdOf(ctx.req);
   const startedAt = svc.clock.now();
   const info = { endpoint: op.endpoint, requestId: ctx.requestId, principal, stream: false, model, ...(sessionId !== undefined ? { sessionId } : {}) };
-  const abort = new RequestAbort();
-  const onClose = () => {
-    if (!ctx.res.writableFinished) abort.abort();
-  };
-  ctx.res.once('close', onClose);
+  const { abort, detach } = abortOnClose(ctx);
   let resolution: Resolution | undefined;
   let release: (() => void) | undefined;
   try {
@@ -166,19 +161,11 @@ async function serve(ctx: RequestContext, svc: GatewayServices, op: Operation, p
     run.release();
     release();
     release = undefined;
-    ctx.res.off('close', onClose);
+    detach();
     const answer = isObject(run.value) ? run.value : { result: run.value };
     const usage = { inputTokens: op.tokensIn(answer), outputTokens: 0 };
     const cost = op.free ? 0 : costFor(svc, run.subject, usage, op.media?.(answer, raw));
-    setTelemetryHeaders(ctx.res, {
-      decision: { strategy: resolution.strategy, provider: run.subject.provider.config.id, latencyMs: svc.clock.now() - startedAt },
-      requestId: ctx.requestId,
-      ...(sessionId !== undefined ? { sessionId } : {}),
-      provider: run.subject.provider.config.id,
-      model: run.subject.modelId,
-      fallbackAttempts: run.failedAttempts,
-      usage: { tokensIn: usage.inputTokens, tokensOut: 0, cost, latencyMs: svc.clock.now() - startedAt, cacheHit: false },
-    });
+    setOperationHeaders(ctx, svc, { resolution, subject: run.subject, failedAttempts: run.failedAttempts, startedAt, ...(sessionId !== undefined ? { sessionId } : {}), tokensIn: usage.inputTokens, cost: cost });
     sendJson(ctx.res, 200, 'model' in answer ? { ...answer, model: run.subject.ref } : answer);
     recordRequest(svc, { input: info, resolution, subject: run.subject, status: 200, usage, cost, attempts: run.attempts, failedAttempts: run.failedAttempts, startedAt });
   } catch (e) {

@@ -3,7 +3,8 @@
  * taken, and the attempts run over the capable targets in the strategy's order (fallback, retries,
  * breakers). The slot is released here when the attempts fail, else by the caller once answered.
  */
-import type { AbortLike, RequestAbort } from '../../abort.js';
+import type { RequestContext } from '../../../http/context.js';
+import { RequestAbort, type AbortLike } from '../../abort.js';
 import type { Principal } from '../../auth.js';
 import { attemptDeps } from '../../completion.js';
 import { checkLimits } from '../../limits/index.js';
@@ -12,6 +13,7 @@ import type { AttemptSubject } from '../../routing/policy.js';
 import type { Resolution } from '../../routing/resolve.js';
 import { orderTargets } from '../../routing/strategies.js';
 import type { GatewayServices } from '../../services.js';
+import { setTelemetryHeaders } from '../../telemetry.js';
 
 export interface OperationRequest {
   resolution: Resolution;
@@ -49,4 +51,32 @@ export async function attemptOperation<T>(
     release();
     throw e;
   }
+}
+
+/** An abort that fires when the client leaves before the answer is complete; `detach` once answered. */
+export function abortOnClose(ctx: RequestContext): { abort: RequestAbort; detach(): void } {
+  const abort = new RequestAbort();
+  const onClose = () => {
+    if (!ctx.res.writableFinished) abort.abort();
+  };
+  ctx.res.once('close', onClose);
+  return { abort, detach: () => ctx.res.off('close', onClose) };
+}
+
+/** The seed's telemetry and cost headers of an operation that succeeded. */
+export function setOperationHeaders(
+  ctx: RequestContext,
+  svc: GatewayServices,
+  o: { resolution: Resolution; subject: AttemptSubject; failedAttempts: number; startedAt: number; sessionId?: string; tokensIn: number; cost: number },
+): void {
+  const latencyMs = svc.clock.now() - o.startedAt;
+  setTelemetryHeaders(ctx.res, {
+    decision: { strategy: o.resolution.strategy, provider: o.subject.provider.config.id, latencyMs },
+    requestId: ctx.requestId,
+    ...(o.sessionId !== undefined ? { sessionId: o.sessionId } : {}),
+    provider: o.subject.provider.config.id,
+    model: o.subject.modelId,
+    fallbackAttempts: o.failedAttempts,
+    usage: { tokensIn: o.tokensIn, tokensOut: 0, cost: o.cost, latencyMs, cacheHit: false },
+  });
 }

@@ -6,19 +6,18 @@
  * happens before the first byte; usage records the input characters, and the cost is the model's
  * `per_character` (and `per_request`) price.
  */
-import { attemptOperation } from './operation-run.js';
+import { abortOnClose, attemptOperation, setOperationHeaders } from './operation-run.js';
 import { pipeline } from 'node:stream/promises';
 import type { RequestContext } from '../../../http/context.js';
 import { badRequest } from '../../../http/errors.js';
 import type { Route, Router } from '../../../http/router.js';
-import { RequestAbort } from '../../abort.js';
 import type { Principal } from '../../auth.js';
 import { costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
 import { callStreamOperation } from '../../providers/index.js';
 import type { Resolution } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
 import { capableTargets } from './operation-targets.js';
-import { sessionIdOf, setTelemetryHeaders } from '../../telemetry.js';
+import { sessionIdOf } from '../../telemetry.js';
 import { readInferenceBody } from './completion-route.js';
 
 type Obj = Record<string, unknown>;
@@ -45,11 +44,7 @@ async function serveSpeech(ctx: RequestContext, svc: GatewayServices, providerSc
   const sessionId = sessionIdOf(ctx.req);
   const startedAt = svc.clock.now();
   const info = { endpoint: 'speech', requestId: ctx.requestId, principal, stream: true, model, ...(sessionId !== undefined ? { sessionId } : {}) };
-  const abort = new RequestAbort();
-  const onClose = () => {
-    if (!ctx.res.writableFinished) abort.abort();
-  };
-  ctx.res.once('close', onClose);
+  const { abort, detach } = abortOnClose(ctx);
   let resolution: Resolution | undefined;
   let release: (() => void) | undefined;
   try {
@@ -62,15 +57,7 @@ async function serveSpeech(ctx: RequestContext, svc: GatewayServices, providerSc
     const usage = { inputTokens: (raw.input as string).length, outputTokens: 0 };
     // Characters are not tokens: only the media prices apply.
     const cost = costFor(svc, run.subject, { inputTokens: 0, outputTokens: 0 }, { characters: usage.inputTokens, requests: 1 });
-    setTelemetryHeaders(ctx.res, {
-      decision: { strategy: resolution.strategy, provider: run.subject.provider.config.id, latencyMs: svc.clock.now() - startedAt },
-      requestId: ctx.requestId,
-      ...(sessionId !== undefined ? { sessionId } : {}),
-      provider: run.subject.provider.config.id,
-      model: run.subject.modelId,
-      fallbackAttempts: run.failedAttempts,
-      usage: { tokensIn: usage.inputTokens, tokensOut: 0, cost, latencyMs: svc.clock.now() - startedAt, cacheHit: false },
-    });
+    setOperationHeaders(ctx, svc, { resolution, subject: run.subject, failedAttempts: run.failedAttempts, startedAt, ...(sessionId !== undefined ? { sessionId } : {}), tokensIn: usage.inputTokens, cost: cost });
     const upstream = run.value;
     ctx.res.statusCode = 200;
     ctx.res.setHeader('Content-Type', upstream.headers['content-type'] || 'audio/mpeg');
@@ -87,7 +74,7 @@ async function serveSpeech(ctx: RequestContext, svc: GatewayServices, providerSc
       run.release();
       release();
       release = undefined;
-      ctx.res.off('close', onClose);
+      detach();
     }
     recordRequest(svc, { input: info, resolution, subject: run.subject, status, ...(error ? { error } : {}), usage, cost, attempts: run.attempts, failedAttempts: run.failedAttempts, startedAt, ...(status === 499 ? { clientAborted: true } : {}) });
   } catch (e) {
