@@ -35,6 +35,8 @@ export interface UserUrlOptions {
   maxRedirects?: number;
   method?: string;
   headers?: Record<string, string>;
+  /** A request body (sent on the first hop only: a redirect is followed with GET, as browsers do for 301-303). */
+  body?: string | Buffer;
   signal?: AbortSignal;
   /** Connect and header timeout in ms (default 10 s). */
   timeoutMs?: number;
@@ -125,8 +127,10 @@ export async function fetchUserUrl(egress: Egress, url: string, opts: UserUrlOpt
     const agent = pinnedAgent(egress, ip, isIP(host) ? undefined : host, timeoutMs);
     let res: Dispatcher.ResponseData;
     try {
+      const first = hop === 0;
       res = await undici().request(u, {
-        method: (opts.method ?? 'GET') as Dispatcher.HttpMethod,
+        method: (first ? (opts.method ?? 'GET') : 'GET') as Dispatcher.HttpMethod,
+        ...(first && opts.body !== undefined ? { body: opts.body } : {}),
         dispatcher: agent,
         headers: opts.headers,
         signal: opts.signal,

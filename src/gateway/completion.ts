@@ -196,6 +196,21 @@ export function recordRequest(svc: GatewayServices, f: FinishInfo): void {
   svc.usage.record(entry);
   svc.prometheus.record(entry);
   accountUsage(svc, entry);
+  if (svc.webhooks.subscribed) {
+    svc.webhooks.emit(entry.status < 400 ? 'request.completed' : 'request.failed', {
+      requestId: entry.requestId,
+      endpoint: entry.endpoint,
+      model: entry.requestedModel,
+      provider: entry.provider ?? null,
+      apiKeyId: entry.apiKeyId ?? null,
+      status: entry.status,
+      ...(entry.error !== undefined ? { error: entry.error } : {}),
+      tokensIn: entry.tokensIn,
+      tokensOut: entry.tokensOut,
+      cost: entry.cost,
+      latencyMs: entry.latencyMs,
+    });
+  }
 }
 
 /**

@@ -33,6 +33,7 @@ import { UsageRecorder } from './usage.js';
 import { FileService } from './files/service.js';
 import { FetchPool } from './webfetch/pool.js';
 import { SearchService } from './search/service.js';
+import { DEFAULT_WEBHOOK_SETTINGS, WebhookService, type WebhookSettings } from './webhooks/service.js';
 import { BatchService, DEFAULT_BATCH_CONCURRENCY } from './batches/service.js';
 import { inProcessCaller } from './batches/in-process.js';
 import { keyUsable, type Principal } from './auth.js';
@@ -67,6 +68,26 @@ function batchConcurrency(config: Record<string, unknown>): number {
   if (v === undefined || v === null) return DEFAULT_BATCH_CONCURRENCY;
   if (!Number.isInteger(v) || (v as number) < 1 || (v as number) > 1024) throw new Error('ctl.yaml gateway.batch_concurrency must be an integer from 1 to 1024');
   return v as number;
+}
+
+/** ctl.yaml `gateway.webhooks`: `retry_base_ms` (5000), `max_attempts` (8), `timeout_ms` (10000). */
+function webhookSettings(config: Record<string, unknown>): WebhookSettings {
+  const w = config.webhooks;
+  if (w === undefined || w === null) return DEFAULT_WEBHOOK_SETTINGS;
+  if (typeof w !== 'object' || Array.isArray(w)) throw new Error('ctl.yaml gateway.webhooks must be a mapping');
+  const o = w as Record<string, unknown>;
+  const int = (name: string, min: number, max: number, def: number): number => {
+    const v = o[name];
+    if (v === undefined) return def;
+    if (!Number.isInteger(v) || (v as number) < min || (v as number) > max) throw new Error(`ctl.yaml gateway.webhooks.${name} must be an integer from ${min} to ${max}`);
+    return v as number;
+  };
+  for (const k of Object.keys(o)) if (!['retry_base_ms', 'max_attempts', 'timeout_ms'].includes(k)) throw new Error(`ctl.yaml gateway.webhooks: unknown field ${k}`);
+  return {
+    retryBaseMs: int('retry_base_ms', 10, 3_600_000, DEFAULT_WEBHOOK_SETTINGS.retryBaseMs),
+    maxAttempts: int('max_attempts', 1, 50, DEFAULT_WEBHOOK_SETTINGS.maxAttempts),
+    timeoutMs: int('timeout_ms', 100, 120_000, DEFAULT_WEBHOOK_SETTINGS.timeoutMs),
+  };
 }
 
 /** The principal a batch's lines run as: the key that created it, while it is usable. */
@@ -132,8 +153,13 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
   cache.restore(parseMetrics(db.getSetting('cache.metrics')));
   runtime.cache.onChange(() => cache.reconfigure());
 
+  const webhooks = new WebhookService(db.store, ctx.egress, ctx.clock, ctx.log, webhookSettings(ctx.config ?? {}));
+  policy.breakers.transitions.push((provider, to) => webhooks.emit(to === 'opened' ? 'provider.circuit_opened' : 'provider.circuit_closed', { provider }));
   const files = new FileService(db.store, ctx.uploadsDir, ctx.clock, ctx.log);
   const batches = new BatchService(db.store, files, ctx.clock, ctx.log, (owner) => batchPrincipal(state, owner, ctx.clock.now()), batchConcurrency(ctx.config ?? {}));
+  batches.onEvent((event, b) =>
+    webhooks.emit(event, { id: b.id, status: b.status, endpoint: b.endpoint, inputFileId: b.inputFileId, outputFileId: b.outputFileId ?? null, errorFileId: b.errorFileId ?? null, ...(b.errors ? { errors: b.errors } : {}) }),
+  );
 
   const svc: GatewayServices = {
     state,
@@ -158,6 +184,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     batches,
     webFetch: new FetchPool(() => ctx.clock.now()),
     search: new SearchService(ctx.egress, () => ctx.clock.now()),
+    webhooks,
     log: ctx.log,
     version: ctx.version,
     startedAt: ctx.clock.now(),
@@ -200,6 +227,7 @@ export const gatewayComponent: ComponentDefinition = {
         alerts.start();
         svc.files.start();
         svc.batches.start();
+        svc.webhooks.start();
       },
       reload() {
         const file = svc.state.fileConfig;
@@ -215,6 +243,7 @@ export const gatewayComponent: ComponentDefinition = {
       },
       async stop() {
         await svc.batches.stop();
+        await svc.webhooks.stop();
         svc.files.stop();
         alerts.stop();
         svc.usage.stop();

@@ -1,6 +1,7 @@
 /** Everything the gateway's routes and its in-process handle share, created once per component. */
 import type { FetchPool } from './webfetch/pool.js';
 import type { SearchService } from './search/service.js';
+import type { WebhookService } from './webhooks/service.js';
 import type { FileService } from './files/service.js';
 import type { BatchService } from './batches/service.js';
 import type { Logger } from 'pino';
@@ -62,6 +63,8 @@ export interface GatewayServices {
   webFetch: FetchPool;
   /** Web search: coalescing, cache and analytics (/v1/search). */
   search: SearchService;
+  /** Outbound webhooks: the emitter every event goes through, and the delivery queue. */
+  webhooks: WebhookService;
   log: Logger;
   version: string;
   /** When the component started (uptime in the health view). */

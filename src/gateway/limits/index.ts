@@ -22,16 +22,31 @@ export function checkLimits(svc: GatewayServices, principal: Principal, resoluti
   const key = principal.key;
   if (!key || (svc.budgets.size === 0 && svc.tokenLimits.size === 0)) return NONE;
   const now = svc.clock.now();
-  const budgetWarning = svc.budgets.check(key.id, now);
-  const t = resolution.targets.length === 1 && !resolution.combo ? resolution.targets[0]! : undefined;
-  const tokensLeft = svc.tokenLimits.checkRequest(
-    key.id,
-    resolution.requested,
-    t ? { provider: t.provider.config.id, ref: t.ref, modelId: t.modelId } : undefined,
-    now,
-  );
+  let budgetWarning: string | undefined;
+  let tokensLeft: number | undefined;
+  try {
+    budgetWarning = svc.budgets.check(key.id, now);
+    const t = resolution.targets.length === 1 && !resolution.combo ? resolution.targets[0]! : undefined;
+    tokensLeft = svc.tokenLimits.checkRequest(key.id, resolution.requested, t ? { provider: t.provider.config.id, ref: t.ref, modelId: t.modelId } : undefined, now);
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    if (code === 'budget_exceeded') svc.webhooks.emit('budget.exceeded', { apiKeyId: key.id, keyName: key.name, model: resolution.requested, message: (e as Error).message });
+    else if (code === 'token_limit_exceeded') svc.webhooks.emit('quota.exhausted', { apiKeyId: key.id, keyName: key.name, model: resolution.requested, message: (e as Error).message });
+    throw e;
+  }
+  if (budgetWarning !== undefined) warnOnce(svc, key.id, key.name, budgetWarning, now);
   if (budgetWarning === undefined && tokensLeft === undefined) return NONE;
   return { ...(budgetWarning !== undefined ? { budgetWarning } : {}), ...(tokensLeft !== undefined ? { tokensLeft } : {}) };
+}
+
+/** budget.warning at most once an hour per key and warning (every request past the threshold carries the header). */
+const warned = new Map<string, number>();
+function warnOnce(svc: GatewayServices, keyId: string, keyName: string, warning: string, now: number): void {
+  const k = `${keyId}\u0000${warning}`;
+  if ((warned.get(k) ?? -Infinity) > now - 3_600_000) return;
+  if (warned.size > 10_000) warned.clear();
+  warned.set(k, now);
+  svc.webhooks.emit('budget.warning', { apiKeyId: keyId, keyName, warning });
 }
 
 /** A recorded request's spend and tokens go to its key's budget and limit windows. */

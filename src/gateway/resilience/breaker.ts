@@ -40,6 +40,12 @@ export class ProviderBreakers {
   private readonly map = new Map<string, BreakerRecord>();
   /** Providers whose record changed since the last persistence flush. */
   readonly dirty = new Set<string>();
+  /** Told when a breaker opens, and when one closes again (webhooks). */
+  readonly transitions: ((provider: string, to: 'opened' | 'closed') => void)[] = [];
+
+  private tell(provider: string, to: 'opened' | 'closed'): void {
+    for (const t of this.transitions) t(provider, to);
+  }
 
   constructor(private readonly profileOf: (provider: string) => BreakerProfile) {}
 
@@ -80,6 +86,7 @@ export class ProviderBreakers {
     if (b.state === 'HALF_OPEN') {
       this.map.delete(provider); // probe succeeded: closed and reset
       this.dirty.add(provider);
+      this.tell(provider, 'closed');
       return;
     }
     if (b.state === 'OPEN') return; // an attempt admitted before the breaker opened; the probe decides
@@ -124,6 +131,7 @@ export class ProviderBreakers {
     b.openedAt = now;
     b.openCycles++;
     b.probeAt = undefined;
+    this.tell(b.provider, 'opened');
   }
 
   /** Reset one provider's breaker or all of them; returns how many were not CLOSED-and-clean. */

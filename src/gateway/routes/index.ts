@@ -12,6 +12,7 @@ import { fileRoutes } from '../files/routes.js';
 import { batchRoutes } from '../batches/routes.js';
 import { webFetchRoutes } from '../webfetch/routes.js';
 import { searchRoutes } from '../search/routes.js';
+import { webhookRoutes } from '../webhooks/routes.js';
 import type { ClientFormat } from '../canonical.js';
 import type { GatewayServices } from '../services.js';
 import { renderError as renderWireError } from '../translate/index.js';
@@ -63,6 +64,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   fileRoutes(r, svc.files, k);
   batchRoutes(r, svc.batches, svc.files, k);
   searchRoutes(r, { config: () => svc.state.fileConfig.search, service: svc.search }, k);
+  webhookRoutes(r, svc.webhooks, svc.egress, svc.clock);
   webFetchRoutes(r, { config: () => svc.state.fileConfig.webFetch, pool: svc.webFetch, egress: svc.egress }, k);
   authRoutes(r, svc);
   providerRoutes(r, svc);

@@ -97,6 +97,7 @@ export function keyRoutes(r: Router, svc: GatewayServices): void {
       };
       svc.state.db.saveKey(k);
       svc.state.rebuild({ keys: true });
+      svc.webhooks.emit('key.created', { id: k.id, name: k.name, prefix: k.prefix, models: k.models, scopes: k.scopes });
       ok(ctx, { ...keyView(k, now()), key: raw, notice: 'store this key now: it is not shown again' }, 201);
     }),
   );
@@ -131,6 +132,7 @@ export function keyRoutes(r: Router, svc: GatewayServices): void {
       const next: ApiKeyRecord = { ...prev, revokedAt: prev.revokedAt ?? now() };
       svc.state.db.saveKey(next);
       svc.state.rebuild({ keys: true });
+      if (prev.revokedAt === undefined) svc.webhooks.emit('key.revoked', { id: next.id, name: next.name, prefix: next.prefix });
       ok(ctx, keyView(next, now()));
     }),
   );

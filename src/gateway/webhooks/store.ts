@@ -1,0 +1,130 @@
+/** SQL of webhooks, their delivery queue and the attempts. */
+import type { Store } from '../../store/index.js';
+
+export interface WebhookRecord {
+  id: string;
+  url: string;
+  /** Event types, or ['*'] for all. */
+  events: string[];
+  secret: string;
+  description: string;
+  enabled: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface DeliveryRecord {
+  id: string;
+  webhookId: string;
+  event: string;
+  payload: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  nextAttemptAt?: number;
+  lastStatus?: number;
+  lastError?: string;
+  createdAt: number;
+  deliveredAt?: number;
+}
+
+export interface AttemptRecord {
+  attempt: number;
+  at: number;
+  status?: number;
+  error?: string;
+  durationMs: number;
+}
+
+const hook = (r: Record<string, unknown>): WebhookRecord => ({
+  id: r.id as string,
+  url: r.url as string,
+  events: JSON.parse(r.events as string) as string[],
+  secret: r.secret as string,
+  description: r.description as string,
+  enabled: r.enabled === 1,
+  createdAt: r.created_at as number,
+  updatedAt: r.updated_at as number,
+});
+
+const delivery = (r: Record<string, unknown>): DeliveryRecord => ({
+  id: r.id as string,
+  webhookId: r.webhook_id as string,
+  event: r.event as string,
+  payload: r.payload as string,
+  status: r.status as DeliveryRecord['status'],
+  attempts: r.attempts as number,
+  ...(r.next_attempt_at !== null ? { nextAttemptAt: r.next_attempt_at as number } : {}),
+  ...(r.last_status !== null ? { lastStatus: r.last_status as number } : {}),
+  ...(r.last_error !== null ? { lastError: r.last_error as string } : {}),
+  createdAt: r.created_at as number,
+  ...(r.delivered_at !== null ? { deliveredAt: r.delivered_at as number } : {}),
+});
+
+export class WebhookStore {
+  constructor(readonly store: Store) {}
+
+  list(): WebhookRecord[] {
+    return (this.store.prepare('SELECT * FROM webhooks ORDER BY created_at, id').all() as Record<string, unknown>[]).map(hook);
+  }
+
+  get(id: string): WebhookRecord | undefined {
+    const r = this.store.prepare('SELECT * FROM webhooks WHERE id = ?').get(id) as Record<string, unknown> | undefined;
+    return r ? hook(r) : undefined;
+  }
+
+  save(w: WebhookRecord): void {
+    this.store
+      .prepare(
+        `INSERT INTO webhooks (id, url, events, secret, description, enabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT(id) DO UPDATE SET url = excluded.url, events = excluded.events, secret = excluded.secret, description = excluded.description, enabled = excluded.enabled, updated_at = excluded.updated_at`,
+      )
+      .run(w.id, w.url, JSON.stringify(w.events), w.secret, w.description, w.enabled ? 1 : 0, w.createdAt, w.updatedAt);
+  }
+
+  delete(id: string): boolean {
+    return this.store.transaction(() => {
+      this.store.prepare("DELETE FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'").run(id);
+      return this.store.prepare('DELETE FROM webhooks WHERE id = ?').run(id).changes > 0;
+    });
+  }
+
+  enqueue(d: DeliveryRecord): void {
+    this.store
+      .prepare('INSERT INTO webhook_deliveries (id, webhook_id, event, payload, status, attempts, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?)')
+      .run(d.id, d.webhookId, d.event, d.payload, d.status, d.nextAttemptAt ?? null, d.createdAt);
+  }
+
+  due(now: number, limit: number): DeliveryRecord[] {
+    return (this.store.prepare("SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?").all(now, limit) as Record<string, unknown>[]).map(delivery);
+  }
+
+  /** The soonest pending attempt, if any. */
+  nextDue(): number | undefined {
+    const r = this.store.prepare("SELECT MIN(next_attempt_at) AS t FROM webhook_deliveries WHERE status = 'pending'").get() as { t: number | null };
+    return r.t ?? undefined;
+  }
+
+  /** One attempt's outcome, and the delivery's new state, in one transaction. */
+  recordAttempt(d: DeliveryRecord, a: AttemptRecord, next: Pick<DeliveryRecord, 'status' | 'nextAttemptAt' | 'deliveredAt'>): void {
+    this.store.transaction(() => {
+      this.store.prepare('INSERT OR REPLACE INTO webhook_attempts (delivery_id, attempt, at, status, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)').run(d.id, a.attempt, a.at, a.status ?? null, a.error ?? null, a.durationMs);
+      this.store
+        .prepare('UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_status = ?, last_error = ?, delivered_at = ? WHERE id = ?')
+        .run(next.status, a.attempt, next.nextAttemptAt ?? null, a.status ?? null, a.error ?? null, next.deliveredAt ?? null, d.id);
+    });
+  }
+
+  deliveries(webhookId: string, limit: number): (DeliveryRecord & { attemptLog: AttemptRecord[] })[] {
+    const rows = (this.store.prepare('SELECT * FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, id DESC LIMIT ?').all(webhookId, limit) as Record<string, unknown>[]).map(delivery);
+    return rows.map((d) => ({
+      ...d,
+      attemptLog: (this.store.prepare('SELECT * FROM webhook_attempts WHERE delivery_id = ? ORDER BY attempt').all(d.id) as Record<string, unknown>[]).map((a) => ({
+        attempt: a.attempt as number,
+        at: a.at as number,
+        ...(a.status !== null ? { status: a.status as number } : {}),
+        ...(a.error !== null ? { error: a.error as string } : {}),
+        durationMs: a.duration_ms as number,
+      })),
+    }));
+  }
+}
