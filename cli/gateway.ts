@@ -15,6 +15,7 @@ import { action, collect, intOption, UsageError } from './run.js';
 import { registerMedia } from './gateway-media.js';
 import { registerFilesAndBatches } from './gateway-batches.js';
 import { registerWeb } from './gateway-web.js';
+import { registerWebhooks } from './gateway-webhooks.js';
 
 const HOST = 'gateway';
 
@@ -950,6 +951,7 @@ export function register(program: Command): void {
   registerMedia(g, authHeaders);
   registerFilesAndBatches(g, authHeaders);
   registerWeb(g, authHeaders);
+  registerWebhooks(g, authHeaders);
   registerResilience(g);
   registerCooldowns(g);
   registerCache(g);
