@@ -4,6 +4,7 @@
  * configuration stays. Records from the file are read-only through the management API.
  */
 import { DEFAULT_SEARCH, parseSearch, type SearchConfig } from './search/config.js';
+import { DEFAULT_MEMORY, parseMemory, type MemoryConfig } from './memory/config.js';
 import { DEFAULT_WEB_FETCH, parseWebFetch, type WebFetchConfig } from './webfetch/config.js';
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -164,6 +165,8 @@ const FileSchema = Type.Object(
     web_fetch: Type.Optional(Type.Unknown()),
     // Web search providers, cache and policies (issue 17): checked by search/config.ts.
     search: Type.Optional(Type.Unknown()),
+    // Memory injection (issue 20): checked by memory/config.ts.
+    memory: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: false },
 );
@@ -195,10 +198,12 @@ export interface GatewayFileConfig {
   webFetch: WebFetchConfig;
   /** `search:` (providers, cache lifetime, per-key policies). */
   search: SearchConfig;
+  /** `memory:` (whether and how much stored memory is added to chat requests). */
+  memory: MemoryConfig;
 }
 
 export function emptyFileConfig(): GatewayFileConfig {
-  return { providers: [], aliases: new Map(), combos: [], mappings: [], keys: [], pricing: [], settings: { ...DEFAULT_ROUTING }, sections: {}, webFetch: DEFAULT_WEB_FETCH, search: DEFAULT_SEARCH };
+  return { providers: [], aliases: new Map(), combos: [], mappings: [], keys: [], pricing: [], settings: { ...DEFAULT_ROUTING }, sections: {}, webFetch: DEFAULT_WEB_FETCH, search: DEFAULT_SEARCH, memory: DEFAULT_MEMORY };
 }
 
 export class ConfigFileError extends Error {
@@ -396,6 +401,7 @@ function convert(doc: FileShape, env: NodeJS.ProcessEnv, now: number): GatewayFi
   }
   out.webFetch = parseWebFetch(doc.web_fetch, env);
   out.search = parseSearch(doc.search, env);
+  out.memory = parseMemory(doc.memory);
   return out;
 }
 

@@ -33,6 +33,7 @@ import { UsageRecorder } from './usage.js';
 import { FileService } from './files/service.js';
 import { FetchPool } from './webfetch/pool.js';
 import { SearchService } from './search/service.js';
+import { MemoryStore } from './memory/store.js';
 import { DEFAULT_WEBHOOK_SETTINGS, WebhookService, type WebhookSettings } from './webhooks/service.js';
 import { BatchService, DEFAULT_BATCH_CONCURRENCY } from './batches/service.js';
 import { inProcessCaller } from './batches/in-process.js';
@@ -185,6 +186,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     webFetch: new FetchPool(() => ctx.clock.now()),
     search: new SearchService(ctx.egress, () => ctx.clock.now()),
     webhooks,
+    memory: new MemoryStore(db.store),
     log: ctx.log,
     version: ctx.version,
     startedAt: ctx.clock.now(),

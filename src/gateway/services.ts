@@ -2,6 +2,7 @@
 import type { FetchPool } from './webfetch/pool.js';
 import type { SearchService } from './search/service.js';
 import type { WebhookService } from './webhooks/service.js';
+import type { MemoryStore } from './memory/store.js';
 import type { FileService } from './files/service.js';
 import type { BatchService } from './batches/service.js';
 import type { Logger } from 'pino';
@@ -65,6 +66,8 @@ export interface GatewayServices {
   search: SearchService;
   /** Outbound webhooks: the emitter every event goes through, and the delivery queue. */
   webhooks: WebhookService;
+  /** Persistent memory (/api/memory), added to chat requests. */
+  memory: MemoryStore;
   log: Logger;
   version: string;
   /** When the component started (uptime in the health view). */

@@ -293,6 +293,80 @@ CREATE TABLE webhook_attempts (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    // Issue 20: persistent memory with an FTS5 index over key and content (kept in step by
+    // triggers), and skills with their executions, and prompt-based agent skills.
+    version: 6,
+    up: `
+CREATE TABLE memories (
+  rowid INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  key TEXT NOT NULL DEFAULT '',
+  content TEXT NOT NULL,
+  type TEXT NOT NULL,
+  scope TEXT NOT NULL,
+  session_id TEXT,
+  api_key_id TEXT,
+  metadata TEXT NOT NULL DEFAULT '{}',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  expires_at INTEGER
+);
+CREATE INDEX memories_key ON memories(api_key_id, created_at);
+CREATE INDEX memories_session ON memories(session_id) WHERE session_id IS NOT NULL;
+CREATE INDEX memories_expiry ON memories(expires_at) WHERE expires_at IS NOT NULL;
+CREATE VIRTUAL TABLE memories_fts USING fts5(key, content, content='memories', content_rowid='rowid');
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+  INSERT INTO memories_fts(rowid, key, content) VALUES (new.rowid, new.key, new.content);
+END;
+CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+  INSERT INTO memories_fts(memories_fts, rowid, key, content) VALUES ('delete', old.rowid, old.key, old.content);
+END;
+CREATE TRIGGER memories_au AFTER UPDATE ON memories BEGIN
+  INSERT INTO memories_fts(memories_fts, rowid, key, content) VALUES ('delete', old.rowid, old.key, old.content);
+  INSERT INTO memories_fts(rowid, key, content) VALUES (new.rowid, new.key, new.content);
+END;
+CREATE TABLE skills (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  version TEXT NOT NULL,
+  description TEXT NOT NULL,
+  schema TEXT NOT NULL,
+  handler_code TEXT NOT NULL,
+  api_key_id TEXT,
+  mode TEXT NOT NULL,
+  source TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX skills_name ON skills(name, ifnull(api_key_id, ''));
+CREATE TABLE skill_executions (
+  id TEXT PRIMARY KEY,
+  skill_id TEXT NOT NULL,
+  skill_name TEXT NOT NULL,
+  api_key_id TEXT,
+  session_id TEXT,
+  input TEXT,
+  output TEXT,
+  status TEXT NOT NULL,
+  error TEXT,
+  duration_ms INTEGER NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX skill_executions_key ON skill_executions(api_key_id, created_at);
+CREATE INDEX skill_executions_time ON skill_executions(created_at);
+CREATE TABLE agent_skills (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  description TEXT NOT NULL,
+  prompt TEXT NOT NULL,
+  model TEXT,
+  temperature REAL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+`,
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------

@@ -16,13 +16,18 @@ export const MANAGEMENT_BODY_LIMIT = 4 << 20;
 
 /** Read a JSON object body (camelised). Empty body → `{}` when `allowEmpty`. */
 export async function readObject(ctx: RequestContext, allowEmpty = false): Promise<Record<string, unknown>> {
+  return camelizeKeys(await readPlainObject(ctx, allowEmpty)) as Record<string, unknown>;
+}
+
+/** Read a JSON object body as sent: for bodies that carry user data (metadata, JSON Schemas, inputs) whose keys must not change. */
+export async function readPlainObject(ctx: RequestContext, allowEmpty = false): Promise<Record<string, unknown>> {
   const body = await readJson(ctx, { limit: MANAGEMENT_BODY_LIMIT });
   if (body === undefined) {
     if (allowEmpty) return {};
     throw badRequest('request body is empty; send a JSON object', { code: 'invalid_request' });
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('request body must be a JSON object');
-  return camelizeKeys(body) as Record<string, unknown>;
+  return body as Record<string, unknown>;
 }
 
 /** Validate with a compiled schema; 400 naming the first problem. */

@@ -28,6 +28,7 @@ import type { Resolution } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
 import { ensureVersion, H, sessionIdOf, setPairs, telemetryPairs, versionPending, versionWritten, type Telemetry } from '../../telemetry.js';
 import { serveStored } from './stored-answer.js';
+import { injectContext } from '../../context-injection.js';
 import { createStreamEncoder, parseRequest, renderResponse, streamContentType, type ParseOptions } from '../../translate/index.js';
 import { estimateTokens } from '../../translate/tokens.js';
 import { RequestAbort, type AbortLike } from '../../abort.js';
@@ -107,8 +108,8 @@ function storedAnswer(started: CompletionStarted, response: CanonicalResponse): 
 export async function serveCompletion(ctx: RequestContext, svc: GatewayServices, route: CompletionRoute): Promise<void> {
   const principal = ctx.state.principal as Principal;
   const body = await readInferenceBody(ctx);
-  const canonical = parseRequest(route.format, body, route.parse ?? {});
   const sessionId = sessionIdOf(ctx.req);
+  const canonical = injectContext(svc, ctx.req.headers, parseRequest(route.format, body, route.parse ?? {}), principal, sessionId);
   const startedAt = svc.clock.now();
   const info = {
     endpoint: route.endpoint,
