@@ -5,6 +5,7 @@
  */
 import { DEFAULT_SEARCH, parseSearch, type SearchConfig } from './search/config.js';
 import { DEFAULT_MEMORY, parseMemory, type MemoryConfig } from './memory/config.js';
+import { DEFAULT_SKILLS, parseSkills, type SkillsConfig } from './skills/config.js';
 import { DEFAULT_WEB_FETCH, parseWebFetch, type WebFetchConfig } from './webfetch/config.js';
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -167,6 +168,8 @@ const FileSchema = Type.Object(
     search: Type.Optional(Type.Unknown()),
     // Memory injection (issue 20): checked by memory/config.ts.
     memory: Type.Optional(Type.Unknown()),
+    // Skills' sandbox limits, registry and marketplace (issue 20): checked by skills/config.ts.
+    skills: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: false },
 );
@@ -200,10 +203,12 @@ export interface GatewayFileConfig {
   search: SearchConfig;
   /** `memory:` (whether and how much stored memory is added to chat requests). */
   memory: MemoryConfig;
+  /** `skills:` (sandbox limits, registry and marketplace). */
+  skills: SkillsConfig;
 }
 
 export function emptyFileConfig(): GatewayFileConfig {
-  return { providers: [], aliases: new Map(), combos: [], mappings: [], keys: [], pricing: [], settings: { ...DEFAULT_ROUTING }, sections: {}, webFetch: DEFAULT_WEB_FETCH, search: DEFAULT_SEARCH, memory: DEFAULT_MEMORY };
+  return { providers: [], aliases: new Map(), combos: [], mappings: [], keys: [], pricing: [], settings: { ...DEFAULT_ROUTING }, sections: {}, webFetch: DEFAULT_WEB_FETCH, search: DEFAULT_SEARCH, memory: DEFAULT_MEMORY, skills: DEFAULT_SKILLS };
 }
 
 export class ConfigFileError extends Error {
@@ -402,6 +407,7 @@ function convert(doc: FileShape, env: NodeJS.ProcessEnv, now: number): GatewayFi
   out.webFetch = parseWebFetch(doc.web_fetch, env);
   out.search = parseSearch(doc.search, env);
   out.memory = parseMemory(doc.memory);
+  out.skills = parseSkills(doc.skills, env);
   return out;
 }
 

@@ -1,21 +1,59 @@
 /**
- * What the gateway adds to a chat request before routing it: the caller's relevant memories (and,
- * with skills, the skills offered as tools). `x-gateway-no-memory: true` skips all of it.
+ * What the gateway adds to a chat request before routing it: the caller's relevant memories, and
+ * the skills in `auto` mode offered as tools (non-streaming requests). `x-gateway-no-memory: true`
+ * skips both.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CanonicalRequest } from './canonical.js';
 import type { Principal } from './auth.js';
 import type { GatewayServices } from './services.js';
+import type { CompletionInput, CompletionStarted } from './completion.js';
+import { startCompletion } from './completion.js';
+import type { Resolution } from './routing/resolve.js';
 import { selectMemories, withMemories } from './memory/inject.js';
+import { addUsage, runSkillCalls, skillsToOffer, withSkillTools } from './skills/tools.js';
+import type { SkillRecord } from './skills/store.js';
 
 export function injectionSkipped(headers: IncomingHttpHeaders): boolean {
   return String(headers['x-gateway-no-memory'] ?? '').trim().toLowerCase() === 'true';
 }
 
-export function injectContext(svc: GatewayServices, headers: IncomingHttpHeaders, req: CanonicalRequest, principal: Principal, sessionId: string | undefined): CanonicalRequest {
-  if (injectionSkipped(headers)) return req;
+export interface Injected {
+  request: CanonicalRequest;
+  /** Skills offered as tools, by name (empty: none). */
+  skills: Map<string, SkillRecord>;
+}
+
+const NONE = new Map<string, SkillRecord>();
+
+export function injectContext(svc: GatewayServices, headers: IncomingHttpHeaders, req: CanonicalRequest, principal: Principal, sessionId: string | undefined): Injected {
+  if (injectionSkipped(headers)) return { request: req, skills: NONE };
+  let out = req;
   const cfg = svc.state.fileConfig.memory;
-  if (!cfg.inject || !svc.memory.any()) return req;
-  const memories = selectMemories(svc.memory, cfg, req, { apiKeyId: principal.key?.id, sessionId }, svc.clock.now());
-  return withMemories(req, memories);
+  if (cfg.inject && svc.memory.any()) out = withMemories(out, selectMemories(svc.memory, cfg, out, { apiKeyId: principal.key?.id, sessionId }, svc.clock.now()));
+  const offered = skillsToOffer(svc.skills, out, principal.key?.id);
+  if (offered.length === 0) return { request: out, skills: NONE };
+  return { request: withSkillTools(out, offered), skills: new Map(offered.map((s) => [s.name, s])) };
+}
+
+/**
+ * While the model's (non-streamed) answer calls only offered skills: run them, send the results
+ * back, and take the next answer. The last answer carries the usage of every round.
+ */
+export async function runSkillRounds(svc: GatewayServices, first: CompletionStarted, input: CompletionInput, resolution: Resolution, skills: Map<string, SkillRecord>): Promise<CompletionStarted> {
+  let cur = first;
+  let req = input.canonical;
+  const rounds = svc.state.fileConfig.skills.maxToolRounds;
+  for (let i = 0; i < rounds; i++) {
+    const r = cur.result;
+    if (r.stream) return cur;
+    const calls = r.response.toolCalls;
+    if (calls.length === 0 || !calls.every((c) => skills.has(c.name))) return cur;
+    req = await runSkillCalls(svc.skills, req, r.response, skills, { apiKeyId: input.principal.key?.id, sessionId: input.sessionId });
+    const next = await startCompletion(svc, { ...input, canonical: req }, resolution);
+    if (!next.result.stream) next.result.response.usage = addUsage(r.response.usage, next.result.response.usage);
+    next.attempts.unshift(...cur.attempts);
+    cur = { ...next, startedAt: first.startedAt };
+  }
+  return cur;
 }

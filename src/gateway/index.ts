@@ -34,6 +34,8 @@ import { FileService } from './files/service.js';
 import { FetchPool } from './webfetch/pool.js';
 import { SearchService } from './search/service.js';
 import { MemoryStore } from './memory/store.js';
+import { SkillService } from './skills/service.js';
+import { SkillStore } from './skills/store.js';
 import { DEFAULT_WEBHOOK_SETTINGS, WebhookService, type WebhookSettings } from './webhooks/service.js';
 import { BatchService, DEFAULT_BATCH_CONCURRENCY } from './batches/service.js';
 import { inProcessCaller } from './batches/in-process.js';
@@ -187,6 +189,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     search: new SearchService(ctx.egress, () => ctx.clock.now()),
     webhooks,
     memory: new MemoryStore(db.store),
+    skills: new SkillService(new SkillStore(db.store), () => state.fileConfig.skills, ctx.egress, ctx.clock, ctx.log, (id) => state.catalog.keysById.has(id)),
     log: ctx.log,
     version: ctx.version,
     startedAt: ctx.clock.now(),
@@ -246,6 +249,7 @@ export const gatewayComponent: ComponentDefinition = {
       async stop() {
         await svc.batches.stop();
         await svc.webhooks.stop();
+        svc.skills.close();
         svc.files.stop();
         alerts.stop();
         svc.usage.stop();

@@ -3,6 +3,7 @@ import type { FetchPool } from './webfetch/pool.js';
 import type { SearchService } from './search/service.js';
 import type { WebhookService } from './webhooks/service.js';
 import type { MemoryStore } from './memory/store.js';
+import type { SkillService } from './skills/service.js';
 import type { FileService } from './files/service.js';
 import type { BatchService } from './batches/service.js';
 import type { Logger } from 'pino';
@@ -68,6 +69,8 @@ export interface GatewayServices {
   webhooks: WebhookService;
   /** Persistent memory (/api/memory), added to chat requests. */
   memory: MemoryStore;
+  /** Skills: installed manifests, the sandbox pool, executions. */
+  skills: SkillService;
   log: Logger;
   version: string;
   /** When the component started (uptime in the health view). */

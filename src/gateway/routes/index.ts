@@ -14,6 +14,7 @@ import { webFetchRoutes } from '../webfetch/routes.js';
 import { searchRoutes } from '../search/routes.js';
 import { webhookRoutes } from '../webhooks/routes.js';
 import { memoryRoutes } from '../memory/routes.js';
+import { skillRoutes } from '../skills/routes.js';
 import type { ClientFormat } from '../canonical.js';
 import type { GatewayServices } from '../services.js';
 import { renderError as renderWireError } from '../translate/index.js';
@@ -67,6 +68,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   searchRoutes(r, { config: () => svc.state.fileConfig.search, service: svc.search }, k);
   webhookRoutes(r, svc.webhooks, svc.egress, svc.clock);
   memoryRoutes(r, { store: svc.memory, config: () => svc.state.fileConfig.memory, now: () => svc.clock.now(), keyExists: (id) => svc.state.catalog.keysById.has(id) });
+  skillRoutes(r, svc.skills, (id) => svc.state.catalog.keysById.has(id), k);
   webFetchRoutes(r, { config: () => svc.state.fileConfig.webFetch, pool: svc.webFetch, egress: svc.egress }, k);
   authRoutes(r, svc);
   providerRoutes(r, svc);

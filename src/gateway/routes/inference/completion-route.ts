@@ -28,7 +28,7 @@ import type { Resolution } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
 import { ensureVersion, H, sessionIdOf, setPairs, telemetryPairs, versionPending, versionWritten, type Telemetry } from '../../telemetry.js';
 import { serveStored } from './stored-answer.js';
-import { injectContext } from '../../context-injection.js';
+import { injectContext, runSkillRounds } from '../../context-injection.js';
 import { createStreamEncoder, parseRequest, renderResponse, streamContentType, type ParseOptions } from '../../translate/index.js';
 import { estimateTokens } from '../../translate/tokens.js';
 import { RequestAbort, type AbortLike } from '../../abort.js';
@@ -109,7 +109,8 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
   const principal = ctx.state.principal as Principal;
   const body = await readInferenceBody(ctx);
   const sessionId = sessionIdOf(ctx.req);
-  const canonical = injectContext(svc, ctx.req.headers, parseRequest(route.format, body, route.parse ?? {}), principal, sessionId);
+  const injected = injectContext(svc, ctx.req.headers, parseRequest(route.format, body, route.parse ?? {}), principal, sessionId);
+  const canonical = injected.request;
   const startedAt = svc.clock.now();
   const info = {
     endpoint: route.endpoint,
@@ -174,11 +175,9 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
     }
     limits = checkLimits(svc, principal, resolution);
     releaseGlobal = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort));
-    started = await startCompletion(
-      svc,
-      { canonical, principal, endpoint: route.endpoint, requestId: ctx.requestId, signal: abort, sessionId },
-      resolution,
-    );
+    const input = { canonical, principal, endpoint: route.endpoint, requestId: ctx.requestId, signal: abort, sessionId };
+    started = await startCompletion(svc, input, resolution);
+    if (injected.skills.size > 0) started = await runSkillRounds(svc, started, input, resolution, injected.skills);
   } catch (e) {
     ticket?.complete(undefined);
     releaseGlobal?.();

@@ -1,0 +1,189 @@
+/**
+ * Skills (management auth unless noted):
+ *   GET  /api/skills                    q, mode, source; page/limit or offset/limit (handler code left out)
+ *   GET/PUT/DELETE /api/skills/{id}     PUT: {mode?, description?} or a whole manifest (replaces the code)
+ *   POST /api/skills/install            a raw manifest, {manifest}, {path} (a JSON file or a folder with skill.json) or {url}; mode? (default on)
+ *   GET  /api/skills/executions         apiKeyId, skillName, offset/limit
+ *   POST /api/skills/executions         {skillName, apiKeyId?, input?, sessionId?}: run it now
+ *   GET  /api/skills/registry           q, limit; POST /api/skills/registry/install {name, version?}
+ *   GET  /api/skills/marketplace        q, limit (management auth or an API key); POST /api/skills/marketplace/install {name, version?}
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
+import { Type } from '@sinclair/typebox';
+import type { RequestContext } from '../../http/context.js';
+import { badRequest, HttpError, notFound } from '../../http/errors.js';
+import type { Route, Router } from '../../http/router.js';
+import { compile } from '../../http/schema.js';
+import { intQuery, ok, readPlainObject, validated } from '../routes/common.js';
+import type { SkillService } from './service.js';
+import { SKILL_MODES, SKILL_SOURCES, type ExecutionRecord, type SkillMode, type SkillRecord, type SkillSource } from './store.js';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const mode = Type.Union(SKILL_MODES.map((m) => Type.Literal(m)));
+const validateExecute = compile(
+  Type.Object(
+    { skillName: Type.String({ minLength: 1, maxLength: 64 }), apiKeyId: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })), input: Type.Optional(Type.Unknown()), sessionId: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })) },
+    { additionalProperties: false },
+  ),
+);
+const validatePatch = compile(Type.Object({ mode: Type.Optional(mode), description: Type.Optional(Type.String({ maxLength: 2000 })) }, { additionalProperties: false }));
+const validateIndexInstall = compile(Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }), version: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })), mode: Type.Optional(mode) }, { additionalProperties: false }));
+
+export function skillView(s: SkillRecord, withCode = false): Record<string, unknown> {
+  return {
+    id: s.id,
+    name: s.name,
+    version: s.version,
+    description: s.description,
+    schema: s.schema,
+    ...(withCode ? { handlerCode: s.handlerCode } : { handlerBytes: Buffer.byteLength(s.handlerCode) }),
+    apiKeyId: s.apiKeyId ?? null,
+    mode: s.mode,
+    source: s.source,
+    createdAt: iso(s.createdAt),
+    updatedAt: iso(s.updatedAt),
+  };
+}
+
+const parsed = (t: string | undefined): unknown => (t === undefined ? null : JSON.parse(t));
+
+export function executionView(e: ExecutionRecord): Record<string, unknown> {
+  return {
+    id: e.id,
+    skillId: e.skillId,
+    skillName: e.skillName,
+    apiKeyId: e.apiKeyId ?? null,
+    sessionId: e.sessionId ?? null,
+    status: e.status,
+    success: e.status === 'success',
+    input: parsed(e.input),
+    output: parsed(e.output),
+    error: e.error ?? null,
+    durationMs: e.durationMs,
+    createdAt: iso(e.createdAt),
+  };
+}
+
+async function manifestFromPath(path: string): Promise<unknown> {
+  if (!isAbsolute(path)) throw badRequest('path must be absolute');
+  let file = path;
+  try {
+    if ((await stat(path)).isDirectory()) file = join(path, 'skill.json');
+    const st = await stat(file);
+    if (st.size > 1024 * 1024) throw badRequest(`${file} is larger than 1 MiB`);
+    return JSON.parse(await readFile(file, 'utf8'));
+  } catch (e) {
+    if (e instanceof HttpError) throw e;
+    throw badRequest(`cannot read a manifest from ${file}: ${(e as Error).message}`, { code: 'invalid_manifest' });
+  }
+}
+
+export function skillRoutes(r: Router, skills: SkillService, keyExists: (id: string) => boolean, inference: (route: Route) => Route): void {
+  const m = (route: Route) => route.tag('auth', 'management');
+  const find = (ctx: RequestContext): SkillRecord => {
+    const s = skills.store.get(ctx.params.id!);
+    if (!s) throw notFound(`skill ${ctx.params.id} not found`);
+    return s;
+  };
+  const page = (ctx: RequestContext, def: number) => {
+    const limit = intQuery(ctx, 'limit', def, 1, 500);
+    const p = ctx.query.has('page') ? intQuery(ctx, 'page', 1, 1, 1_000_000) : undefined;
+    const offset = p !== undefined ? (p - 1) * limit : intQuery(ctx, 'offset', 0, 0, 1_000_000_000);
+    return { limit, offset, page: p ?? Math.floor(offset / limit) + 1 };
+  };
+  const installed = (ctx: RequestContext, out: { skill: SkillRecord; replaced: boolean }) => {
+    skills.forget(out.skill.id);
+    ok(ctx, { success: true, replaced: out.replaced, skill: skillView(out.skill) }, out.replaced ? 200 : 201);
+  };
+
+  m(
+    r.get('/api/skills', (ctx) => {
+      const q = ctx.query.get('q') || undefined;
+      const md = ctx.query.get('mode') || undefined;
+      const src = ctx.query.get('source') || undefined;
+      if (md !== undefined && !(SKILL_MODES as readonly string[]).includes(md)) throw badRequest(`query parameter mode must be one of ${SKILL_MODES.join(', ')}`);
+      if (src !== undefined && !(SKILL_SOURCES as readonly string[]).includes(src)) throw badRequest(`query parameter source must be one of ${SKILL_SOURCES.join(', ')}`);
+      const p = page(ctx, 50);
+      const { rows, total } = skills.store.list({ q, mode: md as SkillMode | undefined, source: src as SkillSource | undefined }, p.offset, p.limit);
+      ok(ctx, { skills: rows.map((s) => skillView(s)), total, ...p });
+    }),
+  );
+  m(
+    r.post('/api/skills/install', async (ctx) => {
+      const body = await readPlainObject(ctx);
+      const chosenMode = body.mode;
+      if (chosenMode !== undefined && !(SKILL_MODES as readonly unknown[]).includes(chosenMode)) throw badRequest(`mode must be one of ${SKILL_MODES.join(', ')}`);
+      let manifest: unknown;
+      if (typeof body.path === 'string') manifest = await manifestFromPath(body.path);
+      else if (typeof body.url === 'string') manifest = await skills.fetchManifest(body.url);
+      else if (body.manifest !== undefined) manifest = body.manifest;
+      else manifest = body;
+      if (chosenMode !== undefined && manifest && typeof manifest === 'object') manifest = { ...(manifest as object), mode: chosenMode };
+      installed(ctx, skills.install(manifest, 'local'));
+    }),
+  );
+  m(
+    r.get('/api/skills/executions', (ctx) => {
+      const p = page(ctx, 50);
+      const apiKeyId = ctx.query.get('apiKeyId') || undefined;
+      const skillName = ctx.query.get('skillName') || undefined;
+      const { rows, total } = skills.store.executions({ apiKeyId, skillName }, p.offset, p.limit);
+      ok(ctx, { executions: rows.map(executionView), total, ...p });
+    }),
+  );
+  m(
+    r.post('/api/skills/executions', async (ctx) => {
+      const b = validated(validateExecute, await readPlainObject(ctx));
+      if (b.apiKeyId !== undefined && !keyExists(b.apiKeyId)) throw badRequest(`apiKeyId: no API key ${JSON.stringify(b.apiKeyId)}`);
+      const e = await skills.execute(b);
+      if (e.status === 'invalid_input') throw badRequest(`skill ${e.skillName}: ${e.error}`, { code: 'invalid_skill_input' });
+      ok(ctx, executionView(e), 201);
+    }),
+  );
+  for (const which of ['registry', 'marketplace'] as const) {
+    const tag = which === 'marketplace' ? inference : m;
+    tag(
+      r.get(`/api/skills/${which}`, async (ctx) => {
+        const limit = intQuery(ctx, 'limit', 20, 1, 200);
+        ok(ctx, { source: which, skills: await skills.searchIndex(which, ctx.query.get('q') ?? '', limit) });
+      }),
+    );
+    m(
+      r.post(`/api/skills/${which}/install`, async (ctx) => {
+        const b = validated(validateIndexInstall, await readPlainObject(ctx));
+        const out = await skills.installFromIndex(which, b.name, b.version);
+        if (b.mode !== undefined && b.mode !== out.skill.mode) {
+          out.skill = { ...out.skill, mode: b.mode };
+          skills.store.save(out.skill);
+        }
+        installed(ctx, out);
+      }),
+    );
+  }
+  m(r.get('/api/skills/:id', (ctx) => ok(ctx, skillView(find(ctx), true))));
+  m(
+    r.put('/api/skills/:id', async (ctx) => {
+      const prev = find(ctx);
+      const body = await readPlainObject(ctx);
+      if (typeof body.handlerCode === 'string') {
+        const m2 = skills.checkManifest({ ...body, name: body.name ?? prev.name, apiKeyId: body.apiKeyId === undefined ? (prev.apiKeyId ?? null) : body.apiKeyId });
+        if (m2.name !== prev.name || (m2.apiKeyId ?? undefined) !== prev.apiKeyId) throw badRequest('PUT keeps a skill’s name and apiKeyId; install the other one instead');
+        installed(ctx, skills.install({ ...m2, mode: m2.mode ?? prev.mode }, prev.source));
+        return;
+      }
+      const b = validated(validatePatch, body);
+      const next: SkillRecord = { ...prev, ...(b.mode ? { mode: b.mode } : {}), ...(b.description !== undefined ? { description: b.description } : {}), updatedAt: skills.now() };
+      skills.store.save(next);
+      ok(ctx, skillView(next, true));
+    }),
+  );
+  m(
+    r.delete('/api/skills/:id', (ctx) => {
+      const s = find(ctx);
+      skills.store.delete(s.id);
+      skills.forget(s.id);
+      ok(ctx, { success: true, id: s.id, deleted: true });
+    }),
+  );
+}

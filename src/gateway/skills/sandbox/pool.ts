@@ -1,0 +1,169 @@
+/**
+ * The daemon's side of the skill runner: a small pool of runner processes (skill-runner.mjs), each
+ * running one execution at a time in a fresh isolate. A runner that does not answer within the time
+ * limit plus a grace period is killed (SIGKILL) and replaced; one that dies fails its execution.
+ * Nothing of the handler code ever runs in the daemon's process.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface SandboxLimits {
+  timeoutMs: number;
+  memoryMb: number;
+}
+
+export type RunOutcome =
+  | { ok: true; output: string; durationMs: number }
+  | { ok: false; kind: 'timeout' | 'memory' | 'error' | 'output' | 'crashed' | 'busy'; error: string; durationMs: number };
+
+interface Job {
+  id: number;
+  code: string;
+  input: string;
+  limits: SandboxLimits;
+  resolve: (o: RunOutcome) => void;
+  startedAt: number;
+}
+
+/** Grace after the time limit before the runner process is killed. */
+const KILL_GRACE_MS = 1000;
+const RUNNER = 'src/gateway/skills/sandbox/skill-runner.mjs';
+
+/** The runner script, found by walking up from this module (source tree, tsc output or bundle chunk). */
+export function runnerPath(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 8; i++) {
+    const p = join(dir, RUNNER);
+    if (existsSync(p)) return p;
+    const here = join(dir, 'skill-runner.mjs');
+    if (existsSync(here)) return here;
+    dir = dirname(dir);
+  }
+  throw new Error(`skill runner not found (${RUNNER})`);
+}
+
+class Runner {
+  readonly child: ChildProcess;
+  job: Job | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  ready: Promise<void>;
+  dead = false;
+
+  constructor(private readonly onDone: (r: Runner) => void) {
+    // An empty environment and working directory; --no-node-snapshot is what isolated-vm needs on Node 20+.
+    this.child = fork(runnerPath(), [], {
+      execPath: process.execPath,
+      execArgv: ['--no-node-snapshot', '--max-old-space-size=256'],
+      env: {},
+      cwd: tmpdir(),
+      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+      serialization: 'json',
+    });
+    this.child.unref();
+    (this.child.channel as { unref?: () => void } | undefined)?.unref?.();
+    this.ready = new Promise((resolve, reject) => {
+      this.child.once('message', () => resolve());
+      this.child.once('error', reject);
+      this.child.once('exit', (code) => reject(new Error(`skill runner exited (${code}) before it was ready`)));
+    });
+    this.ready.catch(() => undefined);
+    this.child.on('message', (m: { id?: number; ok?: boolean; output?: string; kind?: string; error?: string }) => {
+      if (!this.job || m.id !== this.job.id) return;
+      const job = this.job;
+      const durationMs = Date.now() - job.startedAt;
+      this.finish(m.ok ? { ok: true, output: m.output ?? 'null', durationMs } : { ok: false, kind: (m.kind as 'error') ?? 'error', error: m.error ?? 'failed', durationMs });
+    });
+    this.child.on('exit', () => {
+      this.dead = true;
+      if (this.job) this.finish({ ok: false, kind: 'crashed', error: 'the skill runner process died during the execution', durationMs: Date.now() - this.job.startedAt });
+    });
+  }
+
+  start(job: Job): void {
+    this.job = job;
+    this.timer = setTimeout(() => {
+      this.kill();
+      this.finish({ ok: false, kind: 'timeout', error: `time limit of ${job.limits.timeoutMs} ms exceeded; the runner was killed`, durationMs: Date.now() - job.startedAt });
+    }, job.limits.timeoutMs + KILL_GRACE_MS);
+    this.ready.then(
+      () => this.child.send({ id: job.id, code: job.code, input: job.input, timeoutMs: job.limits.timeoutMs, memoryMb: job.limits.memoryMb }),
+      (e: Error) => this.finish({ ok: false, kind: 'crashed', error: e.message, durationMs: 0 }),
+    );
+  }
+
+  private finish(o: RunOutcome): void {
+    const job = this.job;
+    if (!job) return;
+    this.job = undefined;
+    clearTimeout(this.timer);
+    job.resolve(o);
+    this.onDone(this);
+  }
+
+  kill(): void {
+    this.dead = true;
+    this.child.kill('SIGKILL');
+  }
+}
+
+export class SandboxPool {
+  private readonly idle: Runner[] = [];
+  private readonly all = new Set<Runner>();
+  private readonly queue: Job[] = [];
+  private seq = 0;
+  /** Executions killed for their time limit, and runners that died (for stats). */
+  readonly counts = { runs: 0, timeouts: 0, memory: 0, crashed: 0 };
+
+  constructor(private readonly size: () => number, private readonly maxQueue = 256) {}
+
+  run(code: string, input: string, limits: SandboxLimits): Promise<RunOutcome> {
+    if (this.queue.length >= this.maxQueue) return Promise.resolve({ ok: false, kind: 'busy', error: 'too many skill executions are waiting', durationMs: 0 });
+    return new Promise((resolve) => {
+      this.queue.push({ id: ++this.seq, code, input, limits, resolve: (o) => (this.count(o), resolve(o)), startedAt: 0 });
+      this.pump();
+    });
+  }
+
+  private count(o: RunOutcome): void {
+    this.counts.runs++;
+    if (!o.ok && o.kind === 'timeout') this.counts.timeouts++;
+    if (!o.ok && o.kind === 'memory') this.counts.memory++;
+    if (!o.ok && o.kind === 'crashed') this.counts.crashed++;
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0) {
+      let r = this.idle.pop();
+      while (r && r.dead) (this.all.delete(r), (r = this.idle.pop()));
+      if (!r) {
+        if (this.all.size >= Math.max(1, this.size())) return;
+        r = new Runner((done) => this.release(done));
+        this.all.add(r);
+      }
+      const job = this.queue.shift()!;
+      job.startedAt = Date.now();
+      r.start(job);
+    }
+  }
+
+  private release(r: Runner): void {
+    if (r.dead) this.all.delete(r);
+    else this.idle.push(r);
+    queueMicrotask(() => this.pump());
+  }
+
+  /** Runner processes alive now. */
+  get processes(): number {
+    return [...this.all].filter((r) => !r.dead).length;
+  }
+
+  close(): void {
+    for (const r of this.all) r.kill();
+    this.all.clear();
+    this.idle.length = 0;
+    for (const j of this.queue.splice(0)) j.resolve({ ok: false, kind: 'crashed', error: 'the gateway is stopping', durationMs: 0 });
+  }
+}
