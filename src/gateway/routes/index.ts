@@ -15,6 +15,9 @@ import { searchRoutes } from '../search/routes.js';
 import { webhookRoutes } from '../webhooks/routes.js';
 import { memoryRoutes } from '../memory/routes.js';
 import { skillRoutes } from '../skills/routes.js';
+import { agentSkillRoutes } from '../agent-skills/routes.js';
+import { AgentSkillStore } from '../agent-skills/store.js';
+import { buildHandle } from '../handle-impl.js';
 import type { ClientFormat } from '../canonical.js';
 import type { GatewayServices } from '../services.js';
 import { renderError as renderWireError } from '../translate/index.js';
@@ -69,6 +72,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   webhookRoutes(r, svc.webhooks, svc.egress, svc.clock);
   memoryRoutes(r, { store: svc.memory, config: () => svc.state.fileConfig.memory, now: () => svc.clock.now(), keyExists: (id) => svc.state.catalog.keysById.has(id) });
   skillRoutes(r, svc.skills, (id) => svc.state.catalog.keysById.has(id), k);
+  agentSkillRoutes(r, new AgentSkillStore(svc.state.db.store), buildHandle(svc), () => svc.clock.now());
   webFetchRoutes(r, { config: () => svc.state.fileConfig.webFetch, pool: svc.webFetch, egress: svc.egress }, k);
   authRoutes(r, svc);
   providerRoutes(r, svc);
