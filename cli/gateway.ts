@@ -16,6 +16,8 @@ import { registerMedia } from './gateway-media.js';
 import { registerFilesAndBatches } from './gateway-batches.js';
 import { registerWeb } from './gateway-web.js';
 import { registerWebhooks } from './gateway-webhooks.js';
+import { registerMemory } from './gateway-memory.js';
+import { registerSkills } from './gateway-skills.js';
 
 const HOST = 'gateway';
 
@@ -952,6 +954,8 @@ export function register(program: Command): void {
   registerFilesAndBatches(g, authHeaders);
   registerWeb(g, authHeaders);
   registerWebhooks(g, authHeaders);
+  registerMemory(g, authHeaders);
+  registerSkills(g, authHeaders);
   registerResilience(g);
   registerCooldowns(g);
   registerCache(g);
