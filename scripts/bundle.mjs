@@ -3,7 +3,7 @@
 // type-checks and emits dist/ for the tests; bin/ctl runs the bundle when it is there.
 // Packages loaded on first use through createRequire (src/http/lazy.ts) stay outside the bundle, as
 // does better-sqlite3 (a native addon).
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 
@@ -47,3 +47,7 @@ function asciiOnly(dir) {
   }
 }
 asciiOnly('dist/bundle');
+
+// The skill runner is a separate plain-JavaScript program the daemon forks (src/gateway/skills/sandbox/
+// pool.ts finds it beside the bundle); it imports isolated-vm from node_modules as it is.
+copyFileSync('src/gateway/skills/sandbox/skill-runner.mjs', 'dist/bundle/skill-runner.mjs');

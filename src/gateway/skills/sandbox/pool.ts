@@ -30,19 +30,20 @@ interface Job {
 
 /** Grace after the time limit before the runner process is killed. */
 const KILL_GRACE_MS = 1000;
-const RUNNER = 'src/gateway/skills/sandbox/skill-runner.mjs';
+/** Where the runner script may be, relative to an ancestor of this module: the source tree, or the bundle. */
+const RUNNER_PLACES = ['skill-runner.mjs', 'src/gateway/skills/sandbox/skill-runner.mjs', 'dist/bundle/skill-runner.mjs'];
 
-/** The runner script, found by walking up from this module (source tree, tsc output or bundle chunk). */
+/** The runner script, found by walking up from this module (source tree, tsc output, bundle or its chunks, a global install). */
 export function runnerPath(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 8; i++) {
-    const p = join(dir, RUNNER);
-    if (existsSync(p)) return p;
-    const here = join(dir, 'skill-runner.mjs');
-    if (existsSync(here)) return here;
+    for (const place of RUNNER_PLACES) {
+      const p = join(dir, place);
+      if (existsSync(p)) return p;
+    }
     dir = dirname(dir);
   }
-  throw new Error(`skill runner not found (${RUNNER})`);
+  throw new Error('the skill runner (skill-runner.mjs) is not installed beside the daemon');
 }
 
 class Runner {
