@@ -16,6 +16,11 @@ let options: ClientOptions = {};
 // node:https (and TLS with it) loads only for an https --url: the socket needs neither.
 const https = (): typeof import('node:https') => createRequire(import.meta.url)('node:https') as typeof import('node:https');
 
+/** The options main.ts set (for commands that open their own connections). */
+export function clientOptions(): Readonly<ClientOptions> {
+  return options;
+}
+
 export function setClientOptions(o: ClientOptions): void {
   options = o;
 }

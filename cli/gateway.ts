@@ -18,6 +18,7 @@ import { registerWeb } from './gateway-web.js';
 import { registerWebhooks } from './gateway-webhooks.js';
 import { registerMemory } from './gateway-memory.js';
 import { registerSkills } from './gateway-skills.js';
+import { registerMcp } from './gateway-mcp.js';
 
 const HOST = 'gateway';
 
@@ -956,6 +957,7 @@ export function register(program: Command): void {
   registerWebhooks(g, authHeaders);
   registerMemory(g, authHeaders);
   registerSkills(g, authHeaders);
+  registerMcp(g, authHeaders);
   registerResilience(g);
   registerCooldowns(g);
   registerCache(g);

@@ -181,6 +181,22 @@ export class GatewayAuth {
     return { trusted: ctx.viaSocket };
   }
 
+  /**
+   * MCP transports: the control socket, or a Bearer API key with the `mcp` scope (401 without a
+   * usable key, 403 when it lacks the scope), whatever REQUIRE_API_KEY says.
+   */
+  mcp(ctx: RequestContext): Principal {
+    if (ctx.viaSocket) return { trusted: true };
+    const raw = presentedKey(ctx);
+    if (raw === undefined) throw new HttpError(401, 'MCP needs an API key with the mcp scope: send Authorization: Bearer <key>', { code: 'missing_api_key' });
+    const now = this.clock.now();
+    const key = this.lookup(raw);
+    if (!key || !keyUsable(key, now)) throw new HttpError(401, key ? 'API key is disabled, revoked or expired' : 'invalid API key', { code: 'invalid_api_key' });
+    if (!key.scopes.includes('mcp')) throw new HttpError(403, `API key "${key.name}" lacks the mcp scope`, { code: 'insufficient_scope' });
+    this.touch(key, now);
+    return { key, trusted: false };
+  }
+
   /** Throws 403 when the principal's key may not use `model`. */
   checkModel(p: Principal, ...models: string[]): void {
     if (!p.key) return;

@@ -145,6 +145,9 @@ const SettingsObj = Type.Object(
     retry_wait_max_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })),
     stream_readiness_timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
     rate_limit_cooldown_ms: Type.Optional(Type.Integer({ minimum: 0 })),
+    // Agent protocols (issue 18): the file layer of /api/settings mcpEnabled and a2aEnabled.
+    mcp_enabled: Type.Optional(Type.Boolean()),
+    a2a_enabled: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -196,7 +199,7 @@ export interface GatewayFileConfig {
   pricing: PriceEntry[];
   settings: RoutingSettings;
   /** Runtime settings sections, camelCased and schema-checked (applied under the API overrides). */
-  sections: { resilience?: Record<string, unknown>; cache?: Record<string, unknown>; concurrency?: Record<string, unknown> };
+  sections: { resilience?: Record<string, unknown>; cache?: Record<string, unknown>; concurrency?: Record<string, unknown>; agents?: Record<string, unknown> };
   /** `web_fetch:` (hosted providers with a key, and the built-in fetcher's limits). */
   webFetch: WebFetchConfig;
   /** `search:` (providers, cache lifetime, per-key policies). */
@@ -395,6 +398,9 @@ function convert(doc: FileShape, env: NodeJS.ProcessEnv, now: number): GatewayFi
     streamReadinessTimeoutMs: s.stream_readiness_timeout_ms ?? DEFAULT_ROUTING.streamReadinessTimeoutMs,
     rateLimitCooldownMs: s.rate_limit_cooldown_ms ?? DEFAULT_ROUTING.rateLimitCooldownMs,
   };
+  if (s.mcp_enabled !== undefined || s.a2a_enabled !== undefined) {
+    out.sections.agents = { ...(s.mcp_enabled !== undefined ? { mcpEnabled: s.mcp_enabled } : {}), ...(s.a2a_enabled !== undefined ? { a2aEnabled: s.a2a_enabled } : {}) };
+  }
   for (const name of ['resilience', 'cache', 'concurrency'] as const) {
     const raw = doc[name];
     if (raw === undefined) continue;

@@ -34,11 +34,14 @@ import { FileService } from './files/service.js';
 import { FetchPool } from './webfetch/pool.js';
 import { SearchService } from './search/service.js';
 import { MemoryStore } from './memory/store.js';
+import { DEFAULT_AGENT_SETTINGS, validateAgentSettingsPatch } from './agents/settings.js';
+import { McpService } from './agents/mcp/server.js';
+import { McpAudit } from './agents/mcp/audit.js';
 import { SkillService } from './skills/service.js';
 import { SkillStore } from './skills/store.js';
 import { DEFAULT_WEBHOOK_SETTINGS, WebhookService, type WebhookSettings } from './webhooks/service.js';
 import { BatchService, DEFAULT_BATCH_CONCURRENCY } from './batches/service.js';
-import { inProcessCaller } from './batches/in-process.js';
+import { inProcess } from './in-process.js';
 import { keyUsable, type Principal } from './auth.js';
 
 export type { GatewayHandle, GatewayChatRequest, GatewayChatResult, GatewayChatMessage } from './handle.js';
@@ -107,6 +110,7 @@ function applyFileSections(runtime: RuntimeSettings, file: GatewayFileConfig): v
   runtime.resilience.setFile(file.sections.resilience, 'gateway.yaml resilience');
   runtime.cache.setFile(file.sections.cache, 'gateway.yaml cache');
   runtime.concurrency.setFile(file.sections.concurrency, 'gateway.yaml concurrency');
+  runtime.agents.setFile(file.sections.agents, 'gateway.yaml settings');
 }
 
 function parseMetrics(raw: string | undefined): { hits?: number; misses?: number } | undefined {
@@ -134,6 +138,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     resilience: new LayeredSettings(db, 'resilience', DEFAULT_RESILIENCE, validateResiliencePatch, checkResilience),
     cache: new LayeredSettings(db, 'cache', DEFAULT_CACHE, validateCachePatch),
     concurrency: new LayeredSettings(db, 'concurrency', DEFAULT_CONCURRENCY, validateConcurrencyPatch),
+    agents: new LayeredSettings(db, 'agents', DEFAULT_AGENT_SETTINGS, validateAgentSettingsPatch),
   };
   applyFileSections(runtime, state.fileConfig);
 
@@ -189,6 +194,8 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     search: new SearchService(ctx.egress, () => ctx.clock.now()),
     webhooks,
     memory: new MemoryStore(db.store),
+    mcp: new McpService(() => svc, new McpAudit(db.store), ctx.version, ctx.log),
+    internal: () => Promise.reject(new Error('the gateway is not started')),
     skills: new SkillService(new SkillStore(db.store), () => state.fileConfig.skills, ctx.egress, ctx.clock, ctx.log, (id) => state.catalog.keysById.has(id)),
     log: ctx.log,
     version: ctx.version,
@@ -244,11 +251,13 @@ export const gatewayComponent: ComponentDefinition = {
           applyFileSections(svc.runtime, file);
           throw e;
         }
+        svc.mcp.configChanged();
         ctx.log.info({ file: svc.state.filePath }, 'gateway: configuration reloaded');
       },
       async stop() {
         await svc.batches.stop();
         await svc.webhooks.stop();
+        await svc.mcp.closeAll();
         svc.skills.close();
         svc.files.stop();
         alerts.stop();
@@ -258,7 +267,10 @@ export const gatewayComponent: ComponentDefinition = {
         svc.idempotency.stop();
       },
     };
-    svc.batches.attach(inProcessCaller(instance, ctx.log));
+    const batchCall = inProcess(instance, ctx.log, 'batch');
+    svc.batches.attach((principal, url, body, requestId) => batchCall({ method: 'POST', url, body, principal, requestId }));
+    svc.internal = inProcess(instance, ctx.log, 'internal');
+    svc.mcp.call = svc.internal;
     return instance;
   },
 };

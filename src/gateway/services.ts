@@ -3,6 +3,9 @@ import type { FetchPool } from './webfetch/pool.js';
 import type { SearchService } from './search/service.js';
 import type { WebhookService } from './webhooks/service.js';
 import type { MemoryStore } from './memory/store.js';
+import type { AgentSettings } from './agents/settings.js';
+import type { McpService } from './agents/mcp/server.js';
+import type { InProcessCall } from './in-process.js';
 import type { SkillService } from './skills/service.js';
 import type { FileService } from './files/service.js';
 import type { BatchService } from './batches/service.js';
@@ -31,6 +34,8 @@ export interface RuntimeSettings {
   resilience: LayeredSettings<ResilienceSettings>;
   cache: LayeredSettings<CacheSettings>;
   concurrency: LayeredSettings<ConcurrencySettings>;
+  /** mcpEnabled, a2aEnabled (/api/settings). */
+  agents: LayeredSettings<AgentSettings>;
 }
 
 export interface GatewayServices {
@@ -71,6 +76,10 @@ export interface GatewayServices {
   memory: MemoryStore;
   /** Skills: installed manifests, the sandbox pool, executions. */
   skills: SkillService;
+  /** The MCP server's sessions, tools and audit log. */
+  mcp: McpService;
+  /** The gateway's own routes, called in process (MCP tools, A2A skills); set once the router exists. */
+  internal: InProcessCall;
   log: Logger;
   version: string;
   /** When the component started (uptime in the health view). */

@@ -367,6 +367,35 @@ CREATE TABLE agent_skills (
 );
 `,
   },
+  {
+    // Issue 18: the MCP audit log and A2A tasks.
+    version: 7,
+    up: `
+CREATE TABLE mcp_audit (
+  id INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  tool TEXT NOT NULL,
+  success INTEGER NOT NULL,
+  duration_ms REAL NOT NULL,
+  api_key_id TEXT,
+  session_id TEXT,
+  error TEXT
+);
+CREATE INDEX mcp_audit_tool ON mcp_audit(tool, id);
+CREATE TABLE a2a_tasks (
+  id TEXT PRIMARY KEY,
+  skill TEXT NOT NULL,
+  state TEXT NOT NULL,
+  messages TEXT NOT NULL,
+  artifacts TEXT NOT NULL DEFAULT '[]',
+  metadata TEXT NOT NULL DEFAULT '{}',
+  error TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX a2a_tasks_time ON a2a_tasks(created_at);
+`,
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------

@@ -16,6 +16,8 @@ import { webhookRoutes } from '../webhooks/routes.js';
 import { memoryRoutes } from '../memory/routes.js';
 import { skillRoutes } from '../skills/routes.js';
 import { agentSkillRoutes } from '../agent-skills/routes.js';
+import { mcpRoutes } from '../agents/mcp/routes.js';
+import { settingsRoutes } from '../agents/settings-routes.js';
 import { AgentSkillStore } from '../agent-skills/store.js';
 import { buildHandle } from '../handle-impl.js';
 import type { ClientFormat } from '../canonical.js';
@@ -73,6 +75,8 @@ export function gatewayRouter(svc: GatewayServices): Router {
   memoryRoutes(r, { store: svc.memory, config: () => svc.state.fileConfig.memory, now: () => svc.clock.now(), keyExists: (id) => svc.state.catalog.keysById.has(id) });
   skillRoutes(r, svc.skills, (id) => svc.state.catalog.keysById.has(id), k);
   agentSkillRoutes(r, new AgentSkillStore(svc.state.db.store), buildHandle(svc), () => svc.clock.now());
+  mcpRoutes(r, svc, svc.mcp);
+  settingsRoutes(r, svc, () => svc.mcp.configChanged());
   webFetchRoutes(r, { config: () => svc.state.fileConfig.webFetch, pool: svc.webFetch, egress: svc.egress }, k);
   authRoutes(r, svc);
   providerRoutes(r, svc);

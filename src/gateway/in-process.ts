@@ -1,0 +1,55 @@
+/**
+ * In-process requests to the gateway's own routes (batch lines, MCP tools, A2A skills):
+ * light-my-request builds a real request and response pair and hands it to the same dispatcher the
+ * listeners use, so a call goes through exactly what an HTTP request does (validation, routing,
+ * limits, the usage log, errors in the route's wire format). Inference calls carry the principal the
+ * caller sets; `trusted` calls pass management auth as the control socket does.
+ */
+import inject from 'light-my-request';
+import type { Logger } from 'pino';
+import type { ComponentInstance } from '../http/component.js';
+import { ClientIpResolver } from '../http/client-ip.js';
+import { createDispatcher } from '../http/dispatch.js';
+import { INTERNAL_PRINCIPAL, type Principal } from './auth.js';
+
+export interface InProcessRequest {
+  method: 'GET' | 'POST' | 'DELETE';
+  url: string;
+  body?: unknown;
+  principal?: Principal;
+  /** Management routes: answered as for the control socket. */
+  trusted?: boolean;
+  requestId?: string;
+  headers?: Record<string, string>;
+}
+
+export interface InProcessResponse {
+  status: number;
+  headers: Record<string, unknown>;
+  body: string;
+}
+
+export type InProcessCall = (r: InProcessRequest) => Promise<InProcessResponse>;
+
+export function inProcess(instance: ComponentInstance, log: Logger, listener: string): InProcessCall {
+  const ips = new ClientIpResolver();
+  const plain = createDispatcher({ target: () => instance, listener, viaSocket: false, ips: () => ips, log });
+  const trusted = createDispatcher({ target: () => instance, listener, viaSocket: true, ips: () => ips, log });
+  return async (r) => {
+    const dispatch = r.trusted ? trusted : plain;
+    const res = await inject(
+      (req, res) => {
+        if (r.principal) (req as unknown as Record<symbol, unknown>)[INTERNAL_PRINCIPAL] = r.principal;
+        dispatch(req, res);
+      },
+      {
+        method: r.method,
+        url: r.url,
+        headers: { ...(r.body !== undefined ? { 'content-type': 'application/json' } : {}), ...(r.requestId ? { 'x-request-id': r.requestId } : {}), ...r.headers },
+        ...(r.body !== undefined ? { payload: JSON.stringify(r.body) } : {}),
+        remoteAddress: '127.0.0.1',
+      },
+    );
+    return { status: res.statusCode, headers: res.headers, body: res.payload };
+  };
+}
