@@ -19,6 +19,7 @@ import { registerWebhooks } from './gateway-webhooks.js';
 import { registerMemory } from './gateway-memory.js';
 import { registerSkills } from './gateway-skills.js';
 import { registerMcp } from './gateway-mcp.js';
+import { registerA2a } from './gateway-a2a.js';
 
 const HOST = 'gateway';
 
@@ -958,6 +959,7 @@ export function register(program: Command): void {
   registerMemory(g, authHeaders);
   registerSkills(g, authHeaders);
   registerMcp(g, authHeaders);
+  registerA2a(g, authHeaders);
   registerResilience(g);
   registerCooldowns(g);
   registerCache(g);

@@ -53,3 +53,13 @@ export function inProcess(instance: ComponentInstance, log: Logger, listener: st
     return { status: res.statusCode, headers: res.headers, body: res.payload };
   };
 }
+
+/** The error message of an in-process answer (the wire format's message, else the body). */
+export function messageOf(r: InProcessResponse): string {
+  try {
+    const j = JSON.parse(r.body) as { error?: { message?: string } | string; message?: string; detail?: string };
+    return (typeof j.error === 'string' ? j.error : j.error?.message) ?? j.message ?? j.detail ?? r.body;
+  } catch {
+    return r.body;
+  }
+}

@@ -37,6 +37,8 @@ import { MemoryStore } from './memory/store.js';
 import { DEFAULT_AGENT_SETTINGS, validateAgentSettingsPatch } from './agents/settings.js';
 import { McpService } from './agents/mcp/server.js';
 import { McpAudit } from './agents/mcp/audit.js';
+import { A2aService } from './agents/a2a/service.js';
+import { TaskStore } from './agents/a2a/store.js';
 import { SkillService } from './skills/service.js';
 import { SkillStore } from './skills/store.js';
 import { DEFAULT_WEBHOOK_SETTINGS, WebhookService, type WebhookSettings } from './webhooks/service.js';
@@ -195,6 +197,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     webhooks,
     memory: new MemoryStore(db.store),
     mcp: new McpService(() => svc, new McpAudit(db.store), ctx.version, ctx.log),
+    a2a: new A2aService(new TaskStore(db.store), () => svc, env.GATEWAY_API_KEY || undefined),
     internal: () => Promise.reject(new Error('the gateway is not started')),
     skills: new SkillService(new SkillStore(db.store), () => state.fileConfig.skills, ctx.egress, ctx.clock, ctx.log, (id) => state.catalog.keysById.has(id)),
     log: ctx.log,
@@ -240,6 +243,7 @@ export const gatewayComponent: ComponentDefinition = {
         svc.files.start();
         svc.batches.start();
         svc.webhooks.start();
+        svc.a2a.tasks.failInterrupted(ctx.clock.now());
       },
       reload() {
         const file = svc.state.fileConfig;

@@ -5,6 +5,7 @@ import type { WebhookService } from './webhooks/service.js';
 import type { MemoryStore } from './memory/store.js';
 import type { AgentSettings } from './agents/settings.js';
 import type { McpService } from './agents/mcp/server.js';
+import type { A2aService } from './agents/a2a/service.js';
 import type { InProcessCall } from './in-process.js';
 import type { SkillService } from './skills/service.js';
 import type { FileService } from './files/service.js';
@@ -78,6 +79,8 @@ export interface GatewayServices {
   skills: SkillService;
   /** The MCP server's sessions, tools and audit log. */
   mcp: McpService;
+  /** A2A tasks and skills. */
+  a2a: A2aService;
   /** The gateway's own routes, called in process (MCP tools, A2A skills); set once the router exists. */
   internal: InProcessCall;
   log: Logger;

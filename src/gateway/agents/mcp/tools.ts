@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { Principal } from '../../auth.js';
-import type { InProcessCall } from '../../in-process.js';
+import { messageOf, type InProcessCall } from '../../in-process.js';
 import type { GatewayServices } from '../../services.js';
 
 export interface ToolContext {
@@ -33,14 +33,7 @@ export interface McpTool {
 async function answer(c: ToolContext, method: 'GET' | 'POST', url: string, body?: unknown, inference = false): Promise<ToolOutcome> {
   const r = await c.call({ method, url, body, ...(inference ? { principal: c.principal } : { trusted: true }) });
   if (r.status < 400) return { ok: true, text: r.body };
-  let message = r.body;
-  try {
-    const j = JSON.parse(r.body) as { error?: { message?: string } | string; message?: string };
-    message = (typeof j.error === 'string' ? j.error : j.error?.message) ?? j.message ?? r.body;
-  } catch {
-    // not JSON: the text
-  }
-  return { ok: false, text: `HTTP ${r.status}: ${message}` };
+  return { ok: false, text: `HTTP ${r.status}: ${messageOf(r)}` };
 }
 
 const q = (params: Record<string, unknown>) => {

@@ -1,0 +1,216 @@
+/**
+ * A2A (agent to agent):
+ *   POST /a2a                        JSON-RPC 2.0: message/send, message/stream (SSE), tasks/get, tasks/cancel
+ *   GET  /.well-known/agent.json     the agent card (public, cached for an hour)
+ *   GET  /api/a2a/status, GET /api/a2a/tasks (state, skill, limit ≤ 200, offset),
+ *   GET  /api/a2a/tasks/{id}, POST /api/a2a/tasks/{id}/cancel
+ * /a2a and the REST helpers take `Authorization: Bearer <GATEWAY_API_KEY>` when that variable is
+ * set and are open otherwise. Everything but the card needs a2aEnabled (503 otherwise).
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { RequestContext } from '../../../http/context.js';
+import { readBody, parseJson } from '../../../http/body.js';
+import { HttpError, notFound, badRequest } from '../../../http/errors.js';
+import { sendJson } from '../../../http/respond.js';
+import type { Router } from '../../../http/router.js';
+import { intQuery, ok } from '../../routes/common.js';
+import type { GatewayServices } from '../../services.js';
+import type { A2aService } from './service.js';
+import { A2A_SKILLS } from './skills.js';
+import { TASK_STATES, type A2aMessage, type TaskRecord, type TaskState } from './store.js';
+
+const A2A_BODY_LIMIT = 1 << 20;
+type Id = string | number | null;
+
+class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly httpStatus = 200,
+  ) {
+    super(message);
+  }
+}
+
+const rpcResult = (id: Id, result: unknown) => ({ jsonrpc: '2.0', id, result });
+const rpcError = (id: Id, code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } });
+
+export function taskView(t: TaskRecord): Record<string, unknown> {
+  return {
+    id: t.id,
+    skill: t.skill,
+    state: t.state,
+    messages: t.messages,
+    artifacts: t.artifacts,
+    metadata: t.metadata,
+    error: t.error ?? null,
+    createdAt: new Date(t.createdAt).toISOString(),
+    updatedAt: new Date(t.updatedAt).toISOString(),
+  };
+}
+
+function sendResult(t: TaskRecord): Record<string, unknown> {
+  const { artifacts, metadata, ...task } = taskView(t);
+  return { task, artifacts, metadata };
+}
+
+function bearerMatches(ctx: RequestContext, want: string): boolean {
+  const h = ctx.req.headers.authorization;
+  const got = typeof h === 'string' && /^Bearer\s+/i.test(h) ? h.replace(/^Bearer\s+/i, '').trim() : '';
+  const a = Buffer.from(got);
+  const b = Buffer.from(want);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function parseParams(params: unknown): { skill: string; messages: A2aMessage[]; metadata: Record<string, unknown> } {
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) throw new RpcError(-32602, 'params must be an object {skill, messages}');
+  const p = params as Record<string, unknown>;
+  if (typeof p.skill !== 'string' || !p.skill) throw new RpcError(-32602, `params.skill is required (one of ${A2A_SKILLS.map((s) => s.id).join(', ')})`);
+  if (!Array.isArray(p.messages) || p.messages.length === 0 || p.messages.length > 200) throw new RpcError(-32602, 'params.messages must be a list of 1 to 200 {role, content}');
+  const messages = p.messages.map((m, i) => {
+    const x = m as Record<string, unknown> | null;
+    if (!x || typeof x.role !== 'string' || typeof x.content !== 'string') throw new RpcError(-32602, `params.messages[${i}] must be {role, content} with strings`);
+    return { role: x.role, content: x.content };
+  });
+  const metadata = p.metadata && typeof p.metadata === 'object' && !Array.isArray(p.metadata) ? (p.metadata as Record<string, unknown>) : {};
+  return { skill: p.skill, messages, metadata };
+}
+
+export function a2aRoutes(r: Router, svc: GatewayServices, a2a: A2aService): void {
+  const open = (route: ReturnType<Router['get']>) => route.tag('auth', 'public');
+  const enabled = () => svc.runtime.agents.value.a2aEnabled;
+  const authorized = (ctx: RequestContext) => ctx.viaSocket || a2a.apiKey === undefined || bearerMatches(ctx, a2a.apiKey);
+  /** The REST helpers: the same gate as /a2a, with the gateway's error format. */
+  const guard = (ctx: RequestContext) => {
+    if (!enabled()) throw new HttpError(503, 'A2A is disabled (PATCH /api/settings {"a2aEnabled": true}, or gateway.yaml settings.a2a_enabled)', { code: 'a2a_disabled' });
+    if (!authorized(ctx)) throw new HttpError(401, 'A2A needs Authorization: Bearer <GATEWAY_API_KEY>', { code: 'unauthorized' });
+  };
+
+  open(
+    r.post('/a2a', async (ctx) => {
+      let id: Id = null;
+      try {
+        if (!enabled()) throw new RpcError(-32000, 'A2A is disabled', 503);
+        if (!authorized(ctx)) throw new RpcError(-32600, 'unauthorized: send Authorization: Bearer <GATEWAY_API_KEY>', 401);
+        let body: unknown;
+        try {
+          body = parseJson((await readBody(ctx, A2A_BODY_LIMIT)).toString('utf8'));
+        } catch (e) {
+          if (e instanceof HttpError && e.status === 413) throw e;
+          throw new RpcError(-32700, `parse error: ${(e as Error).message}`);
+        }
+        if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new RpcError(-32600, 'invalid request: send one JSON-RPC 2.0 request object');
+        const req = body as Record<string, unknown>;
+        if (typeof req.id === 'string' || typeof req.id === 'number') id = req.id;
+        if (req.jsonrpc !== '2.0' || typeof req.method !== 'string') throw new RpcError(-32600, 'invalid request: jsonrpc must be "2.0" and method a string');
+        switch (req.method) {
+          case 'message/send': {
+            const p = parseParams(req.params);
+            const skill = a2a.skill(p.skill);
+            if (!skill) throw new RpcError(-32602, `unknown skill ${JSON.stringify(p.skill)} (one of ${A2A_SKILLS.map((s) => s.id).join(', ')})`);
+            const { done } = a2a.start(skill, p.messages, p.metadata);
+            return sendJson(ctx.res, 200, rpcResult(id, sendResult(await done)));
+          }
+          case 'message/stream': {
+            const p = parseParams(req.params);
+            const skill = a2a.skill(p.skill);
+            if (!skill) throw new RpcError(-32602, `unknown skill ${JSON.stringify(p.skill)}`);
+            return streamTask(ctx, a2a, id, skill, p);
+          }
+          case 'tasks/get':
+          case 'tasks/cancel': {
+            const p = req.params as Record<string, unknown> | undefined;
+            const taskId = p && typeof p === 'object' ? (p.taskId ?? p.id) : undefined;
+            if (typeof taskId !== 'string') throw new RpcError(-32602, 'params.taskId is required');
+            const t = req.method === 'tasks/get' ? a2a.tasks.get(taskId) : a2a.cancel(taskId);
+            if (!t) throw new RpcError(-32602, `task ${taskId} not found`);
+            return sendJson(ctx.res, 200, rpcResult(id, taskView(t)));
+          }
+          default:
+            throw new RpcError(-32601, `method not found: ${req.method} (message/send, message/stream, tasks/get, tasks/cancel)`);
+        }
+      } catch (e) {
+        if (e instanceof RpcError) return sendJson(ctx.res, e.httpStatus, rpcError(id, e.code, e.message));
+        if (e instanceof HttpError && e.status === 413) return sendJson(ctx.res, 413, rpcError(id, -32600, e.message));
+        throw e;
+      }
+    }),
+  );
+
+  open(
+    r.get('/.well-known/agent.json', (ctx) => {
+      const host = ctx.req.headers.host ?? '127.0.0.1';
+      sendJson(
+        ctx.res,
+        200,
+        {
+          name: 'ctl gateway',
+          description: 'Model gateway agent: routes conversations across providers and reports quotas, costs, providers and health.',
+          url: `http://${host}/a2a`,
+          version: svc.version,
+          protocolVersion: '0.2',
+          capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
+          authentication: { schemes: a2a.apiKey ? ['bearer'] : [] },
+          defaultInputModes: ['text'],
+          defaultOutputModes: ['text', 'data'],
+          skills: A2A_SKILLS.map((s) => ({ id: s.id, name: s.name, description: s.description, tags: s.tags })),
+          enabled: enabled(),
+        },
+        { 'Cache-Control': 'public, max-age=3600' },
+      );
+    }),
+  );
+  open(
+    r.get('/api/a2a/status', (ctx) => {
+      guard(ctx);
+      ok(ctx, { enabled: true, auth: a2a.apiKey ? 'bearer' : 'open', skills: A2A_SKILLS.map((s) => s.id), tasks: a2a.tasks.counts() });
+    }),
+  );
+  open(
+    r.get('/api/a2a/tasks', (ctx) => {
+      guard(ctx);
+      const state = ctx.query.get('state') || undefined;
+      if (state !== undefined && !(TASK_STATES as readonly string[]).includes(state)) throw badRequest(`query parameter state must be one of ${TASK_STATES.join(', ')}`);
+      const limit = intQuery(ctx, 'limit', 50, 1, 200);
+      const offset = intQuery(ctx, 'offset', 0, 0, 1_000_000_000);
+      const { rows, total } = a2a.tasks.list({ state: state as TaskState | undefined, skill: ctx.query.get('skill') || undefined }, offset, limit);
+      ok(ctx, { tasks: rows.map(taskView), total, limit, offset });
+    }),
+  );
+  open(
+    r.get('/api/a2a/tasks/:id', (ctx) => {
+      guard(ctx);
+      const t = a2a.tasks.get(ctx.params.id!);
+      if (!t) throw notFound(`task ${ctx.params.id} not found`);
+      ok(ctx, taskView(t));
+    }),
+  );
+  open(
+    r.post('/api/a2a/tasks/:id/cancel', (ctx) => {
+      guard(ctx);
+      const t = a2a.cancel(ctx.params.id!);
+      if (!t) throw notFound(`task ${ctx.params.id} not found`);
+      ok(ctx, taskView(t));
+    }),
+  );
+}
+
+/** message/stream: SSE of JSON-RPC responses — each state change, then the artifacts, the last one `final`. */
+async function streamTask(ctx: RequestContext, a2a: A2aService, id: Id, skill: NonNullable<ReturnType<A2aService['skill']>>, p: { messages: A2aMessage[]; metadata: Record<string, unknown> }): Promise<void> {
+  const res = ctx.res;
+  res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
+  const send = (result: unknown) => {
+    if (!res.writableEnded) res.write(`data: ${JSON.stringify(rpcResult(id, result))}\n\n`);
+  };
+  const { task, done } = a2a.start(skill, p.messages, p.metadata);
+  send({ kind: 'status', taskId: task.id, state: task.state, final: false });
+  const stop = a2a.watch(task.id, (t) => {
+    if (t.state === 'working') send({ kind: 'status', taskId: t.id, state: t.state, final: false });
+  });
+  res.on('close', stop);
+  const end = await done;
+  stop();
+  for (const artifact of end.artifacts) send({ kind: 'artifact', taskId: end.id, artifact });
+  send({ kind: 'status', taskId: end.id, state: end.state, final: true, ...(end.error ? { error: end.error } : {}), metadata: end.metadata });
+  res.end();
+}

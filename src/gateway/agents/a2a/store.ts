@@ -1,0 +1,84 @@
+/** SQL of A2A tasks. */
+import type { Store } from '../../../store/index.js';
+
+export const TASK_STATES = ['submitted', 'working', 'completed', 'failed', 'cancelled'] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+
+export interface A2aMessage {
+  role: string;
+  content: string;
+}
+
+export type Artifact = { type: 'text'; text: string } | { type: 'data'; data: unknown };
+
+export interface TaskRecord {
+  id: string;
+  skill: string;
+  state: TaskState;
+  messages: A2aMessage[];
+  artifacts: Artifact[];
+  metadata: Record<string, unknown>;
+  error?: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+const row = (r: Record<string, unknown>): TaskRecord => ({
+  id: r.id as string,
+  skill: r.skill as string,
+  state: r.state as TaskState,
+  messages: JSON.parse(r.messages as string) as A2aMessage[],
+  artifacts: JSON.parse(r.artifacts as string) as Artifact[],
+  metadata: JSON.parse(r.metadata as string) as Record<string, unknown>,
+  ...(r.error !== null ? { error: r.error as string } : {}),
+  createdAt: r.created_at as number,
+  updatedAt: r.updated_at as number,
+});
+
+export class TaskStore {
+  constructor(private readonly store: Store) {}
+
+  get(id: string): TaskRecord | undefined {
+    const r = this.store.prepare('SELECT * FROM a2a_tasks WHERE id = ?').get(id) as Record<string, unknown> | undefined;
+    return r ? row(r) : undefined;
+  }
+
+  save(t: TaskRecord): void {
+    this.store
+      .prepare(
+        `INSERT INTO a2a_tasks (id, skill, state, messages, artifacts, metadata, error, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT(id) DO UPDATE SET state = excluded.state, artifacts = excluded.artifacts, metadata = excluded.metadata, error = excluded.error, updated_at = excluded.updated_at`,
+      )
+      .run(t.id, t.skill, t.state, JSON.stringify(t.messages), JSON.stringify(t.artifacts), JSON.stringify(t.metadata), t.error ?? null, t.createdAt, t.updatedAt);
+  }
+
+  /** Move a task to a new state unless it already ended (a cancel wins over a late finish). */
+  finish(t: TaskRecord): boolean {
+    const r = this.store
+      .prepare(`UPDATE a2a_tasks SET state = ?, artifacts = ?, metadata = ?, error = ?, updated_at = ? WHERE id = ? AND state IN ('submitted', 'working')`)
+      .run(t.state, JSON.stringify(t.artifacts), JSON.stringify(t.metadata), t.error ?? null, t.updatedAt, t.id);
+    return r.changes > 0;
+  }
+
+  list(f: { state?: TaskState; skill?: string }, offset: number, limit: number): { rows: TaskRecord[]; total: number } {
+    const parts: string[] = [];
+    const args: unknown[] = [];
+    if (f.state) (parts.push('state = ?'), args.push(f.state));
+    if (f.skill) (parts.push('skill = ?'), args.push(f.skill));
+    const w = parts.length ? parts.join(' AND ') : '1';
+    const total = (this.store.prepare(`SELECT count(*) AS n FROM a2a_tasks WHERE ${w}`).get(...args) as { n: number }).n;
+    const rows = this.store.prepare(`SELECT * FROM a2a_tasks WHERE ${w} ORDER BY created_at DESC, id LIMIT ? OFFSET ?`).all(...args, limit, offset) as Record<string, unknown>[];
+    return { rows: rows.map(row), total };
+  }
+
+  counts(): Record<TaskState, number> {
+    const out = Object.fromEntries(TASK_STATES.map((s) => [s, 0])) as Record<TaskState, number>;
+    for (const r of this.store.prepare('SELECT state, count(*) AS n FROM a2a_tasks GROUP BY state').all() as { state: TaskState; n: number }[]) out[r.state] = r.n;
+    return out;
+  }
+
+  /** Tasks a stop left in flight: failed on start (their work cannot resume). */
+  failInterrupted(now: number): number {
+    return this.store.prepare(`UPDATE a2a_tasks SET state = 'failed', error = 'the gateway stopped while the task ran', updated_at = ? WHERE state IN ('submitted', 'working')`).run(now).changes;
+  }
+}
