@@ -32,6 +32,7 @@ export const H = {
   idempotent: 'X-Gateway-Idempotent',
   budgetWarning: 'X-Gateway-Budget-Warning',
   tokenLimitRemaining: 'X-Gateway-Token-Limit-Remaining',
+  progress: 'X-Gateway-Progress',
 } as const;
 
 /**

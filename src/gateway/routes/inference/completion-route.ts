@@ -28,6 +28,7 @@ import type { Resolution } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
 import { ensureVersion, H, sessionIdOf, setPairs, telemetryPairs, versionPending, versionWritten, type Telemetry } from '../../telemetry.js';
 import { serveStored } from './stored-answer.js';
+import { ProgressTracker, wantsProgress } from '../../progress.js';
 import { injectContext, runSkillRounds } from '../../context-injection.js';
 import { createStreamEncoder, parseRequest, renderResponse, streamContentType, type ParseOptions } from '../../translate/index.js';
 import { estimateTokens } from '../../translate/tokens.js';
@@ -282,7 +283,10 @@ async function respondStream(
   res.statusCode = 200;
   versionWritten(ctx);
   setPairs(res, headers);
-  res.setHeader('Content-Type', streamContentType(route.format));
+  const contentType = streamContentType(route.format);
+  res.setHeader('Content-Type', contentType);
+  const progress = wantsProgress(ctx.req.headers, contentType) ? new ProgressTracker(startedAt, () => svc.clock.now(), (f) => void writeFrames(res, [f])) : undefined;
+  if (progress) res.setHeader(H.progress, 'enabled');
   res.setHeader('Cache-Control', 'no-cache');
   res.setHeader('X-Accel-Buffering', 'no');
   setPairs(res, telemetryPairs(telemetry, []));
@@ -300,12 +304,13 @@ async function respondStream(
   try {
     for await (const chunk of result.chunks) {
       assembler?.push(chunk);
+      if (progress && (chunk.type === 'text' || chunk.type === 'reasoning' || chunk.type === 'tool_call')) progress.count();
       const wait = writeFrames(res, encoder.chunk(chunk));
       if (!res.headersSent) res.flushHeaders(); // an encoder that held its first frames back
       if (wait) await wait;
       if (abort.aborted) break;
     }
-    if (!abort.aborted) await writeFrames(res, encoder.end());
+    if (!abort.aborted) await writeFrames(res, progress ? [progress.finish(), ...encoder.end()] : encoder.end());
   } catch (e) {
     if (!abort.aborted) {
       const err = toHttpError(e);
@@ -314,6 +319,7 @@ async function respondStream(
       await writeFrames(res, encoder.error(err.message, err.status >= 400 ? err.status : 502));
     }
   } finally {
+    progress?.stop();
     abort.removeEventListener('abort', onAbort);
     ctx.res.off('close', onClose);
     if (!res.writableEnded) res.end();
