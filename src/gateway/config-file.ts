@@ -6,6 +6,7 @@
 import { DEFAULT_SEARCH, parseSearch, type SearchConfig } from './search/config.js';
 import { DEFAULT_MEMORY, parseMemory, type MemoryConfig } from './memory/config.js';
 import { DEFAULT_SKILLS, parseSkills, type SkillsConfig } from './skills/config.js';
+import { parseWsBridge, type WsBridgeConfig } from './agents/ws-bridge/config.js';
 import { DEFAULT_WEB_FETCH, parseWebFetch, type WebFetchConfig } from './webfetch/config.js';
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -173,6 +174,8 @@ const FileSchema = Type.Object(
     memory: Type.Optional(Type.Unknown()),
     // Skills' sandbox limits, registry and marketplace (issue 20): checked by skills/config.ts.
     skills: Type.Optional(Type.Unknown()),
+    // The responses-over-WebSocket bridge's provider (issue 18): checked by agents/ws-bridge/config.ts.
+    responses_websocket: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: false },
 );
@@ -208,10 +211,12 @@ export interface GatewayFileConfig {
   memory: MemoryConfig;
   /** `skills:` (sandbox limits, registry and marketplace). */
   skills: SkillsConfig;
+  /** `responses_websocket:` (the bridge's provider). */
+  responsesWebsocket: WsBridgeConfig;
 }
 
 export function emptyFileConfig(): GatewayFileConfig {
-  return { providers: [], aliases: new Map(), combos: [], mappings: [], keys: [], pricing: [], settings: { ...DEFAULT_ROUTING }, sections: {}, webFetch: DEFAULT_WEB_FETCH, search: DEFAULT_SEARCH, memory: DEFAULT_MEMORY, skills: DEFAULT_SKILLS };
+  return { providers: [], aliases: new Map(), combos: [], mappings: [], keys: [], pricing: [], settings: { ...DEFAULT_ROUTING }, sections: {}, webFetch: DEFAULT_WEB_FETCH, search: DEFAULT_SEARCH, memory: DEFAULT_MEMORY, skills: DEFAULT_SKILLS, responsesWebsocket: {} };
 }
 
 export class ConfigFileError extends Error {
@@ -414,6 +419,7 @@ function convert(doc: FileShape, env: NodeJS.ProcessEnv, now: number): GatewayFi
   out.search = parseSearch(doc.search, env);
   out.memory = parseMemory(doc.memory);
   out.skills = parseSkills(doc.skills, env);
+  out.responsesWebsocket = parseWsBridge(doc.responses_websocket);
   return out;
 }
 

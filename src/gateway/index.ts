@@ -39,6 +39,7 @@ import { McpService } from './agents/mcp/server.js';
 import { McpAudit } from './agents/mcp/audit.js';
 import { A2aService } from './agents/a2a/service.js';
 import { TaskStore } from './agents/a2a/store.js';
+import { WS_PATHS, WsBridge } from './agents/ws-bridge/bridge.js';
 import { SkillService } from './skills/service.js';
 import { SkillStore } from './skills/store.js';
 import { DEFAULT_WEBHOOK_SETTINGS, WebhookService, type WebhookSettings } from './webhooks/service.js';
@@ -228,6 +229,7 @@ export const gatewayComponent: ComponentDefinition = {
     // Scraped without credentials, as Prometheus expects: counts, names and key ids, no secrets.
     svc.prometheus.endpoint.route(router).tag('auth', 'public');
     const byHandler = versionPaths(router);
+    const bridge = new WsBridge(() => svc);
     const instance: ComponentInstance = {
       router,
       renderError(c, err) {
@@ -236,6 +238,10 @@ export const gatewayComponent: ComponentDefinition = {
       },
       before(c) {
         versionBefore(c, svc.version, byHandler);
+      },
+      onUpgrade(req, socket, head, c) {
+        if (WS_PATHS.has(c.url.pathname)) bridge.upgrade(req, socket, head, c);
+        else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       },
       handle: { ...buildHandle(svc), checkAlerts: () => alerts.check() },
       start() {
@@ -262,6 +268,7 @@ export const gatewayComponent: ComponentDefinition = {
         await svc.batches.stop();
         await svc.webhooks.stop();
         await svc.mcp.closeAll();
+        bridge.close();
         svc.skills.close();
         svc.files.stop();
         alerts.stop();

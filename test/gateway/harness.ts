@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { createDispatcher } from '../../src/http/dispatch.js';
+import { createDispatcher, createUpgradeDispatcher } from '../../src/http/dispatch.js';
 import { ClientIpResolver } from '../../src/http/client-ip.js';
 import { systemClock, type Clock } from '../../src/http/clock.js';
 import { NO_ALERTS, type ComponentContext, type ComponentInstance, type InternalAlerts } from '../../src/http/component.js';
@@ -63,7 +63,9 @@ export async function startGateway(opts: { yaml?: string; env?: Record<string, s
   const ips = new ClientIpResolver();
   const mk = (viaSocket: boolean): Promise<Server> =>
     new Promise((resolve) => {
-      const s = createServer(createDispatcher({ target: () => instance, listener: viaSocket ? 'unix' : 'gateway', viaSocket, ips: () => ips, log }));
+      const dispatchOpts = { target: () => instance, listener: viaSocket ? 'unix' : 'gateway', viaSocket, ips: () => ips, log };
+      const s = createServer(createDispatcher(dispatchOpts));
+      s.on('upgrade', createUpgradeDispatcher(dispatchOpts));
       s.listen(0, '127.0.0.1', () => resolve(s));
     });
   const trusted = await mk(true);

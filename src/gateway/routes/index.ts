@@ -19,6 +19,7 @@ import { agentSkillRoutes } from '../agent-skills/routes.js';
 import { mcpRoutes } from '../agents/mcp/routes.js';
 import { settingsRoutes } from '../agents/settings-routes.js';
 import { a2aRoutes } from '../agents/a2a/routes.js';
+import { wsBridgeRoutes } from '../agents/ws-bridge/routes.js';
 import { AgentSkillStore } from '../agent-skills/store.js';
 import { buildHandle } from '../handle-impl.js';
 import type { ClientFormat } from '../canonical.js';
@@ -78,6 +79,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   agentSkillRoutes(r, new AgentSkillStore(svc.state.db.store), buildHandle(svc), () => svc.clock.now());
   mcpRoutes(r, svc, svc.mcp);
   a2aRoutes(r, svc, svc.a2a);
+  wsBridgeRoutes(r, svc, k);
   settingsRoutes(r, svc, () => svc.mcp.configChanged());
   webFetchRoutes(r, { config: () => svc.state.fileConfig.webFetch, pool: svc.webFetch, egress: svc.egress }, k);
   authRoutes(r, svc);
