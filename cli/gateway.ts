@@ -20,6 +20,7 @@ import { registerMemory } from './gateway-memory.js';
 import { registerSkills } from './gateway-skills.js';
 import { registerMcp } from './gateway-mcp.js';
 import { registerA2a } from './gateway-a2a.js';
+import { registerGuardrails } from './gateway-guardrails.js';
 
 const HOST = 'gateway';
 
@@ -960,6 +961,7 @@ export function register(program: Command): void {
   registerSkills(g, authHeaders);
   registerMcp(g, authHeaders);
   registerA2a(g, authHeaders);
+  registerGuardrails(g, authHeaders);
   registerResilience(g);
   registerCooldowns(g);
   registerCache(g);

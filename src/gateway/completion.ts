@@ -131,7 +131,7 @@ export function preferPinned(svc: GatewayServices, resolution: Resolution, order
 }
 
 export interface FinishInfo {
-  input: Pick<CompletionInput, 'endpoint' | 'requestId' | 'sessionId' | 'principal'> & { stream: boolean; model: string };
+  input: Pick<CompletionInput, 'endpoint' | 'requestId' | 'sessionId' | 'principal'> & { stream: boolean; model: string; guardrails?: string[] };
   resolution?: Resolution;
   subject?: AttemptSubject;
   status: number;
@@ -192,6 +192,7 @@ export function recordRequest(svc: GatewayServices, f: FinishInfo): void {
     fallbackAttempts: f.failedAttempts,
     attempts: f.attempts,
     clientAborted: f.clientAborted ?? false,
+    guardrails: f.input.guardrails !== undefined && f.input.guardrails.length > 0 ? f.input.guardrails.join(',') : undefined,
   };
   svc.usage.record(entry);
   svc.prometheus.record(entry);

@@ -7,6 +7,7 @@ import { DEFAULT_SEARCH, parseSearch, type SearchConfig } from './search/config.
 import { DEFAULT_MEMORY, parseMemory, type MemoryConfig } from './memory/config.js';
 import { DEFAULT_SKILLS, parseSkills, type SkillsConfig } from './skills/config.js';
 import { parseWsBridge, type WsBridgeConfig } from './agents/ws-bridge/config.js';
+import { DEFAULT_GUARDRAILS, parseGuardrails, type GuardrailConfig } from './guardrails/config.js';
 import { DEFAULT_WEB_FETCH, parseWebFetch, type WebFetchConfig } from './webfetch/config.js';
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -176,6 +177,8 @@ const FileSchema = Type.Object(
     skills: Type.Optional(Type.Unknown()),
     // The responses-over-WebSocket bridge's provider (issue 18): checked by agents/ws-bridge/config.ts.
     responses_websocket: Type.Optional(Type.Unknown()),
+    // Guardrails (issue 19): checked by guardrails/config.ts.
+    guardrails: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: false },
 );
@@ -213,10 +216,12 @@ export interface GatewayFileConfig {
   skills: SkillsConfig;
   /** `responses_websocket:` (the bridge's provider). */
   responsesWebsocket: WsBridgeConfig;
+  /** `guardrails:` (the built-ins with their settings, in priority order). */
+  guardrails: GuardrailConfig[];
 }
 
 export function emptyFileConfig(): GatewayFileConfig {
-  return { providers: [], aliases: new Map(), combos: [], mappings: [], keys: [], pricing: [], settings: { ...DEFAULT_ROUTING }, sections: {}, webFetch: DEFAULT_WEB_FETCH, search: DEFAULT_SEARCH, memory: DEFAULT_MEMORY, skills: DEFAULT_SKILLS, responsesWebsocket: {} };
+  return { providers: [], aliases: new Map(), combos: [], mappings: [], keys: [], pricing: [], settings: { ...DEFAULT_ROUTING }, sections: {}, webFetch: DEFAULT_WEB_FETCH, search: DEFAULT_SEARCH, memory: DEFAULT_MEMORY, skills: DEFAULT_SKILLS, responsesWebsocket: {}, guardrails: DEFAULT_GUARDRAILS };
 }
 
 export class ConfigFileError extends Error {
@@ -420,6 +425,7 @@ function convert(doc: FileShape, env: NodeJS.ProcessEnv, now: number): GatewayFi
   out.memory = parseMemory(doc.memory);
   out.skills = parseSkills(doc.skills, env);
   out.responsesWebsocket = parseWsBridge(doc.responses_websocket);
+  out.guardrails = parseGuardrails(doc.guardrails);
   return out;
 }
 

@@ -396,6 +396,11 @@ CREATE TABLE a2a_tasks (
 CREATE INDEX a2a_tasks_time ON a2a_tasks(created_at);
 `,
   },
+  {
+    // Issue 19: the guardrails that fired on a request (`name:action`, comma-separated).
+    version: 8,
+    up: `ALTER TABLE request_log ADD COLUMN guardrails TEXT;`,
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -518,6 +523,8 @@ export interface RequestLogEntry {
   fallbackAttempts: number;
   attempts: AttemptLog[];
   clientAborted: boolean;
+  /** Guardrails that fired (`pii:redact,output:secrets:warn`). */
+  guardrails?: string;
 }
 
 export interface RequestLogRow extends RequestLogEntry {
@@ -528,9 +535,9 @@ export interface RequestLogRow extends RequestLogEntry {
 
 const LOG_COLUMNS = `request_id, ts, endpoint, api_key_id, session_id, requested_model, combo, strategy, provider, model,
   account, status, error, stream, tokens_in, tokens_out, tokens_cached, tokens_reasoning, cost, latency_ms, ttfb_ms,
-  fallback_attempts, attempts, client_aborted, cache, cost_saved, tokens_cache_write`;
-const LOG_ROW = `(${new Array(27).fill('?').join(', ')})`;
-/** Rows per INSERT statement at most (16 × 27 values, far below SQLite's variable limit). */
+  fallback_attempts, attempts, client_aborted, cache, cost_saved, tokens_cache_write, guardrails`;
+const LOG_ROW = `(${new Array(28).fill('?').join(', ')})`;
+/** Rows per INSERT statement at most (16 × 28 values, far below SQLite's variable limit). */
 const LOG_CHUNK = 16;
 const logSql = new Map<number, string>();
 
@@ -571,6 +578,7 @@ function pushLogValues(e: RequestLogEntry, out: unknown[]): void {
     e.cache ?? null,
     e.costSaved ?? 0,
     e.tokensCacheWrite ?? 0,
+    e.guardrails ?? null,
   );
 }
 
@@ -1088,6 +1096,7 @@ function toLogRow(r: Record<string, unknown>): RequestLogRow {
       error: s('error'),
       ttfbMs: opt(r.ttfb_ms as number | null),
       cache: s('cache') as RequestLogEntry['cache'],
+      guardrails: s('guardrails'),
     }),
     status: r.status as number,
     stream: r.stream === 1,

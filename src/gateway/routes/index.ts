@@ -20,6 +20,7 @@ import { mcpRoutes } from '../agents/mcp/routes.js';
 import { settingsRoutes } from '../agents/settings-routes.js';
 import { a2aRoutes } from '../agents/a2a/routes.js';
 import { wsBridgeRoutes } from '../agents/ws-bridge/routes.js';
+import { guardrailRoutes } from '../guardrails/routes.js';
 import { AgentSkillStore } from '../agent-skills/store.js';
 import { buildHandle } from '../handle-impl.js';
 import type { ClientFormat } from '../canonical.js';
@@ -80,6 +81,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   mcpRoutes(r, svc, svc.mcp);
   a2aRoutes(r, svc, svc.a2a);
   wsBridgeRoutes(r, svc, k);
+  guardrailRoutes(r, () => svc.state.fileConfig.guardrails);
   settingsRoutes(r, svc, () => svc.mcp.configChanged());
   webFetchRoutes(r, { config: () => svc.state.fileConfig.webFetch, pool: svc.webFetch, egress: svc.egress }, k);
   authRoutes(r, svc);

@@ -30,6 +30,8 @@ import { ensureVersion, H, sessionIdOf, setPairs, telemetryPairs, versionPending
 import { serveStored } from './stored-answer.js';
 import { ProgressTracker, wantsProgress } from '../../progress.js';
 import { injectContext, runSkillRounds } from '../../context-injection.js';
+import { guardAnswer } from '../../guardrails/engine.js';
+import { guardChat } from './guard.js';
 import { createStreamEncoder, parseRequest, renderResponse, streamContentType, type ParseOptions } from '../../translate/index.js';
 import { estimateTokens } from '../../translate/tokens.js';
 import { RequestAbort, type AbortLike } from '../../abort.js';
@@ -110,17 +112,18 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
   const principal = ctx.state.principal as Principal;
   const body = await readInferenceBody(ctx);
   const sessionId = sessionIdOf(ctx.req);
-  const injected = injectContext(svc, ctx.req.headers, parseRequest(route.format, body, route.parse ?? {}), principal, sessionId);
-  const canonical = injected.request;
+  const parsed = parseRequest(route.format, body, route.parse ?? {});
   const startedAt = svc.clock.now();
-  const info = {
+  const info: FinishInfo['input'] = {
     endpoint: route.endpoint,
     requestId: ctx.requestId,
     principal,
-    stream: canonical.stream,
-    model: canonical.model,
+    stream: parsed.stream,
+    model: parsed.model,
     sessionId,
   };
+  const injected = injectContext(svc, ctx.req.headers, guardChat(svc, ctx, parsed, info, startedAt), principal, sessionId);
+  const canonical = injected.request;
 
   const abort = new RequestAbort();
   const onClose = () => {
@@ -234,6 +237,11 @@ function respond(ctx: RequestContext, svc: GatewayServices, route: CompletionRou
   if (!result.stream) {
     res.off('close', onClose);
     releaseGlobal();
+    const out = guardAnswer(svc.state.fileConfig.guardrails, ctx.req.headers, result.response.content);
+    if (out.hits.length > 0) {
+      result.response.content = out.content;
+      info.guardrails = [...(info.guardrails ?? []), ...out.hits];
+    }
     const usage = result.response.usage;
     const cost = costFor(svc, subject, usage);
     telemetry.usage = { tokensIn: usage.inputTokens, tokensOut: usage.outputTokens, cost, latencyMs: svc.clock.now() - startedAt, cacheHit: false };

@@ -9,7 +9,8 @@ import type { RequestContext } from '../../../http/context.js';
 import { sendJson } from '../../../http/respond.js';
 import type { Route, Router } from '../../../http/router.js';
 import type { Principal } from '../../auth.js';
-import { costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
+import { costFor, failRequest, recordRequest, resolveFor, type FinishInfo } from '../../completion.js';
+import { guardJson } from './guard.js';
 import { assertEmbeddingSupport, parseEmbeddingsRequest, renderEmbeddingsResponse } from '../../embeddings.js';
 import { callEmbeddings, modelCapabilities, modelSpec } from '../../providers/index.js';
 import type { Resolution } from '../../routing/resolve.js';
@@ -27,10 +28,11 @@ function declaredType(conn: Parameters<typeof modelSpec>[0], modelId: string): s
 
 async function serveEmbeddings(ctx: RequestContext, svc: GatewayServices, providerScope?: string): Promise<void> {
   const principal = ctx.state.principal as Principal;
-  const req = parseEmbeddingsRequest(await readInferenceBody(ctx));
+  const sent = parseEmbeddingsRequest(await readInferenceBody(ctx));
   const sessionId = sessionIdOf(ctx.req);
   const startedAt = svc.clock.now();
-  const info = { endpoint: 'embeddings', requestId: ctx.requestId, principal, stream: false, model: req.model, ...(sessionId !== undefined ? { sessionId } : {}) };
+  const info: FinishInfo['input'] = { endpoint: 'embeddings', requestId: ctx.requestId, principal, stream: false, model: sent.model, ...(sessionId !== undefined ? { sessionId } : {}) };
+  const req = { ...sent, input: guardJson(svc, ctx, { input: sent.input }, info, startedAt).input as typeof sent.input };
   const { abort, detach } = abortOnClose(ctx);
   let resolution: Resolution | undefined;
   let release: (() => void) | undefined;

@@ -15,7 +15,8 @@ import { sendJson } from '../../../http/respond.js';
 import type { Route, Router } from '../../../http/router.js';
 import type { Principal } from '../../auth.js';
 import type { MediaUsage } from '../../pricing.js';
-import { costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
+import { costFor, failRequest, recordRequest, resolveFor, type FinishInfo } from '../../completion.js';
+import { guardJson } from './guard.js';
 import { callJsonOperation } from '../../providers/index.js';
 import type { Resolution } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
@@ -142,12 +143,13 @@ function generation(endpoint: 'videos' | 'music', type: 'video' | 'music'): Oper
 
 async function serve(ctx: RequestContext, svc: GatewayServices, op: Operation, providerScope?: string): Promise<void> {
   const principal = ctx.state.principal as Principal;
-  const raw = await readInferenceBody(ctx);
-  if (!isObject(raw)) throw badRequest('body must be a JSON object');
-  const model = op.validate(raw);
+  const sent = await readInferenceBody(ctx);
+  if (!isObject(sent)) throw badRequest('body must be a JSON object');
+  const model = op.validate(sent);
   const sessionId = sessionIdOf(ctx.req);
   const startedAt = svc.clock.now();
-  const info = { endpoint: op.endpoint, requestId: ctx.requestId, principal, stream: false, model, ...(sessionId !== undefined ? { sessionId } : {}) };
+  const info: FinishInfo['input'] = { endpoint: op.endpoint, requestId: ctx.requestId, principal, stream: false, model, ...(sessionId !== undefined ? { sessionId } : {}) };
+  const raw = guardJson(svc, ctx, sent, info, startedAt);
   const { abort, detach } = abortOnClose(ctx);
   let resolution: Resolution | undefined;
   let release: (() => void) | undefined;

@@ -1,0 +1,193 @@
+/**
+ * Running the guardrails over a request: the text is seen as slots (the system text, each text part
+ * of each message, or a JSON operation's prompt fields), each guardrail in priority order looks at
+ * the slots it cares about, and its action blocks (a 400 naming it), redacts (the slots are
+ * rewritten before anything goes upstream) or warns (logged and recorded). Hits are returned for the
+ * request log as `name:action` pairs.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Logger } from 'pino';
+import { HttpError } from '../../http/errors.js';
+import type { CanonicalRequest, ContentPart, Message } from '../canonical.js';
+import type { GuardrailConfig, GuardrailName } from './config.js';
+import { INJECTION_RULES, PII_RULES, SECRET_RULES, redact, scan, type Finding } from './detectors.js';
+
+export type SlotRole = 'system' | 'user' | 'assistant' | 'tool' | 'field';
+
+export interface Slot {
+  role: SlotRole;
+  text: string;
+}
+
+export interface GuardrailResult {
+  name: GuardrailName;
+  action: GuardrailConfig['action'];
+  fired: boolean;
+  findings: { kind: string; slot: number }[];
+}
+
+export interface GuardrailRun {
+  slots: Slot[];
+  results: GuardrailResult[];
+  /** The guardrail that blocked, if one did. */
+  blockedBy?: GuardrailResult;
+  /** `name:action` of every guardrail that fired. */
+  hits: string[];
+  changed: boolean;
+}
+
+const ROLES: Record<Exclude<GuardrailName, 'max-size'>, ReadonlySet<SlotRole>> = {
+  secrets: new Set(['system', 'user', 'assistant', 'tool', 'field']),
+  pii: new Set(['system', 'user', 'assistant', 'tool', 'field']),
+  'prompt-injection': new Set(['user', 'tool', 'field']),
+};
+const RULES = { secrets: SECRET_RULES, pii: PII_RULES, 'prompt-injection': INJECTION_RULES };
+
+/** Names from `x-gateway-disabled-guardrails: a, b`. */
+export function disabledFromHeaders(headers: IncomingHttpHeaders): Set<string> {
+  const v = headers['x-gateway-disabled-guardrails'];
+  const text = Array.isArray(v) ? v.join(',') : (v ?? '');
+  return new Set(
+    text
+      .split(',')
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
+  );
+}
+
+export function runGuardrails(config: readonly GuardrailConfig[], slots: Slot[], disabled: ReadonlySet<string>): GuardrailRun {
+  const run: GuardrailRun = { slots: slots.map((s) => ({ ...s })), results: [], hits: [], changed: false };
+  for (const g of config) {
+    if (!g.enabled || disabled.has(g.name)) continue;
+    const result: GuardrailResult = { name: g.name, action: g.action, fired: false, findings: [] };
+    if (g.name === 'max-size') {
+      const total = run.slots.reduce((n, s) => n + s.text.length, 0);
+      const max = g.maxChars ?? Infinity;
+      if (total > max) {
+        result.fired = true;
+        result.findings.push({ kind: `${total} characters > ${max}`, slot: -1 });
+        if (g.action === 'redact') {
+          // Keep the first max characters, across the slots in order.
+          let left = max;
+          for (const s of run.slots) {
+            if (s.text.length > left) s.text = s.text.slice(0, left);
+            left -= s.text.length;
+          }
+          run.changed = true;
+        }
+      }
+    } else {
+      const name = g.name;
+      const roles = ROLES[name];
+      run.slots.forEach((s, i) => {
+        if (!roles.has(s.role) || s.text.length === 0) return;
+        const found: Finding[] = scan(s.text, RULES[name]);
+        if (found.length === 0) return;
+        result.fired = true;
+        for (const f of found) result.findings.push({ kind: f.kind, slot: i });
+        if (g.action === 'redact') {
+          s.text = redact(s.text, found);
+          run.changed = true;
+        }
+      });
+    }
+    run.results.push(result);
+    if (!result.fired) continue;
+    run.hits.push(`${g.name}:${g.action}`);
+    if (g.action === 'block') {
+      run.blockedBy = result;
+      break;
+    }
+  }
+  return run;
+}
+
+/** A request a guardrail blocked: a 400 in the client's format, naming the guardrail. */
+export class GuardrailBlocked extends HttpError {
+  constructor(readonly guardrail: GuardrailName, kinds: string) {
+    super(400, `request blocked by guardrail ${guardrail} (${kinds})`, { code: 'guardrail_blocked' });
+  }
+}
+
+export function blockedError(r: GuardrailResult): GuardrailBlocked {
+  return new GuardrailBlocked(r.name, [...new Set(r.findings.map((f) => f.kind))].join(', '));
+}
+
+// ---- canonical requests ----
+
+function textSlots(req: CanonicalRequest): Slot[] {
+  const out: Slot[] = [];
+  if (req.system) out.push({ role: 'system', text: req.system });
+  for (const m of req.messages) for (const p of m.content) if (p.type === 'text') out.push({ role: m.role, text: p.text });
+  return out;
+}
+
+function withSlots(req: CanonicalRequest, slots: Slot[]): CanonicalRequest {
+  let i = 0;
+  const next: CanonicalRequest = { ...req };
+  if (req.system) next.system = slots[i++]!.text;
+  next.messages = req.messages.map((m) => ({ ...m, content: m.content.map((p): ContentPart => (p.type === 'text' ? { ...p, text: slots[i++]!.text } : p)) }) as Message);
+  return next;
+}
+
+export interface GuardedRequest {
+  request: CanonicalRequest;
+  hits: string[];
+}
+
+/** Guard a chat request: throws the block, returns the (possibly redacted) request and the hits. */
+export function guardRequest(config: readonly GuardrailConfig[], headers: IncomingHttpHeaders, req: CanonicalRequest, log: Logger, requestId: string): GuardedRequest {
+  const run = runGuardrails(config, textSlots(req), disabledFromHeaders(headers));
+  report(run, log, requestId);
+  if (run.blockedBy) throw blockedError(run.blockedBy);
+  return { request: run.changed ? withSlots(req, run.slots) : req, hits: run.hits };
+}
+
+/** Guard an answer's text (secrets and PII; a `block` action redacts an answer, as it already cost). */
+export function guardAnswer(config: readonly GuardrailConfig[], headers: IncomingHttpHeaders, content: ContentPart[]): { content: ContentPart[]; hits: string[] } {
+  const outputRails = config.filter((g) => g.name === 'secrets' || g.name === 'pii').map((g) => (g.action === 'block' ? { ...g, action: 'redact' as const } : g));
+  const slots = content.flatMap((p) => (p.type === 'text' ? [{ role: 'assistant' as const, text: p.text }] : []));
+  if (slots.length === 0) return { content, hits: [] };
+  const run = runGuardrails(outputRails, slots, disabledFromHeaders(headers));
+  if (!run.changed) return { content, hits: run.hits.map((h) => `output:${h}`) };
+  let i = 0;
+  return { content: content.map((p) => (p.type === 'text' ? { ...p, text: run.slots[i++]!.text } : p)), hits: run.hits.map((h) => `output:${h}`) };
+}
+
+// ---- JSON operations (embeddings, images, rerank, moderations, speech, video, music) ----
+
+const GUARDED_FIELDS = ['input', 'prompt', 'query', 'documents', 'instructions'];
+
+/** Guard the prompt fields of a JSON operation's body; returns the body to send (rewritten when redacted). */
+export function guardBody(config: readonly GuardrailConfig[], headers: IncomingHttpHeaders, body: Record<string, unknown>, log: Logger, requestId: string): { body: Record<string, unknown>; hits: string[] } {
+  const slots: Slot[] = [];
+  const visit = (v: unknown): void => {
+    if (typeof v === 'string') slots.push({ role: 'field', text: v });
+    else if (Array.isArray(v)) v.forEach(visit);
+    else if (v && typeof v === 'object') for (const x of Object.values(v)) visit(x);
+  };
+  for (const f of GUARDED_FIELDS) if (f in body) visit(body[f]);
+  if (slots.length === 0) return { body, hits: [] };
+  const run = runGuardrails(config, slots, disabledFromHeaders(headers));
+  report(run, log, requestId);
+  if (run.blockedBy) throw blockedError(run.blockedBy);
+  if (!run.changed) return { body, hits: run.hits };
+  let i = 0;
+  const rewrite = (v: unknown): unknown => {
+    if (typeof v === 'string') return run.slots[i++]!.text;
+    if (Array.isArray(v)) return v.map(rewrite);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, rewrite(x)]));
+    return v;
+  };
+  const out = { ...body };
+  for (const f of GUARDED_FIELDS) if (f in body) out[f] = rewrite(body[f]);
+  return { body: out, hits: run.hits };
+}
+
+function report(run: GuardrailRun, log: Logger, requestId: string): void {
+  for (const r of run.results) {
+    if (!r.fired) continue;
+    // What was found, never the text itself.
+    log.warn({ requestId, guardrail: r.name, action: r.action, kinds: [...new Set(r.findings.map((f) => f.kind))] }, `gateway: guardrail ${r.name} fired (${r.action})`);
+  }
+}
