@@ -21,6 +21,7 @@ import { registerSkills } from './gateway-skills.js';
 import { registerMcp } from './gateway-mcp.js';
 import { registerA2a } from './gateway-a2a.js';
 import { registerGuardrails } from './gateway-guardrails.js';
+import { registerCompress } from './gateway-compress.js';
 
 const HOST = 'gateway';
 
@@ -962,6 +963,7 @@ export function register(program: Command): void {
   registerMcp(g, authHeaders);
   registerA2a(g, authHeaders);
   registerGuardrails(g, authHeaders);
+  registerCompress(g, authHeaders);
   registerResilience(g);
   registerCooldowns(g);
   registerCache(g);

@@ -8,6 +8,7 @@ import { DEFAULT_MEMORY, parseMemory, type MemoryConfig } from './memory/config.
 import { DEFAULT_SKILLS, parseSkills, type SkillsConfig } from './skills/config.js';
 import { parseWsBridge, type WsBridgeConfig } from './agents/ws-bridge/config.js';
 import { DEFAULT_GUARDRAILS, parseGuardrails, type GuardrailConfig } from './guardrails/config.js';
+import { validateCompressionPatch } from './compression/settings.js';
 import { DEFAULT_WEB_FETCH, parseWebFetch, type WebFetchConfig } from './webfetch/config.js';
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -167,6 +168,8 @@ const FileSchema = Type.Object(
     resilience: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     cache: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     concurrency: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    // Compression (issue 19): the same fields as /api/settings/compression, in snake_case.
+    compression: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     // Web fetch providers (issue 17): checked by webfetch/config.ts.
     web_fetch: Type.Optional(Type.Unknown()),
     // Web search providers, cache and policies (issue 17): checked by search/config.ts.
@@ -186,10 +189,11 @@ const FileSchema = Type.Object(
 /** Keys of these maps are ids, not field names: they are not camelised. */
 const DATA_MAPS = new Set(['headers', 'providerProfiles', 'perProvider']);
 
-const SECTIONS: Record<'resilience' | 'cache' | 'concurrency', Validator<unknown>> = {
+const SECTIONS: Record<'resilience' | 'cache' | 'concurrency' | 'compression', Validator<unknown>> = {
   resilience: validateResiliencePatch,
   cache: validateCachePatch,
   concurrency: validateConcurrencyPatch,
+  compression: validateCompressionPatch,
 };
 
 type FileShape = Static<typeof FileSchema>;
@@ -205,7 +209,7 @@ export interface GatewayFileConfig {
   pricing: PriceEntry[];
   settings: RoutingSettings;
   /** Runtime settings sections, camelCased and schema-checked (applied under the API overrides). */
-  sections: { resilience?: Record<string, unknown>; cache?: Record<string, unknown>; concurrency?: Record<string, unknown>; agents?: Record<string, unknown> };
+  sections: { resilience?: Record<string, unknown>; cache?: Record<string, unknown>; concurrency?: Record<string, unknown>; agents?: Record<string, unknown>; compression?: Record<string, unknown> };
   /** `web_fetch:` (hosted providers with a key, and the built-in fetcher's limits). */
   webFetch: WebFetchConfig;
   /** `search:` (providers, cache lifetime, per-key policies). */
@@ -411,7 +415,7 @@ function convert(doc: FileShape, env: NodeJS.ProcessEnv, now: number): GatewayFi
   if (s.mcp_enabled !== undefined || s.a2a_enabled !== undefined) {
     out.sections.agents = { ...(s.mcp_enabled !== undefined ? { mcpEnabled: s.mcp_enabled } : {}), ...(s.a2a_enabled !== undefined ? { a2aEnabled: s.a2a_enabled } : {}) };
   }
-  for (const name of ['resilience', 'cache', 'concurrency'] as const) {
+  for (const name of ['resilience', 'cache', 'concurrency', 'compression'] as const) {
     const raw = doc[name];
     if (raw === undefined) continue;
     const section = camelizeKeys(raw, DATA_MAPS) as Record<string, unknown>;

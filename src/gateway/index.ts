@@ -40,6 +40,10 @@ import { McpAudit } from './agents/mcp/audit.js';
 import { A2aService } from './agents/a2a/service.js';
 import { TaskStore } from './agents/a2a/store.js';
 import { WS_PATHS, WsBridge } from './agents/ws-bridge/bridge.js';
+import { checkCompression, DEFAULT_COMPRESSION, validateCompressionPatch } from './compression/settings.js';
+import { LANGUAGE_PACKS } from './compression/caveman.js';
+import { CompressionService } from './compression/service.js';
+import { CompressionStore } from './compression/store.js';
 import { SkillService } from './skills/service.js';
 import { SkillStore } from './skills/store.js';
 import { DEFAULT_WEBHOOK_SETTINGS, WebhookService, type WebhookSettings } from './webhooks/service.js';
@@ -114,6 +118,7 @@ function applyFileSections(runtime: RuntimeSettings, file: GatewayFileConfig): v
   runtime.cache.setFile(file.sections.cache, 'gateway.yaml cache');
   runtime.concurrency.setFile(file.sections.concurrency, 'gateway.yaml concurrency');
   runtime.agents.setFile(file.sections.agents, 'gateway.yaml settings');
+  runtime.compression.setFile(file.sections.compression, 'gateway.yaml compression');
 }
 
 function parseMetrics(raw: string | undefined): { hits?: number; misses?: number } | undefined {
@@ -142,6 +147,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     cache: new LayeredSettings(db, 'cache', DEFAULT_CACHE, validateCachePatch),
     concurrency: new LayeredSettings(db, 'concurrency', DEFAULT_CONCURRENCY, validateConcurrencyPatch),
     agents: new LayeredSettings(db, 'agents', DEFAULT_AGENT_SETTINGS, validateAgentSettingsPatch),
+    compression: new LayeredSettings(db, 'compression', DEFAULT_COMPRESSION, validateCompressionPatch, (s) => checkCompression(s, Object.keys(LANGUAGE_PACKS))),
   };
   applyFileSections(runtime, state.fileConfig);
 
@@ -198,6 +204,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     webhooks,
     memory: new MemoryStore(db.store),
     mcp: new McpService(() => svc, new McpAudit(db.store), ctx.version, ctx.log),
+    compression: new CompressionService(runtime.compression, new CompressionStore(db.store), () => ctx.clock.now(), ctx.log),
     a2a: new A2aService(new TaskStore(db.store), () => svc, env.GATEWAY_API_KEY || undefined),
     internal: () => Promise.reject(new Error('the gateway is not started')),
     skills: new SkillService(new SkillStore(db.store), () => state.fileConfig.skills, ctx.egress, ctx.clock, ctx.log, (id) => state.catalog.keysById.has(id)),

@@ -4,6 +4,8 @@ import type { SearchService } from './search/service.js';
 import type { WebhookService } from './webhooks/service.js';
 import type { MemoryStore } from './memory/store.js';
 import type { AgentSettings } from './agents/settings.js';
+import type { CompressionSettings } from './compression/settings.js';
+import type { CompressionService } from './compression/service.js';
 import type { McpService } from './agents/mcp/server.js';
 import type { A2aService } from './agents/a2a/service.js';
 import type { InProcessCall } from './in-process.js';
@@ -37,6 +39,8 @@ export interface RuntimeSettings {
   concurrency: LayeredSettings<ConcurrencySettings>;
   /** mcpEnabled, a2aEnabled (/api/settings). */
   agents: LayeredSettings<AgentSettings>;
+  /** /api/settings/compression (and its caveman and rtk parts). */
+  compression: LayeredSettings<CompressionSettings>;
 }
 
 export interface GatewayServices {
@@ -81,6 +85,8 @@ export interface GatewayServices {
   mcp: McpService;
   /** A2A tasks and skills. */
   a2a: A2aService;
+  /** Prompt compression: plans, engines, the savings log, compression combos. */
+  compression: CompressionService;
   /** The gateway's own routes, called in process (MCP tools, A2A skills); set once the router exists. */
   internal: InProcessCall;
   log: Logger;

@@ -33,6 +33,7 @@ export const H = {
   budgetWarning: 'X-Gateway-Budget-Warning',
   tokenLimitRemaining: 'X-Gateway-Token-Limit-Remaining',
   progress: 'X-Gateway-Progress',
+  compression: 'X-Gateway-Compression',
 } as const;
 
 /**

@@ -96,4 +96,14 @@ describe('guardrails', () => {
     expect(b.code).toBe(1);
     expect(b.stderr).toMatch(/blocked by secrets/);
   });
+
+  it('ctl gateway compress preview prints the compressed text and the savings', async () => {
+    const r = await d.cli(['gateway', 'compress', 'preview', 'Could you please basically explain why this happens in order to fix it?']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('Explain why this happens to fix it?\n');
+    expect(r.stderr).toMatch(/^\d+ -> \d+ tokens \(\d+(\.\d)?% saved\); /);
+    const t = await d.cli(['gateway', 'compress', 'preview', '--tool-output', '--command', 'git status', 'On branch main\n  (use "git push" to publish your local commits)\nnothing to commit, working tree clean']);
+    expect(t.stdout).toBe('On branch main\nnothing to commit, working tree clean\n');
+    expect(t.stderr).toBe('filter git-status: 3 -> 2 lines\n');
+  });
 });

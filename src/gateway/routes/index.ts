@@ -21,6 +21,7 @@ import { settingsRoutes } from '../agents/settings-routes.js';
 import { a2aRoutes } from '../agents/a2a/routes.js';
 import { wsBridgeRoutes } from '../agents/ws-bridge/routes.js';
 import { guardrailRoutes } from '../guardrails/routes.js';
+import { compressionRoutes } from '../compression/routes.js';
 import { AgentSkillStore } from '../agent-skills/store.js';
 import { buildHandle } from '../handle-impl.js';
 import type { ClientFormat } from '../canonical.js';
@@ -82,6 +83,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   a2aRoutes(r, svc, svc.a2a);
   wsBridgeRoutes(r, svc, k);
   guardrailRoutes(r, () => svc.state.fileConfig.guardrails);
+  compressionRoutes(r, svc.compression, () => svc.clock.now());
   settingsRoutes(r, svc, () => svc.mcp.configChanged());
   webFetchRoutes(r, { config: () => svc.state.fileConfig.webFetch, pool: svc.webFetch, egress: svc.egress }, k);
   authRoutes(r, svc);

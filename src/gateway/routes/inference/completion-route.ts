@@ -31,6 +31,8 @@ import { serveStored } from './stored-answer.js';
 import { ProgressTracker, wantsProgress } from '../../progress.js';
 import { injectContext, runSkillRounds } from '../../context-injection.js';
 import { guardAnswer } from '../../guardrails/engine.js';
+import { hasCacheMarkers } from '../../compression/plan.js';
+import type { Compressed } from '../../compression/service.js';
 import { guardChat } from './guard.js';
 import { createStreamEncoder, parseRequest, renderResponse, streamContentType, type ParseOptions } from '../../translate/index.js';
 import { estimateTokens } from '../../translate/tokens.js';
@@ -139,6 +141,7 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
   let releaseGlobal: (() => void) | undefined;
   let signature: string | undefined;
   let limits: LimitCheck;
+  let compressed: Compressed | undefined;
   try {
     resolution = resolveFor(svc, canonical.model, principal, route.providerScope);
     const ns = principal.key?.id ?? '-';
@@ -179,7 +182,9 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
     }
     limits = checkLimits(svc, principal, resolution);
     releaseGlobal = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort));
-    const input = { canonical, principal, endpoint: route.endpoint, requestId: ctx.requestId, signal: abort, sessionId };
+    const header = ctx.req.headers['x-gateway-compression'];
+    compressed = svc.compression.compress(canonical, { header: typeof header === 'string' ? header : undefined, routingCombo: resolution.combo?.name, cacheMarkers: () => hasCacheMarkers(body) });
+    const input = { canonical: compressed.request, principal, endpoint: route.endpoint, requestId: ctx.requestId, signal: abort, sessionId };
     started = await startCompletion(svc, input, resolution);
     if (injected.skills.size > 0) started = await runSkillRounds(svc, started, input, resolution, injected.skills);
   } catch (e) {
@@ -191,8 +196,9 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
 
   try {
     // A JSON answer is written synchronously; only a stream has something to wait for.
-    const streaming = respond(ctx, svc, route, { canonical, started, info, startedAt, signature, ticket, limits, abort, onClose, releaseGlobal, principal });
+    const streaming = respond(ctx, svc, route, { canonical, started, info, startedAt, signature, ticket, limits, abort, onClose, releaseGlobal, principal, compression: compressed.header });
     if (streaming) await streaming;
+    svc.compression.record(ctx.requestId, canonical, compressed);
   } finally {
     // Every path has settled the idempotency key by now; this only guards against an unexpected throw
     // leaving duplicates waiting (complete() is idempotent).
@@ -212,6 +218,8 @@ interface Responding {
   onClose: () => void;
   releaseGlobal: () => void;
   principal: Principal;
+  /** `X-Gateway-Compression`: the plan applied and where it came from. */
+  compression: string;
 }
 
 /** Answer from the upstream result: JSON (written before this returns), or a stream flushed event by event (the promise). */
@@ -225,6 +233,7 @@ function respond(ctx: RequestContext, svc: GatewayServices, route: CompletionRou
   if (svc.runtime.cache.value.enabled) headers.push(H.cache, 'MISS');
   if (limits.budgetWarning !== undefined) headers.push(H.budgetWarning, limits.budgetWarning);
   if (limits.tokensLeft !== undefined) headers.push(H.tokenLimitRemaining, String(limits.tokensLeft));
+  headers.push(H.compression, r.compression);
   const telemetry: Telemetry = {
     decision: { strategy: started.resolution.strategy, provider: subject.provider.config.id, latencyMs: started.latencyMs },
     requestId: ctx.requestId,
