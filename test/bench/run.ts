@@ -33,6 +33,7 @@ const benches: Bench[] = [
   await optional('gateway-catalog', './gateway-catalog.js', 'runGatewayCatalogBench'),
   await optional('gateway-media', './gateway-media.js', 'runGatewayMediaBench'),
   await optional('gateway-batch', './gateway-batch.js', 'runGatewayBatchBench'),
+  await optional('gateway-guardrails', './gateway-guardrails.js', 'runGatewayGuardrailsBench'),
   await optional('nodes', './nodes.js', 'runNodesBench'),
   await optional('abuse', './abuse.js', 'runAbuseBench'),
 ];
