@@ -22,6 +22,7 @@ import { registerMcp } from './gateway-mcp.js';
 import { registerA2a } from './gateway-a2a.js';
 import { registerGuardrails } from './gateway-guardrails.js';
 import { registerCompress } from './gateway-compress.js';
+import { registerSettings } from './gateway-settings.js';
 
 const HOST = 'gateway';
 
@@ -964,6 +965,7 @@ export function register(program: Command): void {
   registerA2a(g, authHeaders);
   registerGuardrails(g, authHeaders);
   registerCompress(g, authHeaders);
+  registerSettings(g, authHeaders);
   registerResilience(g);
   registerCooldowns(g);
   registerCache(g);

@@ -9,6 +9,7 @@ import { DEFAULT_SKILLS, parseSkills, type SkillsConfig } from './skills/config.
 import { parseWsBridge, type WsBridgeConfig } from './agents/ws-bridge/config.js';
 import { DEFAULT_GUARDRAILS, parseGuardrails, type GuardrailConfig } from './guardrails/config.js';
 import { validateCompressionPatch } from './compression/settings.js';
+import { validateGeneralPatch } from './ops/settings.js';
 import { DEFAULT_WEB_FETCH, parseWebFetch, type WebFetchConfig } from './webfetch/config.js';
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -148,9 +149,13 @@ const SettingsObj = Type.Object(
     retry_wait_max_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })),
     stream_readiness_timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
     rate_limit_cooldown_ms: Type.Optional(Type.Integer({ minimum: 0 })),
-    // Agent protocols (issue 18): the file layer of /api/settings mcpEnabled and a2aEnabled.
+    // General settings (issues 18, 21): the file layer of /api/settings, checked by its schema.
+    require_login: Type.Optional(Type.Boolean()),
     mcp_enabled: Type.Optional(Type.Boolean()),
     a2a_enabled: Type.Optional(Type.Boolean()),
+    system_prompt: Type.Optional(Type.Unknown()),
+    thinking_budget: Type.Optional(Type.Unknown()),
+    ip_filter: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: false },
 );
@@ -209,7 +214,7 @@ export interface GatewayFileConfig {
   pricing: PriceEntry[];
   settings: RoutingSettings;
   /** Runtime settings sections, camelCased and schema-checked (applied under the API overrides). */
-  sections: { resilience?: Record<string, unknown>; cache?: Record<string, unknown>; concurrency?: Record<string, unknown>; agents?: Record<string, unknown>; compression?: Record<string, unknown> };
+  sections: { resilience?: Record<string, unknown>; cache?: Record<string, unknown>; concurrency?: Record<string, unknown>; general?: Record<string, unknown>; compression?: Record<string, unknown> };
   /** `web_fetch:` (hosted providers with a key, and the built-in fetcher's limits). */
   webFetch: WebFetchConfig;
   /** `search:` (providers, cache lifetime, per-key policies). */
@@ -412,8 +417,12 @@ function convert(doc: FileShape, env: NodeJS.ProcessEnv, now: number): GatewayFi
     streamReadinessTimeoutMs: s.stream_readiness_timeout_ms ?? DEFAULT_ROUTING.streamReadinessTimeoutMs,
     rateLimitCooldownMs: s.rate_limit_cooldown_ms ?? DEFAULT_ROUTING.rateLimitCooldownMs,
   };
-  if (s.mcp_enabled !== undefined || s.a2a_enabled !== undefined) {
-    out.sections.agents = { ...(s.mcp_enabled !== undefined ? { mcpEnabled: s.mcp_enabled } : {}), ...(s.a2a_enabled !== undefined ? { a2aEnabled: s.a2a_enabled } : {}) };
+  const general = camelizeKeys(
+    Object.fromEntries(Object.entries(s).filter(([k]) => ['require_login', 'mcp_enabled', 'a2a_enabled', 'system_prompt', 'thinking_budget', 'ip_filter'].includes(k))),
+  ) as Record<string, unknown>;
+  if (Object.keys(general).length > 0) {
+    if (!validateGeneralPatch(general)) throw new Error(describeErrors(validateGeneralPatch.errors, 'settings'));
+    out.sections.general = general;
   }
   for (const name of ['resilience', 'cache', 'concurrency', 'compression'] as const) {
     const raw = doc[name];

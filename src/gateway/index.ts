@@ -4,6 +4,7 @@
  * and idempotency, budgets and token limits, and the in-process chat handle the pipeline drafts
  * through.
  */
+import { HttpError } from '../http/errors.js';
 import { MAX_AUDIO_BYTES } from './routes/inference/transcriptions.js';
 import { GatewayAlerts } from './alerts/index.js';
 import { GatewayMetrics } from './metrics/index.js';
@@ -34,7 +35,7 @@ import { FileService } from './files/service.js';
 import { FetchPool } from './webfetch/pool.js';
 import { SearchService } from './search/service.js';
 import { MemoryStore } from './memory/store.js';
-import { DEFAULT_AGENT_SETTINGS, validateAgentSettingsPatch } from './agents/settings.js';
+import { checkGeneral, compileIpFilter, DEFAULT_GENERAL, validateGeneralPatch } from './ops/settings.js';
 import { McpService } from './agents/mcp/server.js';
 import { McpAudit } from './agents/mcp/audit.js';
 import { A2aService } from './agents/a2a/service.js';
@@ -117,7 +118,7 @@ function applyFileSections(runtime: RuntimeSettings, file: GatewayFileConfig): v
   runtime.resilience.setFile(file.sections.resilience, 'gateway.yaml resilience');
   runtime.cache.setFile(file.sections.cache, 'gateway.yaml cache');
   runtime.concurrency.setFile(file.sections.concurrency, 'gateway.yaml concurrency');
-  runtime.agents.setFile(file.sections.agents, 'gateway.yaml settings');
+  runtime.general.setFile(file.sections.general, 'gateway.yaml settings');
   runtime.compression.setFile(file.sections.compression, 'gateway.yaml compression');
 }
 
@@ -146,7 +147,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     resilience: new LayeredSettings(db, 'resilience', DEFAULT_RESILIENCE, validateResiliencePatch, checkResilience),
     cache: new LayeredSettings(db, 'cache', DEFAULT_CACHE, validateCachePatch),
     concurrency: new LayeredSettings(db, 'concurrency', DEFAULT_CONCURRENCY, validateConcurrencyPatch),
-    agents: new LayeredSettings(db, 'agents', DEFAULT_AGENT_SETTINGS, validateAgentSettingsPatch),
+    general: new LayeredSettings(db, 'general', DEFAULT_GENERAL, validateGeneralPatch, checkGeneral),
     compression: new LayeredSettings(db, 'compression', DEFAULT_COMPRESSION, validateCompressionPatch, (s) => checkCompression(s, Object.keys(LANGUAGE_PACKS))),
   };
   applyFileSections(runtime, state.fileConfig);
@@ -237,6 +238,9 @@ export const gatewayComponent: ComponentDefinition = {
     svc.prometheus.endpoint.route(router).tag('auth', 'public');
     const byHandler = versionPaths(router);
     const bridge = new WsBridge(() => svc);
+    let ipFilter = compileIpFilter(svc.runtime.general.value.ipFilter);
+    svc.runtime.general.onChange((s) => (ipFilter = compileIpFilter(s.ipFilter)));
+    const refused = (c: { viaSocket: boolean; clientIp: string }) => !c.viaSocket && ipFilter !== undefined && !ipFilter.allows(c.clientIp);
     const instance: ComponentInstance = {
       router,
       renderError(c, err) {
@@ -244,10 +248,16 @@ export const gatewayComponent: ComponentDefinition = {
         renderGatewayError(c, err);
       },
       before(c) {
+        if (refused(c)) {
+          ensureVersion(c, svc.version);
+          renderGatewayError(c, new HttpError(403, `address ${c.clientIp} may not use this gateway (settings ipFilter)`, { code: 'ip_not_allowed' }));
+          return false;
+        }
         versionBefore(c, svc.version, byHandler);
       },
       onUpgrade(req, socket, head, c) {
-        if (WS_PATHS.has(c.url.pathname)) bridge.upgrade(req, socket, head, c);
+        if (refused(c)) socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+        else if (WS_PATHS.has(c.url.pathname)) bridge.upgrade(req, socket, head, c);
         else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       },
       handle: { ...buildHandle(svc), checkAlerts: () => alerts.check() },

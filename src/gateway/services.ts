@@ -3,7 +3,7 @@ import type { FetchPool } from './webfetch/pool.js';
 import type { SearchService } from './search/service.js';
 import type { WebhookService } from './webhooks/service.js';
 import type { MemoryStore } from './memory/store.js';
-import type { AgentSettings } from './agents/settings.js';
+import type { GeneralSettings } from './ops/settings.js';
 import type { CompressionSettings } from './compression/settings.js';
 import type { CompressionService } from './compression/service.js';
 import type { McpService } from './agents/mcp/server.js';
@@ -37,8 +37,8 @@ export interface RuntimeSettings {
   resilience: LayeredSettings<ResilienceSettings>;
   cache: LayeredSettings<CacheSettings>;
   concurrency: LayeredSettings<ConcurrencySettings>;
-  /** mcpEnabled, a2aEnabled (/api/settings). */
-  agents: LayeredSettings<AgentSettings>;
+  /** /api/settings: requireLogin, mcpEnabled, a2aEnabled, systemPrompt, thinkingBudget, ipFilter. */
+  general: LayeredSettings<GeneralSettings>;
   /** /api/settings/compression (and its caveman and rtk parts). */
   compression: LayeredSettings<CompressionSettings>;
 }

@@ -1064,6 +1064,14 @@ export class GatewayStore {
   }
 
   /** Aggregates per period (`day` or `hour`), optionally grouped by provider, model, combo, key or modality. */
+  /** Delete request-log rows (and the compression log) from before `before`; how many went. */
+  purgeRequestHistory(before: number): { requestLogs: number; compressionLogs: number } {
+    return this.store.transaction(() => ({
+      requestLogs: this.store.prepare('DELETE FROM request_log WHERE ts < ?').run(before).changes,
+      compressionLogs: this.store.prepare('DELETE FROM compression_log WHERE ts < ?').run(before).changes,
+    }));
+  }
+
   history(q: { since: number; until?: number; period: 'day' | 'hour'; groupBy?: 'provider' | 'model' | 'combo' | 'api_key_id' | 'modality' }): HistoryBucket[] {
     const { where, args } = this.logFilter({ since: q.since, ...(q.until !== undefined ? { until: q.until } : {}) });
     const fmt = q.period === 'hour' ? '%Y-%m-%dT%H:00:00Z' : '%Y-%m-%d';

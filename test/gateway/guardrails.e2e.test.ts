@@ -106,4 +106,14 @@ describe('guardrails', () => {
     expect(t.stdout).toBe('On branch main\nnothing to commit, working tree clean\n');
     expect(t.stderr).toBe('filter git-status: 3 -> 2 lines\n');
   });
+
+  it('ctl gateway settings get, set and purge-history', async () => {
+    const set = await d.cli(['gateway', 'settings', 'set', '{"systemPrompt": {"enabled": true, "prompt": "Be kind."}}']);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toBe('updated systemPrompt\n');
+    expect((await d.cli(['gateway', 'settings', 'get'])).stdout).toMatch(/^systemPrompt:\n  enabled: true\n  prompt: Be kind\.\n/m);
+    expect((await d.cli(['gateway', 'settings', 'set', '{"nope": 1}'])).code).toBe(1);
+    expect((await d.cli(['gateway', 'settings', 'set', '[1]'])).code).toBe(2);
+    expect((await d.cli(['gateway', 'settings', 'purge-history'])).stdout).toMatch(/^deleted \d+ request-log rows\n$/);
+  });
 });

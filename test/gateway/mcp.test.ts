@@ -105,7 +105,7 @@ describe('MCP', () => {
     expect((await gw.req('POST', `/api/mcp/sse?sessionId=${sid}`, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, { Authorization: `Bearer ${PLAIN_KEY}` }, { tcp: true })).status).toBe(403);
     ac.abort();
 
-    expect((await gw.req('PATCH', '/api/settings', { mcpEnabled: false })).json).toEqual({ mcpEnabled: false, a2aEnabled: false });
+    expect((await gw.req('PATCH', '/api/settings', { mcpEnabled: false })).json).toMatchObject({ mcpEnabled: false, a2aEnabled: false });
     expect((await gw.req('POST', '/api/mcp/stream', init, { ...h, Authorization: `Bearer ${MCP_KEY}` }, { tcp: true })).status).toBe(503);
     expect((await gw.req('PATCH', '/api/settings', { nope: 1 })).status).toBe(400);
     await gw.req('PATCH', '/api/settings', { mcpEnabled: true });

@@ -17,7 +17,7 @@ import { memoryRoutes } from '../memory/routes.js';
 import { skillRoutes } from '../skills/routes.js';
 import { agentSkillRoutes } from '../agent-skills/routes.js';
 import { mcpRoutes } from '../agents/mcp/routes.js';
-import { settingsRoutes } from '../agents/settings-routes.js';
+import { settingsRoutes } from '../ops/settings-routes.js';
 import { a2aRoutes } from '../agents/a2a/routes.js';
 import { wsBridgeRoutes } from '../agents/ws-bridge/routes.js';
 import { guardrailRoutes } from '../guardrails/routes.js';
@@ -66,7 +66,10 @@ export function gatewayRouter(svc: GatewayServices): Router {
   // Not async: the handler's promise is passed on as it is (one promise and frame less per request).
   r.use((ctx, route, next) => {
     const kind = (route.meta.auth as AuthKind | undefined) ?? 'management';
-    if (kind === 'management') svc.auth.management(ctx);
+    if (kind === 'management') {
+      // require-login off opens management on the TCP listener (the seed's dashboard switch).
+      if (svc.runtime.general.value.requireLogin) svc.auth.management(ctx);
+    }
     else if (kind === 'inference') ctx.state.principal = (ctx.req as { [INTERNAL_PRINCIPAL]?: Principal })[INTERNAL_PRINCIPAL] ?? svc.auth.inference(ctx);
     return next();
   });

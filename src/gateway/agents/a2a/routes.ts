@@ -78,7 +78,7 @@ function parseParams(params: unknown): { skill: string; messages: A2aMessage[]; 
 
 export function a2aRoutes(r: Router, svc: GatewayServices, a2a: A2aService): void {
   const open = (route: ReturnType<Router['get']>) => route.tag('auth', 'public');
-  const enabled = () => svc.runtime.agents.value.a2aEnabled;
+  const enabled = () => svc.runtime.general.value.a2aEnabled;
   const authorized = (ctx: RequestContext) => ctx.viaSocket || a2a.apiKey === undefined || bearerMatches(ctx, a2a.apiKey);
   /** The REST helpers: the same gate as /a2a, with the gateway's error format. */
   const guard = (ctx: RequestContext) => {

@@ -24,7 +24,7 @@ export function mcpRoutes(r: Router, svc: GatewayServices, mcp: McpService): voi
   const m = (route: ReturnType<Router['get']>) => route.tag('auth', 'management');
 
   const gate = (ctx: RequestContext) => {
-    if (!svc.runtime.agents.value.mcpEnabled) throw new HttpError(503, 'MCP is disabled (PATCH /api/settings {"mcpEnabled": true}, or gateway.yaml settings.mcp_enabled)', { code: 'mcp_disabled' });
+    if (!svc.runtime.general.value.mcpEnabled) throw new HttpError(503, 'MCP is disabled (PATCH /api/settings {"mcpEnabled": true}, or gateway.yaml settings.mcp_enabled)', { code: 'mcp_disabled' });
     return svc.auth.mcp(ctx);
   };
   const sessionOf = (ctx: RequestContext, id: string, kind: McpSession['kind']): McpSession => {
@@ -101,7 +101,7 @@ export function mcpRoutes(r: Router, svc: GatewayServices, mcp: McpService): voi
     r.get('/api/mcp/status', (ctx) => {
       const a = mcp.audit.stats();
       ok(ctx, {
-        enabled: svc.runtime.agents.value.mcpEnabled,
+        enabled: svc.runtime.general.value.mcpEnabled,
         transports: { stream: '/api/mcp/stream', sse: '/api/mcp/sse', stdio: 'ctl gateway mcp' },
         sessions: mcp.counts(),
         calls: { total: a.total, failed: a.failed },

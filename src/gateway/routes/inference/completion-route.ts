@@ -34,6 +34,7 @@ import { guardAnswer } from '../../guardrails/engine.js';
 import { hasCacheMarkers } from '../../compression/plan.js';
 import type { Compressed } from '../../compression/service.js';
 import { guardChat } from './guard.js';
+import { applyGeneral } from '../../ops/request-settings.js';
 import { createStreamEncoder, parseRequest, renderResponse, streamContentType, type ParseOptions } from '../../translate/index.js';
 import { estimateTokens } from '../../translate/tokens.js';
 import { RequestAbort, type AbortLike } from '../../abort.js';
@@ -124,7 +125,7 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
     model: parsed.model,
     sessionId,
   };
-  const injected = injectContext(svc, ctx.req.headers, guardChat(svc, ctx, parsed, info, startedAt), principal, sessionId);
+  const injected = injectContext(svc, ctx.req.headers, applyGeneral(svc.runtime.general.value, guardChat(svc, ctx, parsed, info, startedAt)), principal, sessionId);
   const canonical = injected.request;
 
   const abort = new RequestAbort();
