@@ -18,6 +18,7 @@ export const GROUPS: CommandGroup[] = [
   { commands: ['pipeline', 'post', 'source', 'category', 'style', 'proposal'], load: () => import('./pipeline.js') },
   { commands: ['node'], load: () => import('./nodes.js') },
   { commands: ['top'], load: () => import('./top/index.js') },
+  { commands: ['backup'], load: () => import('./backup.js') },
 ];
 
 /** Global options that take a value (their value is not the command word). */

@@ -78,6 +78,8 @@ export class Daemon implements DaemonControl {
   private readonly handles = new Map<string, unknown>();
   private readonly componentAlerts = new Map<string, ComponentAlerts>();
   private readonly stores: Store[] = [];
+  /** Each component's databases (closed and dropped when it restarts). */
+  private readonly componentStores = new Map<string, Store[]>();
   private readonly slots = new Map<string, ServerSlot>();
   private socket?: Listener;
   private preInit?: Listener;
@@ -184,6 +186,38 @@ export class Daemon implements DaemonControl {
     }
   }
 
+  /**
+   * Restart one component: answer 503 for it meanwhile, stop it, close its databases, `prepare`,
+   * create it again. A failed create leaves it down (as at start-up), the others untouched.
+   */
+  private restartComponent(def: ComponentDefinition, prepare?: () => void | Promise<void>): Promise<void> {
+    return this.mutex.run(async () => {
+      const name = def.name;
+      const old = this.instances.get(name);
+      this.instances.set(name, downComponent(name, 'restarting'));
+      this.handles.delete(name);
+      try {
+        await old?.stop?.();
+      } catch (e) {
+        this.log.error({ component: name, err: (e as Error).message }, 'component stop failed');
+      }
+      const mine = this.componentStores.get(name) ?? [];
+      for (const s of mine) {
+        s.close();
+        const i = this.stores.indexOf(s);
+        if (i >= 0) this.stores.splice(i, 1);
+      }
+      this.componentStores.set(name, []);
+      try {
+        await prepare?.();
+      } catch (e) {
+        this.log.error({ component: name, err: (e as Error).message }, 'restart preparation failed; starting on the data as it is');
+      }
+      await this.revive(def);
+      this.log.info({ component: name }, `${name} restarted`);
+    });
+  }
+
   /** SIGHUP for a component that is down: create it again; on success it takes over its listener and host. */
   private async revive(def: ComponentDefinition): Promise<void> {
     let instance: ComponentInstance;
@@ -234,7 +268,14 @@ export class Daemon implements DaemonControl {
       openStore: (migrations: Migration[]) => {
         const store = new Store(join(this.paths.database, `${def.name}.db`), migrations);
         this.stores.push(store);
+        const mine = this.componentStores.get(def.name) ?? [];
+        mine.push(store);
+        this.componentStores.set(def.name, mine);
         return store;
+      },
+      restart: (prepare?: () => void | Promise<void>) => this.restartComponent(def, prepare),
+      shutdown: () => {
+        setImmediate(() => process.kill(process.pid, 'SIGTERM'));
       },
       egress: this.egress,
       config: this.startup.sections[def.name] ?? {},

@@ -4,6 +4,7 @@
  * and idempotency, budgets and token limits, and the in-process chat handle the pipeline drafts
  * through.
  */
+import { join } from 'node:path';
 import { HttpError } from '../http/errors.js';
 import { MAX_AUDIO_BYTES } from './routes/inference/transcriptions.js';
 import { GatewayAlerts } from './alerts/index.js';
@@ -45,6 +46,7 @@ import { checkCompression, DEFAULT_COMPRESSION, validateCompressionPatch } from 
 import { LANGUAGE_PACKS } from './compression/caveman.js';
 import { CompressionService } from './compression/service.js';
 import { CompressionStore } from './compression/store.js';
+import { GatewayBackups } from './ops/backups.js';
 import { SkillService } from './skills/service.js';
 import { SkillStore } from './skills/store.js';
 import { DEFAULT_WEBHOOK_SETTINGS, WebhookService, type WebhookSettings } from './webhooks/service.js';
@@ -205,6 +207,8 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     webhooks,
     memory: new MemoryStore(db.store),
     mcp: new McpService(() => svc, new McpAudit(db.store), ctx.version, ctx.log),
+    backups: new GatewayBackups(join(ctx.stateDir, 'backups', 'gateway'), db.store, GATEWAY_MIGRATIONS.length, () => ctx.clock.now()),
+    system: { ...(ctx.restart ? { restart: ctx.restart.bind(ctx) } : {}), ...(ctx.shutdown ? { shutdown: ctx.shutdown.bind(ctx) } : {}) },
     compression: new CompressionService(runtime.compression, new CompressionStore(db.store), () => ctx.clock.now(), ctx.log),
     a2a: new A2aService(new TaskStore(db.store), () => svc, env.GATEWAY_API_KEY || undefined),
     internal: () => Promise.reject(new Error('the gateway is not started')),

@@ -4,6 +4,8 @@ import type { SearchService } from './search/service.js';
 import type { WebhookService } from './webhooks/service.js';
 import type { MemoryStore } from './memory/store.js';
 import type { GeneralSettings } from './ops/settings.js';
+import type { GatewayBackups } from './ops/backups.js';
+import type { SystemControls } from './ops/system-routes.js';
 import type { CompressionSettings } from './compression/settings.js';
 import type { CompressionService } from './compression/service.js';
 import type { McpService } from './agents/mcp/server.js';
@@ -87,6 +89,10 @@ export interface GatewayServices {
   a2a: A2aService;
   /** Prompt compression: plans, engines, the savings log, compression combos. */
   compression: CompressionService;
+  /** Database backups (DIR/backups/gateway). */
+  backups: GatewayBackups;
+  /** Restart and shutdown, when running in the daemon. */
+  system: SystemControls;
   /** The gateway's own routes, called in process (MCP tools, A2A skills); set once the router exists. */
   internal: InProcessCall;
   log: Logger;

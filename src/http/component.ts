@@ -61,6 +61,13 @@ export interface ComponentContext {
   version: string;
   /** Alerts this component raises in ctl's own alert manager (ctl.yaml `alerts.<component>`). */
   alerts: InternalAlerts;
+  /**
+   * Stop this component, close its databases, run `prepare` (e.g. swap a database file), and create
+   * it again; the daemon's other components keep serving. Absent outside the daemon.
+   */
+  restart?(prepare?: () => void | Promise<void>): Promise<void>;
+  /** Stop the whole daemon gracefully, as SIGTERM does. Absent outside the daemon. */
+  shutdown?(): void;
 }
 
 /** One alert a component raises: its name and labels identify it (`component` is added). */

@@ -18,6 +18,7 @@ import { skillRoutes } from '../skills/routes.js';
 import { agentSkillRoutes } from '../agent-skills/routes.js';
 import { mcpRoutes } from '../agents/mcp/routes.js';
 import { settingsRoutes } from '../ops/settings-routes.js';
+import { systemRoutes } from '../ops/system-routes.js';
 import { a2aRoutes } from '../agents/a2a/routes.js';
 import { wsBridgeRoutes } from '../agents/ws-bridge/routes.js';
 import { guardrailRoutes } from '../guardrails/routes.js';
@@ -88,6 +89,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   guardrailRoutes(r, () => svc.state.fileConfig.guardrails);
   compressionRoutes(r, svc.compression, () => svc.clock.now());
   settingsRoutes(r, svc, () => svc.mcp.configChanged());
+  systemRoutes(r, svc, svc.backups, svc.system);
   webFetchRoutes(r, { config: () => svc.state.fileConfig.webFetch, pool: svc.webFetch, egress: svc.egress }, k);
   authRoutes(r, svc);
   providerRoutes(r, svc);

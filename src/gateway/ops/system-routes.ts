@@ -1,0 +1,118 @@
+/**
+ * Operating the gateway (management auth):
+ *   GET  /api/db-backups              the backups (DIR/backups/gateway)
+ *   POST /api/db-backups              make one now {label?} (SQLite online backup: consistent under load)
+ *   PUT  /api/db-backups              restore {id}: 202, then the gateway restarts on that data
+ *   GET  /api/db-backups/export       the live database as an SQLite file
+ *   POST /api/db-backups/import       an SQLite file as the body: checked (400 and nothing changed when it is
+ *                                     not a gateway database of a known schema version), then restored as above
+ *   GET  /api/init                    first-run state
+ *   POST /api/restart                 restart the gateway component (the daemon's other APIs keep serving)
+ *   POST /api/shutdown                stop the daemon gracefully
+ */
+import { createReadStream, rmSync } from 'node:fs';
+import { Type } from '@sinclair/typebox';
+import type { RequestContext } from '../../http/context.js';
+import { HttpError } from '../../http/errors.js';
+import type { Router } from '../../http/router.js';
+import { compile } from '../../http/schema.js';
+import { ok, readPlainObject, validated } from '../routes/common.js';
+import type { GatewayServices } from '../services.js';
+import type { GatewayBackups } from './backups.js';
+
+const MAX_IMPORT = 4 * 1024 * 1024 * 1024;
+const validateCreate = compile(Type.Object({ label: Type.Optional(Type.String({ maxLength: 40 })) }, { additionalProperties: false }));
+const validateRestore = compile(Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }));
+
+export interface SystemControls {
+  restart?: (prepare?: () => void | Promise<void>) => Promise<void>;
+  shutdown?: () => void;
+}
+
+const view = (b: { id: string; bytes: number; createdAt: string; schemaVersion: number | null }) => ({ id: b.id, bytes: b.bytes, createdAt: b.createdAt, schemaVersion: b.schemaVersion });
+
+export function systemRoutes(r: Router, svc: GatewayServices, backups: GatewayBackups, controls: SystemControls): void {
+  const m = (route: ReturnType<Router['get']>) => route.tag('auth', 'management');
+  const restartable = () => {
+    if (!controls.restart) throw new HttpError(503, 'restarting needs the daemon (this gateway runs embedded)', { code: 'restart_unavailable' });
+    return controls.restart;
+  };
+  /** Answer first, then restart once the answer is out. */
+  const afterAnswer = (ctx: RequestContext, fn: () => Promise<void>) => {
+    ctx.res.once('finish', () => setImmediate(() => void fn().catch((e: unknown) => svc.log.error({ err: e }, 'gateway: restart failed'))));
+  };
+  const restoreFrom = (ctx: RequestContext, source: string, removeSource: boolean, what: string) => {
+    const restart = restartable();
+    const version = backups.check(source);
+    const dbPath = svc.state.db.store.path;
+    ok(ctx, { restoring: what, schemaVersion: version, note: 'the gateway restarts on the restored data; the data it replaces is kept as a backup' }, 202);
+    afterAnswer(ctx, () => restart(() => backups.swapIn(source, dbPath, removeSource)));
+  };
+
+  m(r.get('/api/db-backups', (ctx) => ok(ctx, { backups: backups.list().map(view), dir: backups.dir })));
+  m(
+    r.post('/api/db-backups', async (ctx) => {
+      const b = validated(validateCreate, await readPlainObject(ctx, true));
+      ok(ctx, view(await backups.create(b.label)), 201);
+    }),
+  );
+  m(
+    r.put('/api/db-backups', async (ctx) => {
+      const b = validated(validateRestore, await readPlainObject(ctx));
+      restoreFrom(ctx, backups.pathOf(b.id), false, b.id);
+    }),
+  );
+  m(
+    r.get('/api/db-backups/export', async (ctx) => {
+      const file = await backups.snapshot();
+      const name = `gateway-${new Date(svc.clock.now()).toISOString().replace(/[:.]/g, '-')}.db`;
+      ctx.res.writeHead(200, { 'Content-Type': 'application/vnd.sqlite3', 'Content-Disposition': `attachment; filename="${name}"` });
+      const s = createReadStream(file);
+      const done = () => rmSync(file, { force: true });
+      s.on('close', done);
+      ctx.res.on('close', () => s.destroy());
+      s.pipe(ctx.res);
+      await new Promise<void>((resolve) => ctx.res.on('close', () => resolve()));
+    }),
+  );
+  m(
+    r.post('/api/db-backups/import', async (ctx) => {
+      restartable();
+      const file = await backups.receive(ctx.req, MAX_IMPORT);
+      try {
+        restoreFrom(ctx, file, true, 'upload');
+      } catch (e) {
+        rmSync(file, { force: true });
+        throw e;
+      }
+    }),
+  );
+
+  m(
+    r.get('/api/init', (ctx) =>
+      ok(ctx, {
+        initialized: svc.state.catalog.providers.size > 0,
+        providers: svc.state.catalog.providers.size,
+        apiKeys: svc.state.catalog.keysById.size,
+        loginConfigured: svc.auth.loginConfigured(),
+        requireLogin: svc.runtime.general.value.requireLogin,
+        version: svc.version,
+      }),
+    ),
+  );
+  m(
+    r.post('/api/restart', (ctx) => {
+      const restart = restartable();
+      ok(ctx, { restarting: true }, 202);
+      afterAnswer(ctx, () => restart());
+    }),
+  );
+  m(
+    r.post('/api/shutdown', (ctx) => {
+      if (!controls.shutdown) throw new HttpError(503, 'shutting down needs the daemon (this gateway runs embedded)', { code: 'shutdown_unavailable' });
+      const shutdown = controls.shutdown;
+      ok(ctx, { shuttingDown: true }, 202);
+      ctx.res.once('finish', () => shutdown());
+    }),
+  );
+}

@@ -1,0 +1,111 @@
+/**
+ * Gateway backups through the real daemon: a backup taken under write load restores to a
+ * consistent state; restore restarts only the gateway (the other APIs keep answering); export and
+ * import round-trip; an import that is not a gateway database is refused and changes nothing;
+ * /api/restart and /api/init; the ctl backup commands.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+
+let d: TestDaemon;
+const dir = mkdtempSync(join(tmpdir(), 'ctl-backup-'));
+
+beforeAll(async () => {
+  d = await startDaemon();
+}, 60_000);
+afterAll(async () => {
+  await d?.cleanup();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const keyNames = async () => (((await d.request('gateway', 'GET', '/api/keys')).json as { keys: { name: string }[] }).keys ?? []).map((k) => k.name).sort();
+
+async function gatewayBack(): Promise<void> {
+  const end = Date.now() + 20_000;
+  for (;;) {
+    const r = await d.request('gateway', 'GET', '/api/init').catch(() => undefined);
+    if (r?.status === 200) return;
+    if (Date.now() > end) throw new Error('the gateway did not come back');
+    await new Promise((res) => setTimeout(res, 50));
+  }
+}
+
+describe('gateway backups', () => {
+  it('a backup taken under write load restores to a consistent state; only the gateway restarts', async () => {
+    for (const n of ['alpha', 'beta']) expect((await d.request('gateway', 'POST', '/api/keys', { name: n })).status).toBe(201);
+    // Writes in flight while the backup is taken.
+    let writing = true;
+    let written = 0;
+    const load = (async () => {
+      while (writing) {
+        await d.request('gateway', 'POST', '/api/memory', { content: `note ${written}`, key: 'load' });
+        written++;
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 100));
+    const made = await d.cli(['backup', 'create', '--label', 'load']);
+    writing = false;
+    await load;
+    expect(made.code, made.stderr).toBe(0);
+    const id = made.stdout.trim();
+    expect(id).toMatch(/^gateway-.*-load-[0-9a-f]{6}\.db$/);
+    expect((await d.cli(['backup', 'list'])).stdout).toContain(id);
+
+    await d.request('gateway', 'POST', '/api/keys', { name: 'after' });
+    expect(await keyNames()).toEqual(['after', 'alpha', 'beta']);
+    const restore = await d.cli(['backup', 'restore', id]);
+    expect(restore.code, restore.stderr).toBe(0);
+    // The daemon's own API answers throughout.
+    expect((await d.request('core', 'GET', '/core/1.0/ready')).status).toBe(200);
+    await gatewayBack();
+    expect(await keyNames()).toEqual(['alpha', 'beta']);
+    const notes = ((await d.request('gateway', 'GET', '/api/memory?limit=1')).json as { total: number }).total;
+    expect(notes).toBeGreaterThan(0);
+    expect(notes).toBeLessThanOrEqual(written);
+    // The data the restore replaced is kept.
+    expect((await d.cli(['backup', 'list'])).stdout).toMatch(/-before-restore-/);
+  }, 60_000);
+
+  it('export and import round-trip; a file that is not a gateway database is refused and changes nothing', async () => {
+    const out = join(dir, 'export.db');
+    const ex = await d.cli(['backup', 'export', '--out', out]);
+    expect(ex.code, ex.stderr).toBe(0);
+    const db = new Database(out, { readonly: true });
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    expect(db.pragma('user_version', { simple: true })).toBeGreaterThan(0);
+    db.close();
+
+    const junk = join(dir, 'junk.db');
+    writeFileSync(junk, 'this is not a database at all, not even close '.repeat(100));
+    const bad = await d.cli(['backup', 'import', junk]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/not (?:an|a readable) SQLite database/);
+    const other = join(dir, 'other.db');
+    const o = new Database(other);
+    o.exec('CREATE TABLE t (x); PRAGMA user_version = 3;');
+    o.close();
+    const wrong = await d.cli(['backup', 'import', other]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/not a gateway database/);
+    expect(await keyNames()).toEqual(['alpha', 'beta']);
+
+    await d.request('gateway', 'POST', '/api/keys', { name: 'gamma' });
+    const imp = await d.cli(['backup', 'import', out]);
+    expect(imp.code, imp.stderr).toBe(0);
+    await gatewayBack();
+    expect(await keyNames()).toEqual(['alpha', 'beta']);
+    expect(readFileSync(out).subarray(0, 15).toString()).toBe('SQLite format 3');
+  }, 60_000);
+
+  it('/api/init tells the first-run state; /api/restart restarts the gateway alone', async () => {
+    expect((await d.request('gateway', 'GET', '/api/init')).json).toMatchObject({ initialized: false, providers: 0, apiKeys: 2, requireLogin: true });
+    const r = await d.request('gateway', 'POST', '/api/restart');
+    expect(r.status).toBe(202);
+    await gatewayBack();
+    expect(await keyNames()).toEqual(['alpha', 'beta']);
+  }, 30_000);
+});
