@@ -23,6 +23,7 @@ import { registerA2a } from './gateway-a2a.js';
 import { registerGuardrails } from './gateway-guardrails.js';
 import { registerCompress } from './gateway-compress.js';
 import { registerSettings } from './gateway-settings.js';
+import { registerPolicies } from './gateway-policies.js';
 
 const HOST = 'gateway';
 
@@ -966,6 +967,7 @@ export function register(program: Command): void {
   registerGuardrails(g, authHeaders);
   registerCompress(g, authHeaders);
   registerSettings(g, authHeaders);
+  registerPolicies(g, authHeaders);
   registerResilience(g);
   registerCooldowns(g);
   registerCache(g);

@@ -228,6 +228,19 @@ export class GatewayAuth {
     });
   }
 
+  /** Who a management request comes from, for the audit log (never the secret itself). */
+  actorOf(ctx: RequestContext): string {
+    if (ctx.viaSocket) return 'control-socket';
+    const raw = presentedKey(ctx);
+    if (raw !== undefined) {
+      const key = this.lookup(raw);
+      if (key) return `key:${key.name}`;
+    }
+    const token = cookieValue(ctx.req.headers.cookie, AUTH_COOKIE);
+    if (token && this.sessions.has(sha256Hex(token))) return 'login-session';
+    return 'anonymous';
+  }
+
   /** Whether a password (saved or INITIAL_PASSWORD) is configured. */
   loginConfigured(): boolean {
     return this.db.getSetting('password_hash') !== undefined || !!this.env.INITIAL_PASSWORD;

@@ -65,6 +65,7 @@ export function resolveFor(svc: GatewayServices, model: string, principal: Princ
     throw new HttpError(400, `model ${JSON.stringify(model)} resolves outside provider ${providerScope}`, { code: 'model_provider_mismatch' });
   }
   svc.auth.checkModel(principal, resolution.requested, ...(resolution.combo ? [] : resolution.targets.map((t) => t.ref)));
+  svc.policies.checkModel(principal.key?.id, resolution.requested, resolution.targets.map((t) => t.ref));
   return resolution;
 }
 

@@ -47,6 +47,8 @@ import { LANGUAGE_PACKS } from './compression/caveman.js';
 import { CompressionService } from './compression/service.js';
 import { CompressionStore } from './compression/store.js';
 import { GatewayBackups } from './ops/backups.js';
+import { Policies } from './ops/policies.js';
+import { AuditLog } from './ops/audit.js';
 import { SkillService } from './skills/service.js';
 import { SkillStore } from './skills/store.js';
 import { DEFAULT_WEBHOOK_SETTINGS, WebhookService, type WebhookSettings } from './webhooks/service.js';
@@ -207,6 +209,8 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     webhooks,
     memory: new MemoryStore(db.store),
     mcp: new McpService(() => svc, new McpAudit(db.store), ctx.version, ctx.log),
+    policies: new Policies(db.store),
+    audit: new AuditLog(db.store),
     backups: new GatewayBackups(join(ctx.stateDir, 'backups', 'gateway'), db.store, GATEWAY_MIGRATIONS.length, () => ctx.clock.now()),
     system: { ...(ctx.restart ? { restart: ctx.restart.bind(ctx) } : {}), ...(ctx.shutdown ? { shutdown: ctx.shutdown.bind(ctx) } : {}) },
     compression: new CompressionService(runtime.compression, new CompressionStore(db.store), () => ctx.clock.now(), ctx.log),

@@ -5,6 +5,8 @@ import type { WebhookService } from './webhooks/service.js';
 import type { MemoryStore } from './memory/store.js';
 import type { GeneralSettings } from './ops/settings.js';
 import type { GatewayBackups } from './ops/backups.js';
+import type { Policies } from './ops/policies.js';
+import type { AuditLog } from './ops/audit.js';
 import type { SystemControls } from './ops/system-routes.js';
 import type { CompressionSettings } from './compression/settings.js';
 import type { CompressionService } from './compression/service.js';
@@ -91,6 +93,10 @@ export interface GatewayServices {
   compression: CompressionService;
   /** Database backups (DIR/backups/gateway). */
   backups: GatewayBackups;
+  /** Routing policies (/api/policies), checked on every inference request. */
+  policies: Policies;
+  /** The compliance audit log of management changes. */
+  audit: AuditLog;
   /** Restart and shutdown, when running in the daemon. */
   system: SystemControls;
   /** The gateway's own routes, called in process (MCP tools, A2A skills); set once the router exists. */

@@ -433,6 +433,36 @@ CREATE TABLE rtk_raw (
 CREATE INDEX rtk_raw_ts ON rtk_raw(ts);
 `,
   },
+  {
+    // Issue 21: routing policies and the compliance audit log (append-only: nothing updates or deletes it).
+    version: 10,
+    up: `
+CREATE TABLE policies (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  api_key_id TEXT,
+  allow_models TEXT NOT NULL DEFAULT '[]',
+  deny_models TEXT NOT NULL DEFAULT '[]',
+  max_tokens INTEGER,
+  enabled INTEGER NOT NULL DEFAULT 1,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE audit_log (
+  id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  actor TEXT NOT NULL,
+  method TEXT NOT NULL,
+  path TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  before TEXT,
+  after TEXT
+);
+CREATE INDEX audit_log_ts ON audit_log(ts);
+CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+`,
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------

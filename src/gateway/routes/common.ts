@@ -27,6 +27,8 @@ export async function readPlainObject(ctx: RequestContext, allowEmpty = false): 
     throw badRequest('request body is empty; send a JSON object', { code: 'invalid_request' });
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('request body must be a JSON object');
+  // Kept for the audit log of management changes.
+  ctx.state.body = body;
   return body as Record<string, unknown>;
 }
 
@@ -49,6 +51,7 @@ export function asBadRequest<T>(fn: () => T): T {
 export const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
 
 export function ok(ctx: RequestContext, body: unknown, status = 200): void {
+  ctx.state.answer = body;
   sendJson(ctx.res, status, body);
 }
 

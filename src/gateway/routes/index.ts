@@ -19,6 +19,8 @@ import { agentSkillRoutes } from '../agent-skills/routes.js';
 import { mcpRoutes } from '../agents/mcp/routes.js';
 import { settingsRoutes } from '../ops/settings-routes.js';
 import { systemRoutes } from '../ops/system-routes.js';
+import { complianceRoutes } from '../ops/compliance-routes.js';
+import { toHttpError } from '../../http/errors.js';
 import { a2aRoutes } from '../agents/a2a/routes.js';
 import { wsBridgeRoutes } from '../agents/ws-bridge/routes.js';
 import { guardrailRoutes } from '../guardrails/routes.js';
@@ -62,6 +64,35 @@ export function renderGatewayError(ctx: RequestContext, err: HttpError): void {
   sendJson(ctx.res, status, body, headers);
 }
 
+/**
+ * A management change, recorded in the audit log: who, what, when, the resource before (read through
+ * its own GET route, when it has one) and the answer after, whatever the outcome.
+ */
+async function audited(svc: GatewayServices, ctx: RequestContext, next: () => Promise<void>): Promise<void> {
+  const path = ctx.url.pathname;
+  let before: unknown;
+  if (ctx.req.method !== 'POST' && !(ctx.req as { [INTERNAL_PRINCIPAL]?: unknown })[INTERNAL_PRINCIPAL]) {
+    const r = await svc.internal({ method: 'GET', url: path, trusted: true }).catch(() => undefined);
+    if (r && r.status === 200) {
+      try {
+        before = JSON.parse(r.body) as unknown;
+      } catch {
+        // not JSON: no before
+      }
+    }
+  }
+  const record = (status: number, after: unknown) =>
+    svc.audit.append({ ts: svc.clock.now(), actor: svc.auth.actorOf(ctx), method: ctx.req.method ?? 'POST', path, status, before, after: after ?? ctx.state.body });
+  try {
+    await next();
+  } catch (e) {
+    const err = toHttpError(e);
+    record(err.status, { error: err.message, request: ctx.state.body });
+    throw e;
+  }
+  record(ctx.res.statusCode, ctx.state.answer);
+}
+
 export function gatewayRouter(svc: GatewayServices): Router {
   const r = new Router({ ignoreTrailingSlash: true });
   // Not async: the handler's promise is passed on as it is (one promise and frame less per request).
@@ -70,6 +101,8 @@ export function gatewayRouter(svc: GatewayServices): Router {
     if (kind === 'management') {
       // require-login off opens management on the TCP listener (the seed's dashboard switch).
       if (svc.runtime.general.value.requireLogin) svc.auth.management(ctx);
+      const m = ctx.req.method;
+      if (m !== 'GET' && m !== 'HEAD' && m !== 'OPTIONS') return audited(svc, ctx, next);
     }
     else if (kind === 'inference') ctx.state.principal = (ctx.req as { [INTERNAL_PRINCIPAL]?: Principal })[INTERNAL_PRINCIPAL] ?? svc.auth.inference(ctx);
     return next();
@@ -90,6 +123,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   compressionRoutes(r, svc.compression, () => svc.clock.now());
   settingsRoutes(r, svc, () => svc.mcp.configChanged());
   systemRoutes(r, svc, svc.backups, svc.system);
+  complianceRoutes(r, svc.policies, svc.audit, (id) => svc.state.catalog.keysById.has(id), () => svc.clock.now());
   webFetchRoutes(r, { config: () => svc.state.fileConfig.webFetch, pool: svc.webFetch, egress: svc.egress }, k);
   authRoutes(r, svc);
   providerRoutes(r, svc);

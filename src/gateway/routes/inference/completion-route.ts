@@ -145,6 +145,8 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
   let compressed: Compressed | undefined;
   try {
     resolution = resolveFor(svc, canonical.model, principal, route.providerScope);
+    const ceiling = svc.policies.maxTokens(principal.key?.id, canonical.maxTokens);
+    if (ceiling !== canonical.maxTokens) canonical.maxTokens = ceiling;
     const ns = principal.key?.id ?? '-';
     const idemKey = idempotencyKeyOf(ctx.req.headers);
     if (idemKey !== undefined) {
