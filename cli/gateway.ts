@@ -365,7 +365,7 @@ function registerKeys(g: Command): void {
   k.command('create <name>')
     .description('create a key and print it (store it: it is not shown again)')
     .option('--model <pattern>', 'allowed model id or glob, e.g. local/* (repeatable; default *)', collect, [])
-    .option('--scope <scope>', 'inference (default), management or mcp (repeatable)', collect, [])
+    .option('--scope <scope>', 'inference (default), management, mcp or admin (repeatable)', collect, [])
     .option('--expires <time>', 'expiry, ISO 8601')
     .action(
       action(async (name: string, o: { model: string[]; scope: string[]; expires?: string }) => {

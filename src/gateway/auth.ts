@@ -228,6 +228,18 @@ export class GatewayAuth {
     });
   }
 
+  /**
+   * Admin routes (`/api/admin/*`): the control socket and a login session pass; a key needs the
+   * `admin` scope besides `management` (403 otherwise).
+   */
+  checkAdmin(ctx: RequestContext): void {
+    if (ctx.viaSocket) return;
+    const raw = presentedKey(ctx);
+    if (raw === undefined) return;
+    const key = this.lookup(raw);
+    if (key && !key.scopes.includes('admin')) throw new HttpError(403, `API key "${key.name}" lacks the admin scope`, { code: 'insufficient_scope' });
+  }
+
   /** Who a management request comes from, for the audit log (never the secret itself). */
   actorOf(ctx: RequestContext): string {
     if (ctx.viaSocket) return 'control-socket';

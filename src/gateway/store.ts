@@ -1094,6 +1094,17 @@ export class GatewayStore {
   }
 
   /** Aggregates per period (`day` or `hour`), optionally grouped by provider, model, combo, key or modality. */
+  /** Totals of one provider account (a connection) since `since`. */
+  accountUsage(provider: string, account: string, since: number): { requests: number; errors: number; tokensIn: number; tokensOut: number; cost: number; lastUsedAt: number | null } {
+    const r = this.store
+      .prepare(
+        `SELECT COUNT(*) AS requests, SUM(status >= 400) AS errors, SUM(tokens_in) AS tokens_in, SUM(tokens_out) AS tokens_out, SUM(cost) AS cost, MAX(ts) AS last
+         FROM request_log WHERE provider = ? AND account = ? AND ts >= ?`,
+      )
+      .get(provider, account, since) as { requests: number; errors: number | null; tokens_in: number | null; tokens_out: number | null; cost: number | null; last: number | null };
+    return { requests: r.requests, errors: r.errors ?? 0, tokensIn: r.tokens_in ?? 0, tokensOut: r.tokens_out ?? 0, cost: r.cost ?? 0, lastUsedAt: r.last };
+  }
+
   /** Delete request-log rows (and the compression log) from before `before`; how many went. */
   purgeRequestHistory(before: number): { requestLogs: number; compressionLogs: number } {
     return this.store.transaction(() => ({

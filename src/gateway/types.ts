@@ -95,7 +95,7 @@ export interface ComboMapping {
   updatedAt: number;
 }
 
-export const KEY_SCOPES = ['inference', 'management', 'mcp'] as const;
+export const KEY_SCOPES = ['inference', 'management', 'mcp', 'admin'] as const;
 export type KeyScope = (typeof KEY_SCOPES)[number];
 
 export interface ApiKeyRecord {

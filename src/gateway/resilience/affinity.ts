@@ -37,6 +37,17 @@ export class SessionAffinity {
     if (value === undefined || this.pins.get(key)?.value === value) this.pins.delete(key);
   }
 
+  /** Live pins: session, scope (`p:<provider>` or `c:<combo>`), what it points to, until when. */
+  entries(now: number): { session: string; scope: string; value: string; expiresAt: number }[] {
+    const out: { session: string; scope: string; value: string; expiresAt: number }[] = [];
+    for (const [key, p] of this.pins) {
+      if (p.expiresAt <= now) continue;
+      const at = key.indexOf('\u0000');
+      out.push({ session: key.slice(0, at), scope: key.slice(at + 1), value: p.value, expiresAt: p.expiresAt });
+    }
+    return out;
+  }
+
   /** Live pins (for the health view). */
   count(now: number): number {
     let n = 0;

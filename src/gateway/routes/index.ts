@@ -20,6 +20,7 @@ import { mcpRoutes } from '../agents/mcp/routes.js';
 import { settingsRoutes } from '../ops/settings-routes.js';
 import { systemRoutes } from '../ops/system-routes.js';
 import { complianceRoutes } from '../ops/compliance-routes.js';
+import { monitoringRoutes } from '../ops/monitoring-routes.js';
 import { toHttpError } from '../../http/errors.js';
 import { a2aRoutes } from '../agents/a2a/routes.js';
 import { wsBridgeRoutes } from '../agents/ws-bridge/routes.js';
@@ -123,6 +124,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   compressionRoutes(r, svc.compression, () => svc.clock.now());
   settingsRoutes(r, svc, () => svc.mcp.configChanged());
   systemRoutes(r, svc, svc.backups, svc.system);
+  monitoringRoutes(r, svc);
   complianceRoutes(r, svc.policies, svc.audit, (id) => svc.state.catalog.keysById.has(id), () => svc.clock.now());
   webFetchRoutes(r, { config: () => svc.state.fileConfig.webFetch, pool: svc.webFetch, egress: svc.egress }, k);
   authRoutes(r, svc);

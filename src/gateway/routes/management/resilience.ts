@@ -169,9 +169,15 @@ export function resilienceRoutes(r: Router, svc: GatewayServices): void {
 
   m(r.get('/api/monitoring/health', (ctx) => ok(ctx, healthView(svc))));
 
-  m(r.get('/api/admin/concurrency', (ctx) => ok(ctx, concurrencyView(svc))));
+  m(
+    r.get('/api/admin/concurrency', (ctx) => {
+      svc.auth.checkAdmin(ctx);
+      ok(ctx, concurrencyView(svc));
+    }),
+  );
   m(
     r.post('/api/admin/concurrency', async (ctx) => {
+      svc.auth.checkAdmin(ctx);
       const body = await readSettingsBody(ctx);
       // 0 means unlimited: a per-provider 0 drops the entry.
       if (body.perProvider && typeof body.perProvider === 'object' && !Array.isArray(body.perProvider)) {
