@@ -80,6 +80,20 @@ function maxAudioBytes(config: Record<string, unknown>): number {
   return v as number;
 }
 
+/** ctl.yaml `gateway.backups`: `{interval_hours, keep}` (scheduled backups; off unless interval_hours is set). */
+function backupSchedule(config: Record<string, unknown>): { intervalMs: number; keep: number } | undefined {
+  const b = config.backups;
+  if (b === undefined || b === null) return undefined;
+  if (typeof b !== 'object' || Array.isArray(b)) throw new Error('ctl.yaml gateway.backups must be a mapping');
+  const o = b as Record<string, unknown>;
+  for (const k of Object.keys(o)) if (k !== 'interval_hours' && k !== 'keep') throw new Error(`ctl.yaml gateway.backups: unknown field ${k}`);
+  const hours = o.interval_hours;
+  const keep = o.keep ?? 7;
+  if (typeof hours !== 'number' || !(hours >= 1 / 3600 && hours <= 24 * 365)) throw new Error('ctl.yaml gateway.backups.interval_hours must be a number of hours (a second to a year)');
+  if (!Number.isInteger(keep) || (keep as number) < 1 || (keep as number) > 10_000) throw new Error('ctl.yaml gateway.backups.keep must be an integer from 1 to 10000');
+  return { intervalMs: Math.round(hours * 3_600_000), keep: keep as number };
+}
+
 /** ctl.yaml `gateway.batch_concurrency`: batch lines in flight at once, across all batches (default 16). */
 function batchConcurrency(config: Record<string, unknown>): number {
   const v = config.batch_concurrency;
@@ -246,6 +260,7 @@ export const gatewayComponent: ComponentDefinition = {
     svc.prometheus.endpoint.route(router).tag('auth', 'public');
     const byHandler = versionPaths(router);
     const bridge = new WsBridge(() => svc);
+    const schedule = backupSchedule(ctx.config ?? {});
     let ipFilter = compileIpFilter(svc.runtime.general.value.ipFilter);
     svc.runtime.general.onChange((s) => (ipFilter = compileIpFilter(s.ipFilter)));
     const refused = (c: { viaSocket: boolean; clientIp: string }) => !c.viaSocket && ipFilter !== undefined && !ipFilter.allows(c.clientIp);
@@ -272,6 +287,7 @@ export const gatewayComponent: ComponentDefinition = {
       start() {
         alerts.start();
         svc.files.start();
+        if (schedule) svc.backups.schedule(schedule.intervalMs, schedule.keep, (e) => ctx.log.error({ err: e }, 'gateway: scheduled backup failed'));
         svc.batches.start();
         svc.webhooks.start();
         svc.a2a.tasks.failInterrupted(ctx.clock.now());
@@ -293,6 +309,7 @@ export const gatewayComponent: ComponentDefinition = {
         await svc.batches.stop();
         await svc.webhooks.stop();
         await svc.mcp.closeAll();
+        svc.backups.stop();
         bridge.close();
         svc.skills.close();
         svc.files.stop();

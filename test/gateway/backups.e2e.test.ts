@@ -109,3 +109,28 @@ describe('gateway backups', () => {
     expect(await keyNames()).toEqual(['alpha', 'beta']);
   }, 30_000);
 });
+
+describe('scheduled backups', () => {
+  it('ctl.yaml gateway.backups takes one every interval and keeps the newest `keep`', async () => {
+    const s = await startDaemon({ ctlYaml: { gateway: { backups: { interval_hours: 0.0003, keep: 2 } } } });
+    try {
+      const scheduled = async () => (((await s.request('gateway', 'GET', '/api/db-backups')).json as { backups: { id: string }[] }).backups ?? []).filter((b) => b.id.includes('-scheduled-'));
+      const end = Date.now() + 15_000;
+      while ((await scheduled()).length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 2500));
+      expect((await scheduled()).length).toBe(2);
+    } finally {
+      await s.cleanup();
+    }
+  }, 30_000);
+
+  it('a bad gateway.backups stops the gateway from starting, with the reason', async () => {
+    const s = await startDaemon({ ctlYaml: { gateway: { backups: { interval_hours: 'daily' } } } });
+    try {
+      const st = await s.cli(['status']);
+      expect(st.stdout + st.stderr).toMatch(/gateway.backups.interval_hours/);
+    } finally {
+      await s.cleanup();
+    }
+  }, 30_000);
+});

@@ -82,6 +82,35 @@ export class GatewayBackups {
     return this.info(path);
   }
 
+  /** Keep the newest `keep` scheduled backups (ids with the `scheduled` label); delete the rest. */
+  prune(keep: number): number {
+    const scheduled = this.list().filter((b) => b.id.includes('-scheduled-'));
+    let removed = 0;
+    for (const b of scheduled.slice(keep)) {
+      rmSync(b.file, { force: true });
+      removed++;
+    }
+    return removed;
+  }
+
+  private timer: NodeJS.Timeout | undefined;
+
+  /** Take a backup every `intervalMs`, keeping the newest `keep` (ctl.yaml gateway.backups). */
+  schedule(intervalMs: number, keep: number, onError: (e: unknown) => void): void {
+    this.stop();
+    this.timer = setInterval(() => {
+      void this.create('scheduled')
+        .then(() => this.prune(keep))
+        .catch(onError);
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
   /** A consistent copy into a temporary file (for export); the caller removes it. */
   async snapshot(): Promise<string> {
     this.ensureDir();
