@@ -16,12 +16,12 @@ import type { Router } from '../../http/router.js';
 import { compile } from '../../http/schema.js';
 import type { CanonicalRequest } from '../canonical.js';
 import { intQuery, ok, readPlainObject, validated } from '../routes/common.js';
-import { promptText } from '../translate/tokens.js';
+import { loadCounter, promptText } from '../translate/tokens.js';
 import { LANGUAGE_PACKS } from './caveman.js';
 import { applyPipeline, ENGINES, pipelineOf, type Step } from './modes.js';
 import { findCombo } from './plan.js';
 import { rtk, rtkFilters } from './rtk/index.js';
-import { tokenCounter, type CompressionService } from './service.js';
+import type { CompressionService } from './service.js';
 import { MODES, type Mode } from './settings.js';
 import type { CompressionCombo } from './store.js';
 
@@ -109,7 +109,7 @@ export function compressionRoutes(r: Router, svc: CompressionService, now: () =>
       // The preview shows what the rules do, whatever the minimum message length.
       const s = b.text !== undefined ? { ...settings.value, caveman: { ...settings.value.caveman, minMessageChars: 0 } } : settings.value;
       const applied = applyPipeline(req, steps, s);
-      const count = await tokenCounter();
+      const count = await loadCounter();
       const originalTokens = count(promptText(req).text);
       const compressedTokens = count(promptText(applied.request).text);
       const out = applied.request;

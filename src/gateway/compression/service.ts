@@ -7,21 +7,13 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { CanonicalRequest } from '../canonical.js';
 import type { LayeredSettings } from '../runtime-settings.js';
-import { estimateTokens, promptText } from '../translate/tokens.js';
+import { estimateTokens, loadCounter, promptText } from '../translate/tokens.js';
 import { redact, scan, SECRET_RULES } from '../guardrails/detectors.js';
 import { applyPipeline, type Applied } from './modes.js';
 import { resolvePlan, type Plan, type PlanInput } from './plan.js';
 import type { CompressionSettings } from './settings.js';
 import type { CompressionStore } from './store.js';
 
-type CountFn = (text: string) => number;
-let counter: Promise<CountFn> | undefined;
-
-/** gpt-tokenizer (o200k), loaded on first use. */
-export function tokenCounter(): Promise<CountFn> {
-  counter ??= import('gpt-tokenizer/encoding/o200k_base').then((m) => (text: string) => m.countTokens(text));
-  return counter;
-}
 
 export interface Compressed {
   request: CanonicalRequest;
@@ -64,7 +56,7 @@ export class CompressionService {
     if (!c.applied) return;
     const ts = this.now();
     setImmediate(() => {
-      void tokenCounter()
+      void loadCounter()
         .then((count) => {
           this.store.log({ ts, requestId, mode: c.plan.mode, source: c.plan.source, engines: c.applied!.engines, tokensBefore: count(promptText(original).text), tokensAfter: count(promptText(c.request).text) });
         })

@@ -8,7 +8,8 @@ import { textOf, type CanonicalRequest } from '../canonical.js';
 type CountFn = (text: string) => number;
 let counter: Promise<CountFn> | undefined;
 
-function loadCounter(): Promise<CountFn> {
+/** gpt-tokenizer's o200k counter, loaded on first use (also for compression's savings). */
+export function loadCounter(): Promise<CountFn> {
   counter ??= import('gpt-tokenizer/encoding/o200k_base').then((m) => (text: string) => m.countTokens(text));
   return counter;
 }

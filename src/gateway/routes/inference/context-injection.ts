@@ -4,15 +4,15 @@
  * skips both.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { CanonicalRequest } from './canonical.js';
-import type { Principal } from './auth.js';
-import type { GatewayServices } from './services.js';
-import type { CompletionInput, CompletionStarted } from './completion.js';
-import { startCompletion } from './completion.js';
-import type { Resolution } from './routing/resolve.js';
-import { selectMemories, withMemories } from './memory/inject.js';
-import { addUsage, runSkillCalls, skillsToOffer, withSkillTools } from './skills/tools.js';
-import type { SkillRecord } from './skills/store.js';
+import type { CanonicalRequest } from '../../canonical.js';
+import type { Principal } from '../../auth.js';
+import type { GatewayServices } from '../../services.js';
+import type { CompletionInput, CompletionStarted } from '../../completion.js';
+import { startCompletion } from '../../completion.js';
+import type { Resolution } from '../../routing/resolve.js';
+import { selectMemories, withMemories } from '../../memory/inject.js';
+import { addUsage, runSkillCalls, skillsToOffer, withSkillTools } from '../../skills/tools.js';
+import type { SkillRecord } from '../../skills/store.js';
 
 export function injectionSkipped(headers: IncomingHttpHeaders): boolean {
   return String(headers['x-gateway-no-memory'] ?? '').trim().toLowerCase() === 'true';
