@@ -108,6 +108,10 @@ describe.skipIf(!bin)('notifications: webhook, against the real Alertmanager 0.2
       const silence = { matchers: [{ name: 'alertname', value: 'Silenced', isRegex: false }], startsAt: iso(Date.now() - 1000), endsAt: iso(Date.now() + 3_600_000), createdBy: 't', comment: 'c' };
       expect((await fetch(`${base}/api/v2/silences`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(silence) })).status).toBe(200);
     }
+    // The inhibiting alert first: 0.25's inhibitor learns of alerts through a subscription, so on a
+    // loaded machine an inhibited alert posted in the same request can be flushed before it knows.
+    await post([{ labels: { alertname: 'Outage', cluster: 'eu' }, startsAt: iso(t0) }]);
+    await settle(300);
     await post([
       { labels: { alertname: 'DiskFull', instance: 'a', job: 'node' }, annotations: { summary: 'disk <full> & "more"' }, startsAt: iso(t0) },
       { labels: { alertname: 'Chatty', severity: 'info' }, startsAt: iso(t0) },
