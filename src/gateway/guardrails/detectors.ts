@@ -87,7 +87,15 @@ export const INJECTION_RULES: Rule[] = [
   { kind: 'jailbreak-persona', re: /\b(?:you\s+are\s+now\s+(?:DAN|in\s+developer\s+mode)|act\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|jailbroken)\s+(?:AI|assistant|model))\b/gi },
 ];
 
+/**
+ * One cheap test per family before its rules run: most text holds no key prefix and no override
+ * verb, and then none of the family's patterns needs to look at it.
+ */
+const FAMILY_HINTS = new Map<Rule[], RegExp>();
+
 export function scan(text: string, rules: Rule[]): Finding[] {
+  const hint = FAMILY_HINTS.get(rules);
+  if (hint && !hint.test(text)) return [];
   const out: Finding[] = [];
   for (const r of rules) {
     if (r.when && !r.when(text)) continue;
@@ -113,3 +121,6 @@ export function redact(text: string, findings: Finding[]): string {
   }
   return out + text.slice(at);
 }
+
+FAMILY_HINTS.set(SECRET_RULES, /-----BEGIN|AKIA|ASIA|gh[pousr]_|github_pat_|sk-|xox[abposr]-|AIza|[sr]k_(?:live|test)_|eyJ/);
+FAMILY_HINTS.set(INJECTION_RULES, /ignore|disregard|forget|override|instructions are|from now on|reveal|print|show|repeat|output|you are now|act as/i);
