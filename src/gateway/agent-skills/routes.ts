@@ -12,7 +12,7 @@ import { HttpError, notFound } from '../../http/errors.js';
 import type { Router } from '../../http/router.js';
 import { compile } from '../../http/schema.js';
 import type { GatewayHandle } from '../handle.js';
-import { intQuery, ok, readPlainObject, validated } from '../routes/common.js';
+import { ok, pageQuery, readPlainObject, validated } from '../routes/common.js';
 import { skillMarkdown } from './raw.js';
 import type { AgentSkillRecord, AgentSkillStore } from './store.js';
 
@@ -108,9 +108,7 @@ export function agentSkillRoutes(r: Router, store: AgentSkillStore, gateway: Gat
 
   m(
     r.get('/api/agent-skills', (ctx) => {
-      const limit = intQuery(ctx, 'limit', 50, 1, 500);
-      const page = ctx.query.has('page') ? intQuery(ctx, 'page', 1, 1, 1_000_000) : undefined;
-      const offset = page !== undefined ? (page - 1) * limit : intQuery(ctx, 'offset', 0, 0, 1_000_000_000);
+      const { limit, offset } = pageQuery(ctx);
       const { rows, total } = store.list(ctx.query.get('q') || undefined, offset, limit);
       ok(ctx, { agentSkills: rows.map(agentSkillView), total, offset, limit });
     }),

@@ -14,7 +14,7 @@ import type { RequestContext } from '../../http/context.js';
 import { badRequest, notFound } from '../../http/errors.js';
 import type { Router } from '../../http/router.js';
 import { compile } from '../../http/schema.js';
-import { intQuery, ok, readPlainObject, validated } from '../routes/common.js';
+import { intQuery, ok, pageQuery, readPlainObject, validated } from '../routes/common.js';
 import type { MemoryConfig } from './config.js';
 import { MEMORY_SCOPES, MEMORY_TYPES, type MemoryFilter, type MemoryRecord, type MemoryScope, type MemoryStore, type MemoryType } from './store.js';
 
@@ -140,14 +140,12 @@ export function memoryRoutes(r: Router, d: MemoryRouteDeps): void {
 
   m(
     r.get('/api/memory', (ctx) => {
-      const limit = intQuery(ctx, 'limit', 50, 1, 500);
-      const page = ctx.query.has('page') ? intQuery(ctx, 'page', 1, 1, 1_000_000) : undefined;
-      const offset = page !== undefined ? (page - 1) * limit : intQuery(ctx, 'offset', 0, 0, 1_000_000_000);
+      const { limit, offset, page } = pageQuery(ctx);
       const f = { ...filterOf(ctx), now: d.now() };
       const { rows, total } = d.store.list(f, offset, limit);
       const byType: Record<string, number> = {};
       for (const x of rows) byType[x.type] = (byType[x.type] ?? 0) + 1;
-      ok(ctx, { memories: rows.map(memoryView), stats: { total, byType }, total, offset, limit, page: page ?? Math.floor(offset / limit) + 1 });
+      ok(ctx, { memories: rows.map(memoryView), stats: { total, byType }, total, offset, limit, page });
     }),
   );
   m(

@@ -158,6 +158,14 @@ export function intQuery(ctx: RequestContext, name: string, def: number, min: nu
   return n;
 }
 
+/** Paging by `page`/`limit` or `offset`/`limit`: the limit, the offset, and the page the offset falls on. */
+export function pageQuery(ctx: RequestContext, def = 50, max = 500): { limit: number; offset: number; page: number } {
+  const limit = intQuery(ctx, 'limit', def, 1, max);
+  const page = ctx.query.has('page') ? intQuery(ctx, 'page', 1, 1, 1_000_000) : undefined;
+  const offset = page !== undefined ? (page - 1) * limit : intQuery(ctx, 'offset', 0, 0, 1_000_000_000);
+  return { limit, offset, page: page ?? Math.floor(offset / limit) + 1 };
+}
+
 /** Time query parameter: ISO date/time or epoch milliseconds. */
 export function timeQuery(ctx: RequestContext, name: string): number | undefined {
   const v = ctx.query.get(name);

@@ -15,7 +15,7 @@ import type { RequestContext } from '../../http/context.js';
 import { badRequest, HttpError, notFound } from '../../http/errors.js';
 import type { Route, Router } from '../../http/router.js';
 import { compile } from '../../http/schema.js';
-import { intQuery, ok, readPlainObject, validated } from '../routes/common.js';
+import { intQuery, ok, pageQuery, readPlainObject, validated } from '../routes/common.js';
 import type { SkillService } from './service.js';
 import { SKILL_MODES, SKILL_SOURCES, type ExecutionRecord, type SkillMode, type SkillRecord, type SkillSource } from './store.js';
 
@@ -86,12 +86,6 @@ export function skillRoutes(r: Router, skills: SkillService, keyExists: (id: str
     if (!s) throw notFound(`skill ${ctx.params.id} not found`);
     return s;
   };
-  const page = (ctx: RequestContext, def: number) => {
-    const limit = intQuery(ctx, 'limit', def, 1, 500);
-    const p = ctx.query.has('page') ? intQuery(ctx, 'page', 1, 1, 1_000_000) : undefined;
-    const offset = p !== undefined ? (p - 1) * limit : intQuery(ctx, 'offset', 0, 0, 1_000_000_000);
-    return { limit, offset, page: p ?? Math.floor(offset / limit) + 1 };
-  };
   const installed = (ctx: RequestContext, out: { skill: SkillRecord; replaced: boolean }) => {
     skills.forget(out.skill.id);
     ok(ctx, { success: true, replaced: out.replaced, skill: skillView(out.skill) }, out.replaced ? 200 : 201);
@@ -104,7 +98,7 @@ export function skillRoutes(r: Router, skills: SkillService, keyExists: (id: str
       const src = ctx.query.get('source') || undefined;
       if (md !== undefined && !(SKILL_MODES as readonly string[]).includes(md)) throw badRequest(`query parameter mode must be one of ${SKILL_MODES.join(', ')}`);
       if (src !== undefined && !(SKILL_SOURCES as readonly string[]).includes(src)) throw badRequest(`query parameter source must be one of ${SKILL_SOURCES.join(', ')}`);
-      const p = page(ctx, 50);
+      const p = pageQuery(ctx);
       const { rows, total } = skills.store.list({ q, mode: md as SkillMode | undefined, source: src as SkillSource | undefined }, p.offset, p.limit);
       ok(ctx, { skills: rows.map((s) => skillView(s)), total, ...p });
     }),
@@ -125,7 +119,7 @@ export function skillRoutes(r: Router, skills: SkillService, keyExists: (id: str
   );
   m(
     r.get('/api/skills/executions', (ctx) => {
-      const p = page(ctx, 50);
+      const p = pageQuery(ctx);
       const apiKeyId = ctx.query.get('apiKeyId') || undefined;
       const skillName = ctx.query.get('skillName') || undefined;
       const { rows, total } = skills.store.executions({ apiKeyId, skillName }, p.offset, p.limit);

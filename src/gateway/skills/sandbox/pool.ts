@@ -115,24 +115,15 @@ export class SandboxPool {
   private readonly all = new Set<Runner>();
   private readonly queue: Job[] = [];
   private seq = 0;
-  /** Executions killed for their time limit, and runners that died (for stats). */
-  readonly counts = { runs: 0, timeouts: 0, memory: 0, crashed: 0 };
 
   constructor(private readonly size: () => number, private readonly maxQueue = 256) {}
 
   run(code: string, input: string, limits: SandboxLimits): Promise<RunOutcome> {
     if (this.queue.length >= this.maxQueue) return Promise.resolve({ ok: false, kind: 'busy', error: 'too many skill executions are waiting', durationMs: 0 });
     return new Promise((resolve) => {
-      this.queue.push({ id: ++this.seq, code, input, limits, resolve: (o) => (this.count(o), resolve(o)), startedAt: 0 });
+      this.queue.push({ id: ++this.seq, code, input, limits, resolve, startedAt: 0 });
       this.pump();
     });
-  }
-
-  private count(o: RunOutcome): void {
-    this.counts.runs++;
-    if (!o.ok && o.kind === 'timeout') this.counts.timeouts++;
-    if (!o.ok && o.kind === 'memory') this.counts.memory++;
-    if (!o.ok && o.kind === 'crashed') this.counts.crashed++;
   }
 
   private pump(): void {
@@ -154,11 +145,6 @@ export class SandboxPool {
     if (r.dead) this.all.delete(r);
     else this.idle.push(r);
     queueMicrotask(() => this.pump());
-  }
-
-  /** Runner processes alive now. */
-  get processes(): number {
-    return [...this.all].filter((r) => !r.dead).length;
   }
 
   close(): void {
