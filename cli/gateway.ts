@@ -24,6 +24,7 @@ import { registerGuardrails } from './gateway-guardrails.js';
 import { registerCompress } from './gateway-compress.js';
 import { registerSettings } from './gateway-settings.js';
 import { registerPolicies } from './gateway-policies.js';
+import { registerProxies } from './gateway-proxies.js';
 
 const HOST = 'gateway';
 
@@ -968,6 +969,7 @@ export function register(program: Command): void {
   registerCompress(g, authHeaders);
   registerSettings(g, authHeaders);
   registerPolicies(g, authHeaders);
+  registerProxies(g, authHeaders);
   registerResilience(g);
   registerCooldowns(g);
   registerCache(g);

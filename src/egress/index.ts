@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import type { ConnectionOptions } from 'node:tls';
 import type { Dispatcher, RequestInit, Response, buildConnector } from 'undici';
 import { AllowList } from './allow-list.js';
+import { destinationGuard, parseProxyUrl, socksConnector } from './proxy.js';
 
 // undici is loaded on first outbound use, not at daemon start (it is one of the heaviest imports).
 type Undici = typeof import('undici');
@@ -124,24 +125,51 @@ export class Egress {
   }
 
   /**
-   * A dispatcher that tunnels through the HTTP proxy at `proxyUrl` (CONNECT), for senders configured
-   * with a proxy (a receiver's `proxy_url`): the connection to the proxy passes the policy; the
-   * destination is the proxy's to reach. `tlsOptions` apply to the destination's TLS.
+   * A dispatcher that goes through the proxy at `proxyUrl`: HTTP or HTTPS (CONNECT tunnels) or SOCKS5
+   * (`socks5://`, `socks5h://`), for senders configured with a proxy (a receiver's `proxy_url`, a
+   * provider's assigned proxy). The connection to the proxy passes the policy; the destination is the
+   * proxy's to reach, except in loopback-only mode, where a non-loopback destination is refused.
+   * `tlsOptions` apply to the destination's TLS. Dispatchers are kept per proxy URL until `forget`.
    */
   proxied(proxyUrl: string, connections: number, tlsOptions?: ConnectionOptions): Dispatcher {
     const key = `proxy:${proxyUrl}:${connections}:${tlsOptions ? (this.tlsKeys.get(tlsOptions) ?? this.tlsKeys.set(tlsOptions, this.tlsKeys.size + 1).get(tlsOptions)) : ''}`;
     let agent = this.pools.get(key);
     if (!agent) {
-      const { ProxyAgent, Pool } = undici();
-      agent = new ProxyAgent({
-        uri: proxyUrl,
-        connections,
-        ...(tlsOptions ? { requestTls: tlsOptions as never } : {}),
-        clientFactory: (origin: URL, opts: object) => new Pool(origin, { ...opts, connect: this.connector() }),
-      });
+      const spec = parseProxyUrl(proxyUrl);
+      const { ProxyAgent, Pool, Agent } = undici();
+      agent =
+        spec.protocol === 'socks5:' || spec.protocol === 'socks5h:'
+          ? new Agent({ connections, connect: socksConnector({ spec, resolveProxy: (h, p) => this.resolve(h, p), timeoutMs: this.connectTimeout, ...(tlsOptions ? { tls: tlsOptions } : {}) }) })
+          : new ProxyAgent({
+              uri: proxyUrl,
+              connections,
+              ...(tlsOptions ? { requestTls: tlsOptions as never } : {}),
+              clientFactory: (origin: URL, opts: object) => new Pool(origin, { ...opts, connect: this.connector() }),
+            });
+      if (this.loopbackOnly) agent = agent.compose(destinationGuard((host) => this.refusedDestination(host)));
       this.pools.set(key, agent);
     }
     return agent;
+  }
+
+  /** Close and drop the dispatchers of a proxy URL (its assignment or settings changed). */
+  async forgetProxy(proxyUrl: string): Promise<void> {
+    const prefix = `proxy:${proxyUrl}:`;
+    const gone: Dispatcher[] = [];
+    for (const [k, a] of this.pools) {
+      if (k.startsWith(prefix)) {
+        gone.push(a);
+        this.pools.delete(k);
+      }
+    }
+    await Promise.all(gone.map((a) => a.close().catch(() => undefined)));
+  }
+
+  /** In loopback-only mode, the reason a destination reached through a proxy is refused. */
+  private refusedDestination(host: string): Error | undefined {
+    const h = this.mapped(host, 0).host;
+    if (h === 'localhost' || isLoopback(h)) return undefined;
+    return new EgressRefusedError(`egress refused: ${host} through a proxy is not loopback (loopback-only mode)`);
   }
 
   /**

@@ -11,6 +11,7 @@ import { emptyUsage } from './canonical.js';
 import type { Principal } from './auth.js';
 import { costOf, mediaCostOf, type MediaUsage } from './pricing.js';
 import { callUpstream, type UpstreamResult } from './providers/index.js';
+import type { CallOptions } from './providers/types.js';
 import { accountUsage } from './limits/index.js';
 import { AttemptsFailed, runAttempts, type AttemptDeps } from './routing/attempts.js';
 import type { AttemptSubject, RequestInfo } from './routing/policy.js';
@@ -98,9 +99,8 @@ export async function startCompletion(svc: GatewayServices, input: CompletionInp
     attemptDeps(svc),
     (s, signal) =>
       callUpstream(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, forTarget(input.canonical, s.modelId, resolution.noThinking), {
-        egress: svc.egress,
+        ...upstreamOptions(svc, s.provider.config.id, s.account.id),
         signal,
-        now: () => svc.clock.now(),
       }),
   );
   // The provider's concurrency slot is held for as long as the upstream call runs.
@@ -115,6 +115,11 @@ export async function startCompletion(svc: GatewayServices, input: CompletionInp
     startedAt,
     latencyMs: svc.clock.now() - startedAt,
   };
+}
+
+/** Call options of an upstream call for one provider account: the egress layer, its assigned proxy, the clock. */
+export function upstreamOptions(svc: GatewayServices, providerId: string, accountId: string | undefined, signal?: AbortLike): CallOptions {
+  return { egress: svc.egress, dispatcher: svc.proxies.dispatcherFor(providerId, accountId), signal, now: () => svc.clock.now() };
 }
 
 /** What the attempt loop needs from the services. */

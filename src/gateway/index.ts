@@ -30,6 +30,9 @@ import { LayeredSettings } from './runtime-settings.js';
 import type { GatewayServices, RuntimeSettings } from './services.js';
 import { GatewayState } from './state.js';
 import { GATEWAY_MIGRATIONS, GatewayStore } from './store.js';
+import { ProxyRegistry, type ProxyRecord } from './proxies/registry.js';
+import { ProxyProber } from './proxies/probe.js';
+import { firstProviderUrl } from './proxies/routes.js';
 import { ensureVersion, versionBefore, versionPaths } from './telemetry.js';
 import { UsageRecorder } from './usage.js';
 import { FileService } from './files/service.js';
@@ -197,6 +200,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     webhooks.emit(event, { id: b.id, status: b.status, endpoint: b.endpoint, inputFileId: b.inputFileId, outputFileId: b.outputFileId ?? null, errorFileId: b.errorFileId ?? null, ...(b.errors ? { errors: b.errors } : {}) }),
   );
 
+  const proxies = new ProxyRegistry(db.store, ctx.egress, () => ctx.clock.now());
   const svc: GatewayServices = {
     state,
     auth,
@@ -231,12 +235,25 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     a2a: new A2aService(new TaskStore(db.store), () => svc, env.GATEWAY_API_KEY || undefined),
     internal: () => Promise.reject(new Error('the gateway is not started')),
     skills: new SkillService(new SkillStore(db.store), () => state.fileConfig.skills, ctx.egress, ctx.clock, ctx.log, (id) => state.catalog.keysById.has(id)),
+    proxies,
+    proxyProber: new ProxyProber(proxies, ctx.egress, (p) => proxyProbeTarget(svc, p), () => ctx.clock.now(), ctx.log),
     log: ctx.log,
     version: ctx.version,
     startedAt: ctx.clock.now(),
     sleep: sleepWithSignal,
   };
   return svc;
+}
+
+/** What a proxy is probed against: a provider it serves (the first assignment's), or a TCP check. */
+function proxyProbeTarget(svc: GatewayServices, p: ProxyRecord): string | undefined {
+  for (const a of svc.proxies.assignments({ proxyId: p.id })) {
+    if (a.scope === 'global') return firstProviderUrl(svc);
+    for (const rt of svc.state.catalog.providers.values()) {
+      if ((a.scope === 'provider' && rt.config.id === a.scopeId) || (a.scope === 'connection' && rt.config.accounts.some((x) => x.id === a.scopeId))) return rt.conn.baseUrl;
+    }
+  }
+  return undefined;
 }
 
 export const gatewayComponent: ComponentDefinition = {
@@ -290,6 +307,7 @@ export const gatewayComponent: ComponentDefinition = {
         if (schedule) svc.backups.schedule(schedule.intervalMs, schedule.keep, (e) => ctx.log.error({ err: e }, 'gateway: scheduled backup failed'));
         svc.batches.start();
         svc.webhooks.start();
+        svc.proxyProber.start();
         svc.a2a.tasks.failInterrupted(ctx.clock.now());
       },
       reload() {
@@ -310,6 +328,7 @@ export const gatewayComponent: ComponentDefinition = {
         await svc.webhooks.stop();
         await svc.mcp.closeAll();
         svc.backups.stop();
+        svc.proxyProber.stop();
         bridge.close();
         svc.skills.close();
         svc.files.stop();

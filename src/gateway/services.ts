@@ -14,6 +14,8 @@ import type { McpService } from './agents/mcp/server.js';
 import type { A2aService } from './agents/a2a/service.js';
 import type { InProcessCall } from './in-process.js';
 import type { SkillService } from './skills/service.js';
+import type { ProxyRegistry } from './proxies/registry.js';
+import type { ProxyProber } from './proxies/probe.js';
 import type { FileService } from './files/service.js';
 import type { BatchService } from './batches/service.js';
 import type { Logger } from 'pino';
@@ -85,6 +87,9 @@ export interface GatewayServices {
   memory: MemoryStore;
   /** Skills: installed manifests, the sandbox pool, executions. */
   skills: SkillService;
+  /** Outbound proxies and their assignments (global, provider, connection); their health probes. */
+  proxies: ProxyRegistry;
+  proxyProber: ProxyProber;
   /** The MCP server's sessions, tools and audit log. */
   mcp: McpService;
   /** A2A tasks and skills. */

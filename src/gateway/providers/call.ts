@@ -58,6 +58,7 @@ async function runStreamChat(c: ChatCall): Promise<UpstreamResult> {
       headers: { 'content-type': 'application/json', accept: 'text/event-stream, application/x-ndjson', ...c.headers },
       body: JSON.stringify(c.body),
       egress: c.opts.egress,
+      dispatcher: c.opts.dispatcher,
       signal: controller.signal,
       headersTimeoutMs: timeout,
       bodyTimeoutMs: c.conn.streamIdleTimeoutMs ?? timeout,
@@ -93,6 +94,7 @@ async function runJsonChat(c: ChatCall): Promise<UpstreamResult> {
     headers: { 'content-type': 'application/json', accept: 'application/json', ...c.headers },
     body: JSON.stringify(c.body),
     egress: c.opts.egress,
+    dispatcher: c.opts.dispatcher,
     signal: c.opts.signal,
     headersTimeoutMs: timeout,
     bodyTimeoutMs: c.conn.streamIdleTimeoutMs ?? timeout,
@@ -141,7 +143,7 @@ export async function getJson(conn: ProviderConnection, url: string, headers: Re
   const timeout = Math.min(conn.timeoutMs ?? 30_000, 60_000);
   return jsonCall(
     url,
-    { method: 'GET', headers: { accept: 'application/json', ...headers }, egress: opts.egress, signal: opts.signal, headersTimeoutMs: timeout, bodyTimeoutMs: timeout },
+    { method: 'GET', headers: { accept: 'application/json', ...headers }, egress: opts.egress, dispatcher: opts.dispatcher, signal: opts.signal, headersTimeoutMs: timeout, bodyTimeoutMs: timeout },
     opts.now ?? Date.now,
   );
 }
@@ -161,6 +163,7 @@ export async function postJson(
       headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
       body: JSON.stringify(body),
       egress: opts.egress,
+      dispatcher: opts.dispatcher,
       signal: opts.signal,
       headersTimeoutMs: timeout,
       bodyTimeoutMs: timeout,
@@ -186,6 +189,7 @@ export async function postJsonForStream(
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
     egress: opts.egress,
+    dispatcher: opts.dispatcher,
     signal: opts.signal,
     headersTimeoutMs: timeout,
     bodyTimeoutMs: timeout,
@@ -201,7 +205,7 @@ export async function postJsonForStream(
 export async function postForm(conn: ProviderConnection, url: string, headers: Record<string, string>, form: UpstreamForm, opts: CallOptions): Promise<{ contentType: string; text: string }> {
   const timeout = conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const signal = opts.signal ?? NOT_ABORTED;
-  const res = await upstreamRequest(url, { headers, body: form, egress: opts.egress, signal: opts.signal, headersTimeoutMs: timeout, bodyTimeoutMs: timeout });
+  const res = await upstreamRequest(url, { headers, body: form, egress: opts.egress, dispatcher: opts.dispatcher, signal: opts.signal, headersTimeoutMs: timeout, bodyTimeoutMs: timeout });
   if (res.status < 200 || res.status >= 300) throw await httpError(res, signal, (opts.now ?? Date.now)());
   return { contentType: res.headers['content-type'] ?? 'application/json', text: await readText(res, signal) };
 }

@@ -32,6 +32,8 @@ export interface UpstreamRequestInit {
   /** A string, or a multipart form (undici encodes it, streaming file-backed parts). */
   body?: string | UpstreamForm;
   egress: Egress;
+  /** The dispatcher of the connection's assigned outbound proxy; none: the egress layer's own. */
+  dispatcher?: Dispatcher;
   /** Aborts the call; none: it runs until its timeouts. */
   signal?: AbortLike;
   /** Time allowed for the response headers (ms). */
@@ -103,7 +105,7 @@ export async function upstreamRequest(url: string, init: UpstreamRequestInit): P
   const target = targetOf(url);
   try {
     // The dispatcher's own request(): undici.request(url) would parse the URL again on every call.
-    const res = await init.egress.dispatcher.request({
+    const res = await (init.dispatcher ?? init.egress.dispatcher).request({
       origin: target.origin,
       path: target.path,
       method: init.method ?? 'POST',
@@ -259,7 +261,7 @@ export function upstreamBuffered(url: string, init: UpstreamRequestInit, maxByte
   return new Promise((resolve, reject) => {
     const handler = new BufferedCall(init.signal, target.what, maxBytes, (r, ok) => (ok ? resolve(r as UpstreamBufferedResponse) : reject(r)));
     try {
-      init.egress.dispatcher.dispatch(
+      (init.dispatcher ?? init.egress.dispatcher).dispatch(
         {
           origin: target.origin,
           path: target.path,

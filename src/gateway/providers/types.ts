@@ -68,6 +68,8 @@ export interface ProviderAccount {
 
 export interface CallOptions {
   egress: Egress;
+  /** The connection's assigned outbound proxy (src/gateway/proxies); none: direct through the egress layer. */
+  dispatcher?: import('undici').Dispatcher;
   /** Aborts the upstream request (client disconnected, combo timeout). */
   signal?: AbortLike;
   /** Milliseconds-since-epoch source for latency (defaults to Date.now). */

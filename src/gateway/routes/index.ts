@@ -18,6 +18,7 @@ import { skillRoutes } from '../skills/routes.js';
 import { agentSkillRoutes } from '../agent-skills/routes.js';
 import { mcpRoutes } from '../agents/mcp/routes.js';
 import { settingsRoutes } from '../ops/settings-routes.js';
+import { proxyRoutes } from '../proxies/routes.js';
 import { systemRoutes } from '../ops/system-routes.js';
 import { complianceRoutes } from '../ops/compliance-routes.js';
 import { monitoringRoutes } from '../ops/monitoring-routes.js';
@@ -123,6 +124,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   guardrailRoutes(r, () => svc.state.fileConfig.guardrails);
   compressionRoutes(r, svc.compression, () => svc.clock.now());
   settingsRoutes(r, svc, () => svc.mcp.configChanged());
+  proxyRoutes(r, svc);
   systemRoutes(r, svc, svc.backups, svc.system);
   monitoringRoutes(r, svc);
   complianceRoutes(r, svc.policies, svc.audit, (id) => svc.state.catalog.keysById.has(id), () => svc.clock.now());

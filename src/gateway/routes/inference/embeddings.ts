@@ -9,7 +9,7 @@ import type { RequestContext } from '../../../http/context.js';
 import { sendJson } from '../../../http/respond.js';
 import type { Route, Router } from '../../../http/router.js';
 import type { Principal } from '../../auth.js';
-import { costFor, failRequest, recordRequest, resolveFor, type FinishInfo } from '../../completion.js';
+import { costFor, failRequest, recordRequest, resolveFor, upstreamOptions, type FinishInfo } from '../../completion.js';
 import { guardJson } from './guard.js';
 import { assertEmbeddingSupport, parseEmbeddingsRequest, renderEmbeddingsResponse } from '../../embeddings.js';
 import { callEmbeddings, modelCapabilities, modelSpec } from '../../providers/index.js';
@@ -51,7 +51,7 @@ async function serveEmbeddings(ctx: RequestContext, svc: GatewayServices, provid
       assertEmbeddingSupport(req, modelCapabilities(t.provider.conn, t.modelId), t.ref, declaredType(t.provider.conn, t.modelId)); // throws the 400
     }
     const request = { resolution, capable, principal, requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), abort };
-    const attempted = await attemptOperation(svc, request, (s, signal) => callEmbeddings(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, { ...req, model: s.modelId }, { egress: svc.egress, signal, now: () => svc.clock.now() }));
+    const attempted = await attemptOperation(svc, request, (s, signal) => callEmbeddings(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, { ...req, model: s.modelId }, upstreamOptions(svc, s.provider.config.id, s.account.id, signal)));
     release = attempted.release;
     const run = attempted.run;
     run.release();

@@ -13,7 +13,7 @@ import { badRequest } from '../../../http/errors.js';
 import { removeSpooled, spoolForm, type FormSpoolOptions, type SpooledForm } from '../../../http/multipart-spool.js';
 import { sendText } from '../../../http/respond.js';
 import type { Principal } from '../../auth.js';
-import { costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
+import { costFor, failRequest, recordRequest, resolveFor, upstreamOptions } from '../../completion.js';
 import type { MediaUsage } from '../../pricing.js';
 import { newUpstreamForm } from '../../providers/http.js';
 import { callFormOperation } from '../../providers/index.js';
@@ -61,7 +61,7 @@ export async function serveFormOperation(ctx: RequestContext, svc: GatewayServic
       for (const [k, v] of Object.entries(form.fields)) upstream.append(k, k === 'model' ? s.modelId : v);
       for (const [k, vs] of Object.entries(form.lists)) for (const v of vs) upstream.append(`${k}[]`, v);
       for (const f of form.files) upstream.append(f.field, await openAsBlob(f.path, { type: f.mimeType }), f.filename);
-      return await callFormOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, op.path, upstream, { egress: svc.egress, signal, now: () => svc.clock.now() });
+      return await callFormOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, op.path, upstream, upstreamOptions(svc, s.provider.config.id, s.account.id, signal));
     });
     release = attempted.release;
     const run = attempted.run;

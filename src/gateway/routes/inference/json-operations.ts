@@ -15,7 +15,7 @@ import { sendJson } from '../../../http/respond.js';
 import type { Route, Router } from '../../../http/router.js';
 import type { Principal } from '../../auth.js';
 import type { MediaUsage } from '../../pricing.js';
-import { costFor, failRequest, recordRequest, resolveFor, type FinishInfo } from '../../completion.js';
+import { costFor, failRequest, recordRequest, resolveFor, upstreamOptions, type FinishInfo } from '../../completion.js';
 import { guardJson } from './guard.js';
 import { callJsonOperation } from '../../providers/index.js';
 import type { Resolution } from '../../routing/resolve.js';
@@ -157,7 +157,7 @@ async function serve(ctx: RequestContext, svc: GatewayServices, op: Operation, p
     resolution = resolveFor(svc, model, principal, providerScope);
     const capable = capableTargets(resolution, { fn: 'jsonOperation', path: op.path, route: op.route, endpoint: op.endpoint, type: op.type }, raw);
     const request = { resolution, capable, principal, requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), abort };
-    const attempted = await attemptOperation(svc, request, (s, signal) => callJsonOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, op.path, { ...raw, model: s.modelId }, { egress: svc.egress, signal, now: () => svc.clock.now() }));
+    const attempted = await attemptOperation(svc, request, (s, signal) => callJsonOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, op.path, { ...raw, model: s.modelId }, upstreamOptions(svc, s.provider.config.id, s.account.id, signal)));
     release = attempted.release;
     const run = attempted.run;
     run.release();

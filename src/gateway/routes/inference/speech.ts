@@ -12,7 +12,7 @@ import type { RequestContext } from '../../../http/context.js';
 import { badRequest } from '../../../http/errors.js';
 import type { Route, Router } from '../../../http/router.js';
 import type { Principal } from '../../auth.js';
-import { costFor, failRequest, recordRequest, resolveFor } from '../../completion.js';
+import { costFor, failRequest, recordRequest, resolveFor, upstreamOptions } from '../../completion.js';
 import { callStreamOperation } from '../../providers/index.js';
 import type { Resolution } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
@@ -51,7 +51,7 @@ async function serveSpeech(ctx: RequestContext, svc: GatewayServices, providerSc
     resolution = resolveFor(svc, model, principal, providerScope);
     const capable = capableTargets(resolution, { fn: 'streamOperation', path: '/audio/speech', route: '/v1/audio/speech', endpoint: 'speech', type: 'speech' }, raw);
     const request = { resolution, capable, principal, requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), abort };
-    const attempted = await attemptOperation(svc, request, (s, signal) => callStreamOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, '/audio/speech', { ...raw, model: s.modelId }, { egress: svc.egress, signal, now: () => svc.clock.now() }));
+    const attempted = await attemptOperation(svc, request, (s, signal) => callStreamOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, '/audio/speech', { ...raw, model: s.modelId }, upstreamOptions(svc, s.provider.config.id, s.account.id, signal)));
     release = attempted.release;
     const run = attempted.run;
     const usage = { inputTokens: (raw.input as string).length, outputTokens: 0 };

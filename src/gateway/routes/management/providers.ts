@@ -3,6 +3,7 @@
  * bulk key import, heterogeneous import with per-row results). Providers from gateway.yaml are listed
  * but read-only here (409: edit the file).
  */
+import { upstreamOptions } from '../../completion.js';
 import { badRequest, conflict, HttpError, notFound } from '../../../http/errors.js';
 import { readBody, mediaType, parseJson } from '../../../http/body.js';
 import type { RequestContext } from '../../../http/context.js';
@@ -40,13 +41,13 @@ export async function testConnection(svc: GatewayServices, p: ProviderConfig, mo
         conn,
         { id: acc.id, apiKey: acc.apiKey },
         { model, messages: [{ role: 'user', content: [{ type: 'text', text: 'ping' }] }], maxTokens: 1, stream: false },
-        { egress: svc.egress, signal },
+        upstreamOptions(svc, p.id, acc.id, signal),
       );
       const sample = r.stream ? '' : textOf(r.response.content).slice(0, 80);
       if (r.stream) r.cancel();
       return { ok: true, latencyMs: svc.clock.now() - t0, method: 'chat', sample };
     }
-    const models = await listUpstreamModels(conn, { id: acc.id, apiKey: acc.apiKey }, { egress: svc.egress, signal });
+    const models = await listUpstreamModels(conn, { id: acc.id, apiKey: acc.apiKey }, upstreamOptions(svc, p.id, acc.id, signal));
     return { ok: true, latencyMs: svc.clock.now() - t0, method: 'models', models: models.length };
   } catch (e) {
     return {
@@ -307,7 +308,7 @@ export function providerRoutes(r: Router, svc: GatewayServices): void {
       if (wantUpstream) {
         const acc = rt.config.accounts.find((a) => a.enabled) ?? keylessAccount(rt.config.id);
         try {
-          upstream = await listUpstreamModels(rt.conn, { id: acc.id, apiKey: acc.apiKey }, { egress: svc.egress, signal: AbortSignal.timeout(30_000) });
+          upstream = await listUpstreamModels(rt.conn, { id: acc.id, apiKey: acc.apiKey }, upstreamOptions(svc, rt.config.id, acc.id, AbortSignal.timeout(30_000)));
         } catch (e) {
           upstreamError = isUpstreamError(e) ? `${e.status} ${e.upstreamMessage || e.message}` : (e as Error).message;
         }
