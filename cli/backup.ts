@@ -1,5 +1,6 @@
 /**
- * `ctl backup create|list|restore|export|import`: backups of the gateway's database. Over the
+ * `ctl backup create|list|restore|export|export-all|import`: backups of the gateway's database, and an
+ * archive of the whole state. Over the
  * control socket no key is needed; with --url pass --api-key (or CTL_GATEWAY_API_KEY), a
  * management-scoped key. Exports and imports are streamed.
  */
@@ -19,7 +20,7 @@ interface BackupView {
 }
 
 export function register(program: Command): void {
-  const b = program.command('backup').description('backups of the gateway database: create, list, restore, export, import').option('--api-key <key>', 'management API key (with --url)');
+  const b = program.command('backup').description('backups of the gateway database: create, list, restore, export, import; export-all: the whole state').option('--api-key <key>', 'management API key (with --url)');
   const auth = (): Record<string, string> => {
     const key = (b.opts() as { apiKey?: string }).apiKey ?? process.env.CTL_GATEWAY_API_KEY;
     return key ? { Authorization: `Bearer ${key}` } : {};
@@ -66,6 +67,18 @@ export function register(program: Command): void {
     .action(
       action(async (o: { out: string }) => {
         const res = await sendStream('GET', '/api/db-backups/export', { ...auth() }, (req) => req.end());
+        await check(res);
+        await pipeline(res, createWriteStream(o.out, { mode: 0o600 }));
+        process.stderr.write(`wrote ${o.out} (${statSync(o.out).size} bytes)\n`);
+      }),
+    );
+  b.command('export-all')
+    .description('download a .tar.gz of every component database and configuration file (credentials left out unless --secrets)')
+    .option('--out <file>', 'where to write it', `ctl-state-${new Date().toISOString().slice(0, 10)}.tar.gz`)
+    .option('--secrets', 'include API keys, passwords, private keys and DIR/secrets (admin)')
+    .action(
+      action(async (o: { out: string; secrets?: boolean }) => {
+        const res = await sendStream('GET', `/api/db-backups/exportAll${o.secrets ? '?secrets=1' : ''}`, { ...auth() }, (req) => req.end());
         await check(res);
         await pipeline(res, createWriteStream(o.out, { mode: 0o600 }));
         process.stderr.write(`wrote ${o.out} (${statSync(o.out).size} bytes)\n`);

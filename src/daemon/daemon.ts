@@ -28,6 +28,7 @@ import { loadStartupConfig, serverSettings, type StartupConfig } from './startup
 import { Listener, type ListenerHandlers } from './listener.js';
 import { ctlVersion } from './version.js';
 import { createLogger } from './logger.js';
+import { stateArchive } from './state-archive.js';
 import { COMPONENTS } from './components.js';
 import { alertsEnabled, ComponentAlerts, type AlertSink } from './internal-alerts.js';
 import type { createRateLimiter, RateLimiter } from '../ratelimit/index.js';
@@ -277,6 +278,7 @@ export class Daemon implements DaemonControl {
       shutdown: () => {
         setImmediate(() => process.kill(process.pid, 'SIGTERM'));
       },
+      exportState: (o: { secrets: boolean }) => stateArchive({ dir: this.paths.dir, configPath: this.opts.configPath, secrets: o.secrets, version: this.version, now: this.clock.now() }),
       egress: this.egress,
       config: this.startup.sections[def.name] ?? {},
       env: this.opts.env ?? process.env,

@@ -67,6 +67,11 @@ export interface ComponentContext {
    */
   restart?(prepare?: () => void | Promise<void>): Promise<void>;
   /** Stop the whole daemon gracefully, as SIGTERM does. Absent outside the daemon. */
+  /**
+   * A gzipped tar of the daemon's state: every component database (consistent copies), configuration
+   * files, certificates, a manifest; credentials left out or overwritten unless `secrets`.
+   */
+  exportState?(opts: { secrets: boolean }): Promise<import('node:stream').Readable>;
   shutdown?(): void;
 }
 

@@ -29,6 +29,13 @@ export interface StoreOptions {
   busyTimeoutMs?: number;
 }
 
+/** Every Store open in this process (the state archive backs each up through its own connection). */
+const OPEN = new Set<Store>();
+
+export function openStores(): Store[] {
+  return [...OPEN];
+}
+
 export class Store {
   private current: Db | null = null;
   private readonly statements = new Map<string, Statement>();
@@ -78,6 +85,7 @@ export class Store {
       this.current.close();
       this.current = null;
     }
+    OPEN.delete(this);
   }
 
   reopen(): void {
@@ -103,6 +111,7 @@ export class Store {
       throw e;
     }
     this.current = db;
+    OPEN.add(this);
   }
 }
 

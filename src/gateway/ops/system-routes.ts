@@ -6,11 +6,14 @@
  *   GET  /api/db-backups/export       the live database as an SQLite file
  *   POST /api/db-backups/import       an SQLite file as the body: checked (400 and nothing changed when it is
  *                                     not a gateway database of a known schema version), then restored as above
+ *   GET  /api/db-backups/exportAll    a .tar.gz of every component database and configuration file;
+ *                                     credentials only with secrets=1 (control socket, login or admin-scoped key)
  *   GET  /api/init                    first-run state
  *   POST /api/restart                 restart the gateway component (the daemon's other APIs keep serving)
  *   POST /api/shutdown                stop the daemon gracefully
  */
 import { createReadStream, rmSync } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { RequestContext } from '../../http/context.js';
 import { HttpError } from '../../http/errors.js';
@@ -27,6 +30,7 @@ const validateRestore = compile(Type.Object({ id: Type.String({ minLength: 1, ma
 export interface SystemControls {
   restart?: (prepare?: () => void | Promise<void>) => Promise<void>;
   shutdown?: () => void;
+  exportState?: (opts: { secrets: boolean }) => Promise<Readable>;
 }
 
 const view = (b: { id: string; bytes: number; createdAt: string; schemaVersion: number | null }) => ({ id: b.id, bytes: b.bytes, createdAt: b.createdAt, schemaVersion: b.schemaVersion });
@@ -72,6 +76,23 @@ export function systemRoutes(r: Router, svc: GatewayServices, backups: GatewayBa
       s.on('close', done);
       ctx.res.on('close', () => s.destroy());
       s.pipe(ctx.res);
+      await new Promise<void>((resolve) => ctx.res.on('close', () => resolve()));
+    }),
+  );
+  m(
+    r.get('/api/db-backups/exportAll', async (ctx) => {
+      if (!controls.exportState) throw new HttpError(503, 'exporting the whole state needs the daemon (this gateway runs embedded)', { code: 'export_unavailable' });
+      const secrets = /^(1|true|yes)$/i.test(ctx.query.get('secrets') ?? '');
+      if (secrets) svc.auth.checkAdmin(ctx);
+      const archive = await controls.exportState({ secrets });
+      const name = `ctl-state-${new Date(svc.clock.now()).toISOString().replace(/[:.]/g, '-')}.tar.gz`;
+      ctx.res.writeHead(200, { 'Content-Type': 'application/gzip', 'Content-Disposition': `attachment; filename="${name}"` });
+      ctx.res.on('close', () => archive.destroy());
+      archive.on('error', (e) => {
+        svc.log.error({ err: e }, 'gateway: state archive failed');
+        ctx.res.destroy(e);
+      });
+      archive.pipe(ctx.res);
       await new Promise<void>((resolve) => ctx.res.on('close', () => resolve()));
     }),
   );
