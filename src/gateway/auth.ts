@@ -16,7 +16,7 @@ import type { Clock } from '../http/clock.js';
 import type { Catalog } from './catalog.js';
 import { sha256Hex } from './config-file.js';
 import type { GatewayStore } from './store.js';
-import type { ApiKeyRecord } from './types.js';
+import type { ApiKeyRecord, KeyScope } from './types.js';
 
 const scrypt = promisify(scryptCb) as (password: string, salt: Buffer, keylen: number) => Promise<Buffer>;
 
@@ -186,13 +186,21 @@ export class GatewayAuth {
    * usable key, 403 when it lacks the scope), whatever REQUIRE_API_KEY says.
    */
   mcp(ctx: RequestContext): Principal {
+    return this.scoped(ctx, ['mcp'], 'MCP');
+  }
+
+  /**
+   * The control socket, or a Bearer API key with one of `scopes` (401 without a usable key, 403 when
+   * it has none of them), whatever REQUIRE_API_KEY says. `what` names the feature in the 401.
+   */
+  scoped(ctx: RequestContext, scopes: readonly KeyScope[], what: string): Principal {
     if (ctx.viaSocket) return { trusted: true };
     const raw = presentedKey(ctx);
-    if (raw === undefined) throw new HttpError(401, 'MCP needs an API key with the mcp scope: send Authorization: Bearer <key>', { code: 'missing_api_key' });
+    if (raw === undefined) throw new HttpError(401, `${what} needs an API key with the ${scopes.join(' or ')} scope: send Authorization: Bearer <key>`, { code: 'missing_api_key' });
     const now = this.clock.now();
     const key = this.lookup(raw);
     if (!key || !keyUsable(key, now)) throw new HttpError(401, key ? 'API key is disabled, revoked or expired' : 'invalid API key', { code: 'invalid_api_key' });
-    if (!key.scopes.includes('mcp')) throw new HttpError(403, `API key "${key.name}" lacks the mcp scope`, { code: 'insufficient_scope' });
+    if (!scopes.some((s) => key.scopes.includes(s))) throw new HttpError(403, `API key "${key.name}" lacks the ${scopes.join(' or ')} scope`, { code: 'insufficient_scope' });
     this.touch(key, now);
     return { key, trusted: false };
   }

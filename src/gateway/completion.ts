@@ -85,7 +85,7 @@ export async function startCompletion(svc: GatewayServices, input: CompletionInp
   const startedAt = svc.clock.now();
   const resolution = resolved ?? resolveFor(svc, input.canonical.model, input.principal, input.providerScope);
   const settings = svc.state.catalog.settings;
-  const request: RequestInfo = { requestId: input.requestId, sessionId: input.sessionId, apiKeyId: input.principal.key?.id };
+  const request: RequestInfo = { requestId: input.requestId, sessionId: input.sessionId, apiKeyId: input.principal.key?.id, accountId: input.principal.key?.accountId };
   const ordered = preferPinned(svc, resolution, orderTargets(resolution.strategy, resolution.combo?.name, resolution.targets, svc.strategy), request);
   const run = await runAttempts(
     {

@@ -32,6 +32,8 @@ import { GatewayState } from './state.js';
 import { GATEWAY_MIGRATIONS, GatewayStore } from './store.js';
 import { ProxyRegistry, type ProxyRecord } from './proxies/registry.js';
 import { ProxyProber } from './proxies/probe.js';
+import { DEFAULT_QUOTAS, RegisteredKeys, type RegisteredKeyQuotas } from './registered-keys/service.js';
+import { issueTrackerConfig } from './registered-keys/tracker.js';
 import { firstProviderUrl } from './proxies/routes.js';
 import { ensureVersion, versionBefore, versionPaths } from './telemetry.js';
 import { UsageRecorder } from './usage.js';
@@ -125,6 +127,22 @@ function webhookSettings(config: Record<string, unknown>): WebhookSettings {
   };
 }
 
+/** ctl.yaml `gateway.registered_keys`: issuance quotas (max_active_per_issuer, max_issued_per_hour, max_active_per_account). */
+function registeredKeyQuotas(config: Record<string, unknown>): RegisteredKeyQuotas {
+  const q = config.registered_keys;
+  if (q === undefined || q === null) return DEFAULT_QUOTAS;
+  if (typeof q !== 'object' || Array.isArray(q)) throw new Error('ctl.yaml gateway.registered_keys must be a mapping');
+  const o = q as Record<string, unknown>;
+  const names = { max_active_per_issuer: 'maxActivePerIssuer', max_issued_per_hour: 'maxIssuedPerHour', max_active_per_account: 'maxActivePerAccount' } as const;
+  const out: RegisteredKeyQuotas = { ...DEFAULT_QUOTAS };
+  for (const [k, v] of Object.entries(o)) {
+    if (!(k in names)) throw new Error(`ctl.yaml gateway.registered_keys: unknown field ${k}`);
+    if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 1_000_000) throw new Error(`ctl.yaml gateway.registered_keys.${k} must be an integer from 0 to 1000000`);
+    out[names[k as keyof typeof names]] = v as number;
+  }
+  return out;
+}
+
 /** The principal a batch's lines run as: the key that created it, while it is usable. */
 function batchPrincipal(state: GatewayState, owner: string, now: number): Principal | string {
   if (owner === '') return { trusted: false };
@@ -201,6 +219,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
   );
 
   const proxies = new ProxyRegistry(db.store, ctx.egress, () => ctx.clock.now());
+  const quotas = registeredKeyQuotas(ctx.config ?? {});
   const svc: GatewayServices = {
     state,
     auth,
@@ -236,6 +255,10 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     internal: () => Promise.reject(new Error('the gateway is not started')),
     skills: new SkillService(new SkillStore(db.store), () => state.fileConfig.skills, ctx.egress, ctx.clock, ctx.log, (id) => state.catalog.keysById.has(id)),
     proxies,
+    registeredKeys: new RegisteredKeys(db.store, state, budgets, () => quotas, () => ctx.clock.now(), (k) =>
+      webhooks.emit('key.created', { id: k.id, name: k.name, prefix: k.prefix, models: k.models, scopes: k.scopes }),
+    ),
+    issueTracker: issueTrackerConfig(ctx.config ?? {}, ctx.env),
     proxyProber: new ProxyProber(proxies, ctx.egress, (p) => proxyProbeTarget(svc, p), () => ctx.clock.now(), ctx.log),
     log: ctx.log,
     version: ctx.version,

@@ -16,6 +16,8 @@ import type { InProcessCall } from './in-process.js';
 import type { SkillService } from './skills/service.js';
 import type { ProxyRegistry } from './proxies/registry.js';
 import type { ProxyProber } from './proxies/probe.js';
+import type { RegisteredKeys } from './registered-keys/service.js';
+import type { IssueTrackerConfig } from './registered-keys/tracker.js';
 import type { FileService } from './files/service.js';
 import type { BatchService } from './batches/service.js';
 import type { Logger } from 'pino';
@@ -90,6 +92,10 @@ export interface GatewayServices {
   /** Outbound proxies and their assignments (global, provider, connection); their health probes. */
   proxies: ProxyRegistry;
   proxyProber: ProxyProber;
+  /** Keys issued through /api/v1/registered-keys, and their quotas. */
+  registeredKeys: RegisteredKeys;
+  /** ctl.yaml gateway.issue_tracker (POST /v1/issues/report); undefined: not configured. */
+  issueTracker?: IssueTrackerConfig;
   /** The MCP server's sessions, tools and audit log. */
   mcp: McpService;
   /** A2A tasks and skills. */

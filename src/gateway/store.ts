@@ -499,6 +499,25 @@ CREATE TABLE proxy_probes (
 CREATE INDEX proxy_probes_ts ON proxy_probes(proxy_id, ts);
 `,
   },
+  {
+    // Issue 21: registered keys (API keys issued through /api/v1/registered-keys), pinned to a provider
+    // account when asked; hourly budgets.
+    version: 12,
+    up: `
+ALTER TABLE budgets ADD COLUMN hourly_limit_usd REAL;
+ALTER TABLE api_keys ADD COLUMN account_id TEXT;
+CREATE TABLE registered_keys (
+  key_id TEXT PRIMARY KEY,
+  issuer TEXT NOT NULL,
+  provider TEXT,
+  account_id TEXT,
+  idempotency_key TEXT,
+  created_at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX registered_keys_idempotency ON registered_keys(issuer, idempotency_key) WHERE idempotency_key IS NOT NULL;
+CREATE INDEX registered_keys_issued ON registered_keys(issuer, created_at);
+`,
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -566,6 +585,7 @@ interface KeyRow {
   revoked_at: number | null;
   created_at: number;
   last_used_at: number | null;
+  account_id?: string | null;
 }
 
 /** A custom model record (`/api/provider-models`). */
@@ -983,6 +1003,7 @@ export class GatewayStore {
       ...(r.revoked_at !== null ? { revokedAt: r.revoked_at } : {}),
       createdAt: r.created_at,
       ...(r.last_used_at !== null ? { lastUsedAt: r.last_used_at } : {}),
+      ...(r.account_id !== null && r.account_id !== undefined ? { accountId: r.account_id } : {}),
       source: 'api' as const,
     }));
   }
@@ -990,8 +1011,8 @@ export class GatewayStore {
   saveKey(k: ApiKeyRecord): void {
     this.store
       .prepare(
-        `INSERT INTO api_keys (id, name, key_hash, key_prefix, models, scopes, enabled, expires_at, revoked_at, created_at, last_used_at)
-         VALUES (@id, @name, @key_hash, @key_prefix, @models, @scopes, @enabled, @expires_at, @revoked_at, @created_at, @last_used_at)
+        `INSERT INTO api_keys (id, name, key_hash, key_prefix, models, scopes, enabled, expires_at, revoked_at, created_at, last_used_at, account_id)
+         VALUES (@id, @name, @key_hash, @key_prefix, @models, @scopes, @enabled, @expires_at, @revoked_at, @created_at, @last_used_at, @account_id)
          ON CONFLICT(id) DO UPDATE SET name=excluded.name, models=excluded.models, scopes=excluded.scopes,
            enabled=excluded.enabled, expires_at=excluded.expires_at, revoked_at=excluded.revoked_at`,
       )
@@ -1007,6 +1028,7 @@ export class GatewayStore {
         revoked_at: k.revokedAt ?? null,
         created_at: k.createdAt,
         last_used_at: k.lastUsedAt ?? null,
+        account_id: k.accountId ?? null,
       });
   }
 

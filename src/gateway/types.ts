@@ -95,7 +95,7 @@ export interface ComboMapping {
   updatedAt: number;
 }
 
-export const KEY_SCOPES = ['inference', 'management', 'mcp', 'admin'] as const;
+export const KEY_SCOPES = ['inference', 'management', 'mcp', 'admin', 'keys'] as const;
 export type KeyScope = (typeof KEY_SCOPES)[number];
 
 export interface ApiKeyRecord {
@@ -113,6 +113,8 @@ export interface ApiKeyRecord {
   revokedAt?: number;
   createdAt: number;
   lastUsedAt?: number;
+  /** A registered key pinned to one provider account: its calls use that account only. */
+  accountId?: string;
   source: Source;
 }
 

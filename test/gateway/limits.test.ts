@@ -70,7 +70,7 @@ describe('budgets', () => {
     const legacy = await gw.req('POST', '/api/usage/budget', { keyId: KEY_ID, limit: 5, period: 'daily' });
     expect(legacy.status).toBe(400);
     expect(legacy.json.error.message).toMatch(/legacy budget shape/);
-    expect((await gw.req('POST', '/api/usage/budget', { apiKeyId: KEY_ID })).json.error.message).toMatch(/at least one of dailyLimitUsd/);
+    expect((await gw.req('POST', '/api/usage/budget', { apiKeyId: KEY_ID })).json.error.message).toMatch(/at least one of hourlyLimitUsd, dailyLimitUsd/);
     expect((await gw.req('POST', '/api/usage/budget', { apiKeyId: KEY_ID, dailyLimitUsd: 0, weeklyLimitUsd: 0 })).status).toBe(400);
     expect((await gw.req('POST', '/api/usage/budget', { apiKeyId: KEY_ID, dailyLimitUsd: 1, warningThreshold: 1.5 })).status).toBe(400);
     expect((await gw.req('POST', '/api/usage/budget', { apiKeyId: KEY_ID, dailyLimitUsd: 1, resetTime: '25:00' })).status).toBe(400);

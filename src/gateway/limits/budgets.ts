@@ -1,5 +1,5 @@
 /**
- * USD budgets per API key (seed `setBudgetSchema`): daily, weekly and monthly limits, each over its
+ * USD budgets per API key (seed `setBudgetSchema`, plus an hourly limit): hourly, daily, weekly and monthly limits, each over its
  * own calendar window (UTC, starting at `resetTime`). Spend is kept in memory per window, seeded from
  * the request log the first time a window is needed and then added to as requests finish, so the
  * check before a request reads no database. A key whose spend in any window reached its limit gets 429
@@ -15,10 +15,11 @@ import { compile } from '../../http/schema.js';
 import type { BudgetConfig, LimitsStore } from './store.js';
 import { RESET_INTERVALS, RESET_TIME_PATTERN, windowAt, type ResetInterval, type Window } from './windows.js';
 
-export const BUDGET_PERIODS = ['daily', 'weekly', 'monthly'] as const;
+export const BUDGET_PERIODS = ['hourly', 'daily', 'weekly', 'monthly'] as const;
 export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
 
-const LIMIT_FIELD: Record<BudgetPeriod, 'dailyLimitUsd' | 'weeklyLimitUsd' | 'monthlyLimitUsd'> = {
+const LIMIT_FIELD: Record<BudgetPeriod, 'hourlyLimitUsd' | 'dailyLimitUsd' | 'weeklyLimitUsd' | 'monthlyLimitUsd'> = {
+  hourly: 'hourlyLimitUsd',
   daily: 'dailyLimitUsd',
   weekly: 'weeklyLimitUsd',
   monthly: 'monthlyLimitUsd',
@@ -29,6 +30,7 @@ const Usd = Type.Number({ minimum: 0, maximum: 1e9 });
 export const SetBudgetSchema = Type.Object(
   {
     apiKeyId: Type.String({ minLength: 1, maxLength: 256 }),
+    hourlyLimitUsd: Type.Optional(Usd),
     dailyLimitUsd: Type.Optional(Usd),
     weeklyLimitUsd: Type.Optional(Usd),
     monthlyLimitUsd: Type.Optional(Usd),
@@ -180,6 +182,7 @@ export class Budgets {
     const primary = b.resetInterval ?? this.periods(b)[0];
     return {
       apiKeyId: b.apiKeyId,
+      ...(b.hourlyLimitUsd !== undefined ? { hourlyLimitUsd: b.hourlyLimitUsd } : {}),
       ...(b.dailyLimitUsd !== undefined ? { dailyLimitUsd: b.dailyLimitUsd } : {}),
       ...(b.weeklyLimitUsd !== undefined ? { weeklyLimitUsd: b.weeklyLimitUsd } : {}),
       ...(b.monthlyLimitUsd !== undefined ? { monthlyLimitUsd: b.monthlyLimitUsd } : {}),

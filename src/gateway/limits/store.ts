@@ -4,6 +4,7 @@ import type { ResetInterval } from './windows.js';
 
 export interface BudgetConfig {
   apiKeyId: string;
+  hourlyLimitUsd?: number;
   dailyLimitUsd?: number;
   weeklyLimitUsd?: number;
   monthlyLimitUsd?: number;
@@ -31,6 +32,7 @@ export interface TokenLimit {
 
 interface BudgetRow {
   api_key_id: string;
+  hourly_limit_usd?: number | null;
   daily_limit_usd: number | null;
   weekly_limit_usd: number | null;
   monthly_limit_usd: number | null;
@@ -64,6 +66,7 @@ export class LimitsStore {
     const rows = this.store.prepare('SELECT * FROM budgets ORDER BY api_key_id').all() as BudgetRow[];
     return rows.map((r) => ({
       apiKeyId: r.api_key_id,
+      ...(r.hourly_limit_usd !== null && r.hourly_limit_usd !== undefined ? { hourlyLimitUsd: r.hourly_limit_usd } : {}),
       ...(r.daily_limit_usd !== null ? { dailyLimitUsd: r.daily_limit_usd } : {}),
       ...(r.weekly_limit_usd !== null ? { weeklyLimitUsd: r.weekly_limit_usd } : {}),
       ...(r.monthly_limit_usd !== null ? { monthlyLimitUsd: r.monthly_limit_usd } : {}),
@@ -78,14 +81,15 @@ export class LimitsStore {
   saveBudget(b: BudgetConfig): void {
     this.store
       .prepare(
-        `INSERT INTO budgets (api_key_id, daily_limit_usd, weekly_limit_usd, monthly_limit_usd, warning_threshold, reset_interval, reset_time, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT(api_key_id) DO UPDATE SET daily_limit_usd=excluded.daily_limit_usd, weekly_limit_usd=excluded.weekly_limit_usd,
+        `INSERT INTO budgets (api_key_id, hourly_limit_usd, daily_limit_usd, weekly_limit_usd, monthly_limit_usd, warning_threshold, reset_interval, reset_time, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT(api_key_id) DO UPDATE SET hourly_limit_usd=excluded.hourly_limit_usd, daily_limit_usd=excluded.daily_limit_usd, weekly_limit_usd=excluded.weekly_limit_usd,
            monthly_limit_usd=excluded.monthly_limit_usd, warning_threshold=excluded.warning_threshold, reset_interval=excluded.reset_interval,
            reset_time=excluded.reset_time, updated_at=excluded.updated_at`,
       )
       .run(
         b.apiKeyId,
+        b.hourlyLimitUsd ?? null,
         b.dailyLimitUsd ?? null,
         b.weeklyLimitUsd ?? null,
         b.monthlyLimitUsd ?? null,

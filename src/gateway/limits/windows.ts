@@ -1,6 +1,7 @@
 /**
  * Calendar windows of budgets and token limits, in UTC: a daily window starts every day at
- * `resetTime` (HH:MM), a weekly one on Monday at `resetTime`, a monthly one on the 1st at `resetTime`.
+ * `resetTime` (HH:MM), a weekly one on Monday at `resetTime`, a monthly one on the 1st at `resetTime`;
+ * an hourly one (budgets only) every hour at the minute of `resetTime`.
  */
 export const RESET_INTERVALS = ['daily', 'weekly', 'monthly'] as const;
 export type ResetInterval = (typeof RESET_INTERVALS)[number];
@@ -20,8 +21,14 @@ function hm(resetTime: string): [number, number] {
 }
 
 /** The window of `interval` that contains `now`. */
-export function windowAt(interval: ResetInterval, resetTime: string, now: number): Window {
+export function windowAt(interval: ResetInterval | 'hourly', resetTime: string, now: number): Window {
   const [h, mi] = hm(resetTime);
+  if (interval === 'hourly') {
+    const HOUR = 3_600_000;
+    let start = Math.floor(now / HOUR) * HOUR + mi * 60_000;
+    if (start > now) start -= HOUR;
+    return { start, end: start + HOUR };
+  }
   const d = new Date(now);
   const y = d.getUTCFullYear();
   const mo = d.getUTCMonth();

@@ -77,6 +77,8 @@ export class ResilientPolicy implements ResiliencePolicy {
 
   accounts(provider: ProviderRuntime, _modelId: string, req: RequestInfo): ProviderAccount[] {
     const list = this.enabledAccounts(provider);
+    // A key pinned to one account uses that account alone (none, if it is disabled).
+    if (req.accountId !== undefined) return list.filter((a) => a.id === req.accountId);
     if (list.length <= 1) return list;
     const s = this.deps.settings().accounts;
     const id = provider.config.id;

@@ -26,6 +26,8 @@ export interface RequestInfo {
   requestId: string;
   sessionId?: string;
   apiKeyId?: string;
+  /** The provider account the key is pinned to (a registered key's accountId). */
+  accountId?: string;
 }
 
 /**

@@ -50,19 +50,20 @@ export function limitRoutes(r: Router, svc: GatewayServices): void {
       const raw = await body(ctx);
       if ('keyId' in raw || 'limit' in raw || 'period' in raw) {
         throw badRequest(
-          'the legacy budget shape {keyId, limit, period} is not supported; send {apiKeyId, dailyLimitUsd?, weeklyLimitUsd?, monthlyLimitUsd?, warningThreshold?, resetInterval?, resetTime?}',
+          'the legacy budget shape {keyId, limit, period} is not supported; send {apiKeyId, hourlyLimitUsd?, dailyLimitUsd?, weeklyLimitUsd?, monthlyLimitUsd?, warningThreshold?, resetInterval?, resetTime?}',
           { code: 'invalid_request' },
         );
       }
       const b = validated(validateSetBudget, raw);
-      if (!((b.dailyLimitUsd ?? 0) > 0 || (b.weeklyLimitUsd ?? 0) > 0 || (b.monthlyLimitUsd ?? 0) > 0)) {
-        throw badRequest('at least one of dailyLimitUsd, weeklyLimitUsd, monthlyLimitUsd must be greater than 0', { code: 'invalid_request' });
+      if (!((b.hourlyLimitUsd ?? 0) > 0 || (b.dailyLimitUsd ?? 0) > 0 || (b.weeklyLimitUsd ?? 0) > 0 || (b.monthlyLimitUsd ?? 0) > 0)) {
+        throw badRequest('at least one of hourlyLimitUsd, dailyLimitUsd, weeklyLimitUsd, monthlyLimitUsd must be greater than 0', { code: 'invalid_request' });
       }
       knownKey(svc, b.apiKeyId);
       const now = svc.clock.now();
       const prev = svc.budgets.get(b.apiKeyId);
       const cfg: BudgetConfig = {
         apiKeyId: b.apiKeyId,
+        ...(b.hourlyLimitUsd ? { hourlyLimitUsd: b.hourlyLimitUsd } : {}),
         ...(b.dailyLimitUsd ? { dailyLimitUsd: b.dailyLimitUsd } : {}),
         ...(b.weeklyLimitUsd ? { weeklyLimitUsd: b.weeklyLimitUsd } : {}),
         ...(b.monthlyLimitUsd ? { monthlyLimitUsd: b.monthlyLimitUsd } : {}),
