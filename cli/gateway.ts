@@ -771,6 +771,37 @@ function registerCache(g: Command): void {
         process.stdout.write(`deleted ${v.deleted} cache entr${v.deleted === 1 ? 'y' : 'ies'}\n`);
       }),
     );
+
+  c.command('reasoning')
+    .description('reasoning kept from tool-calling answers for the next turn (GET /api/cache/reasoning); --clear deletes')
+    .option('--provider <id>', 'only this provider\'s entries')
+    .option('--tool-call-id <id>', 'only this tool call\'s entry')
+    .option('--clear', 'delete the matching entries (all without a filter)')
+    .action(
+      action(async (o: { provider?: string; toolCallId?: string; clear?: boolean }) => {
+        const q = `${o.provider || o.toolCallId ? '?' : ''}${new URLSearchParams({ ...(o.provider ? { provider: o.provider } : {}), ...(o.toolCallId ? { toolCallId: o.toolCallId } : {}) }).toString()}`;
+        if (o.clear) {
+          const v = await gw<{ deleted: number }>('DELETE', `/api/cache/reasoning${q}`);
+          if (outputFormat() !== 'table') return printData(v);
+          process.stdout.write(`deleted ${v.deleted} entr${v.deleted === 1 ? 'y' : 'ies'}\n`);
+          return;
+        }
+        const v = await gw<{ entries: { toolCallId: string; provider: string; model: string; reasoningChars: number; hasSignature: boolean; hits: number; createdAt: string }[] }>('GET', `/api/cache/reasoning${q}`);
+        await printRows(
+          v.entries,
+          [
+            { header: 'tool call', get: (x) => x.toolCallId },
+            { header: 'provider', get: (x) => x.provider },
+            { header: 'model', get: (x) => x.model },
+            { header: 'chars', get: (x) => x.reasoningChars },
+            { header: 'signature', get: (x) => x.hasSignature },
+            { header: 'hits', get: (x) => x.hits },
+            { header: 'created', get: (x) => x.createdAt },
+          ],
+          v,
+        );
+      }),
+    );
 }
 
 // ----------------------------------------------------------------------------- budgets and token limits

@@ -98,14 +98,17 @@ export async function startCompletion(svc: GatewayServices, input: CompletionInp
     },
     attemptDeps(svc),
     (s, signal) =>
-      callUpstream(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, forTarget(input.canonical, s.modelId, resolution.noThinking), {
+      callUpstream(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, forTarget(svc.reasoningCache.restore(input.canonical, s.provider.config.id), s.modelId, resolution.noThinking), {
         ...upstreamOptions(svc, s.provider.config.id, s.account.id),
         signal,
       }),
   );
   // The provider's concurrency slot is held for as long as the upstream call runs.
   if (run.value.stream) void run.value.outcome.finally(run.release);
-  else run.release();
+  else {
+    run.release();
+    svc.reasoningCache.captureResponse(run.subject.provider.config.id, run.subject.modelId, run.value.response);
+  }
   return {
     resolution,
     subject: run.subject,

@@ -32,6 +32,7 @@ import { GatewayState } from './state.js';
 import { GATEWAY_MIGRATIONS, GatewayStore } from './store.js';
 import { ProxyRegistry, type ProxyRecord } from './proxies/registry.js';
 import { ProxyProber } from './proxies/probe.js';
+import { ReasoningCache } from './cache/reasoning.js';
 import { DEFAULT_QUOTAS, RegisteredKeys, type RegisteredKeyQuotas } from './registered-keys/service.js';
 import { issueTrackerConfig } from './registered-keys/tracker.js';
 import { firstProviderUrl } from './proxies/routes.js';
@@ -231,6 +232,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     runtime,
     cache,
     idempotency: new IdempotencyStore(() => ctx.clock.now()),
+    reasoningCache: new ReasoningCache(() => ctx.clock.now()),
     budgets,
     tokenLimits,
     concurrency,

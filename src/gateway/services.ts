@@ -26,6 +26,7 @@ import type { Egress } from '../egress/index.js';
 import type { GatewayAuth } from './auth.js';
 import type { IdempotencyStore } from './cache/idempotency.js';
 import type { ResponseCache } from './cache/response-cache.js';
+import type { ReasoningCache } from './cache/reasoning.js';
 import type { CacheSettings } from './cache/settings.js';
 import type { Budgets } from './limits/budgets.js';
 import type { GatewayMetrics } from './metrics/index.js';
@@ -65,6 +66,8 @@ export interface GatewayServices {
   /** Settings the management API changes (defaults < gateway.yaml < API). */
   runtime: RuntimeSettings;
   cache: ResponseCache;
+  /** Reasoning of tool-calling answers, handed back on the next turn (GET/DELETE /api/cache/reasoning). */
+  reasoningCache: ReasoningCache;
   idempotency: IdempotencyStore;
   budgets: Budgets;
   tokenLimits: TokenLimits;

@@ -20,6 +20,7 @@ import type { CanonicalRequest, CanonicalResponse, ClientFormat, Usage } from '.
 import { mergeUsage } from '../../canonical.js';
 import type { Principal } from '../../auth.js';
 import { ResponseAssembler, type StoredAnswer } from '../../cache/answer.js';
+import { ReasoningTap } from '../../cache/reasoning.js';
 import { idempotencyKeyOf } from '../../cache/idempotency.js';
 import { isDeterministic, requestSignature } from '../../cache/signature.js';
 import { costFor, failRequest, recordRequest, resolveFor, startCompletion, type CompletionStarted, type FinishInfo } from '../../completion.js';
@@ -318,12 +319,15 @@ async function respondStream(
   });
   /** Collects the stream when its answer is to be kept (cache, idempotency). */
   const assembler = signature !== undefined || ticket ? new ResponseAssembler() : undefined;
+  /** Reasoning of a turn that calls tools, for the reasoning cache (only requests that offer tools). */
+  const tap = canonical.tools?.length ? new ReasoningTap() : undefined;
   const onAbort = () => result.cancel();
   abort.addEventListener('abort', onAbort, { once: true });
   let streamError: string | undefined;
   try {
     for await (const chunk of result.chunks) {
       assembler?.push(chunk);
+      tap?.push(chunk);
       if (progress && (chunk.type === 'text' || chunk.type === 'reasoning' || chunk.type === 'tool_call')) progress.count();
       const wait = writeFrames(res, encoder.chunk(chunk));
       if (!res.headersSent) res.flushHeaders(); // an encoder that held its first frames back
@@ -359,6 +363,7 @@ async function respondStream(
     }
   }
   ticket?.complete(kept);
+  if (tap && !failed) tap.flush(svc.reasoningCache, subject.provider.config.id, subject.modelId);
   recordRequest(svc, {
     input: info,
     resolution: started.resolution,

@@ -4,6 +4,8 @@
  *   GET|PATCH  /api/cache           settings and stats; PATCH changes settings
  *   GET|DELETE /api/cache/entries   entries (filters `model`, `signature`, `apiKeyId`, `olderThan`);
  *                                   DELETE removes the matching ones (all without a filter)
+ *   GET|DELETE /api/cache/reasoning reasoning of tool-calling answers kept for the next turn (filters
+ *                                   `toolCallId`, `provider`; DELETE without one empties it)
  */
 import type { RequestContext } from '../../../http/context.js';
 import { badRequest } from '../../../http/errors.js';
@@ -106,4 +108,33 @@ export function cacheRoutes(r: Router, svc: GatewayServices): void {
       ok(ctx, { deleted });
     }),
   );
+  const reasoningFilter = (ctx: RequestContext) => ({
+    ...(ctx.query.get('toolCallId') ? { toolCallId: ctx.query.get('toolCallId')! } : {}),
+    ...(ctx.query.get('provider') ? { provider: ctx.query.get('provider')! } : {}),
+  });
+  m(
+    r.get('/api/cache/reasoning', (ctx) => {
+      const rc = svc.reasoningCache;
+      const limit = intQuery(ctx, 'limit', 50, 1, 1000);
+      const offset = intQuery(ctx, 'offset', 0, 0, 1_000_000_000);
+      const all = rc.list(reasoningFilter(ctx)).reverse(); // newest first
+      ok(ctx, {
+        total: all.length,
+        limit,
+        offset,
+        entries: all.slice(offset, offset + limit).map((e) => ({
+          toolCallId: e.toolCallId,
+          provider: e.provider,
+          model: e.model,
+          reasoningChars: e.reasoning.length,
+          reasoningPreview: e.reasoning.slice(0, 200),
+          hasSignature: e.signature !== undefined,
+          hits: e.hits,
+          createdAt: new Date(e.createdAt).toISOString(),
+        })),
+        stats: { entries: rc.size, bytes: rc.sizeBytes, maxEntries: rc.maxEntries, maxBytes: rc.maxBytes, ttlMs: rc.ttlMs, ...rc.stats },
+      });
+    }),
+  );
+  m(r.delete('/api/cache/reasoning', (ctx) => ok(ctx, { deleted: svc.reasoningCache.delete(reasoningFilter(ctx)) })));
 }
