@@ -124,7 +124,7 @@ export const alertmanagerComponent: ComponentDefinition = {
   create(ctx: ComponentContext): ComponentInstance {
     // A bad ctl.yaml section keeps the alert manager down with the reason, as a bad alertmanager.yml does.
     const settings = settingsFrom(ctx);
-    if (!existsSync(settings.configFile)) writeFileSync(settings.configFile, DEFAULT_CONFIG, { mode: 0o644 });
+    if (!existsSync(settings.configFile)) writeFileSync(settings.configFile, DEFAULT_CONFIG, { mode: 0o600 });
     // A broken file keeps the alert manager down (the daemon answers 503 with this reason and keeps
     // the other APIs up), as Alertmanager itself refuses to start; SIGHUP tries again.
     let config: LoadedConfig;

@@ -16,8 +16,9 @@ export class GatewayState {
 
   constructor(
     readonly db: GatewayStore,
-    stateDir: string,
-    private readonly env: NodeJS.ProcessEnv,
+    readonly stateDir: string,
+    /** The environment gateway.yaml is read with (the daemon's, plus ctl.yaml gateway fallbacks). */
+    readonly env: NodeJS.ProcessEnv,
     private readonly clock: Clock,
   ) {
     this.filePath = join(stateDir, 'gateway.yaml');

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 export type Db = Database.Database;
@@ -94,7 +94,11 @@ export class Store {
   }
 
   private open(): void {
-    if (this.path !== ':memory:') mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+    if (this.path !== ':memory:') {
+      mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+      // A new database file is owner-only; SQLite gives its -wal and -shm files the same mode.
+      if (!existsSync(this.path)) closeSync(openSync(this.path, 'a', 0o600));
+    }
     const db = new Database(this.path);
     try {
       db.pragma(`busy_timeout = ${this.options.busyTimeoutMs ?? 5000}`);

@@ -8,11 +8,12 @@
  *                                     not a gateway database of a known schema version), then restored as above
  *   GET  /api/db-backups/exportAll    a .tar.gz of every component database and configuration file;
  *                                     credentials only with secrets=1 (control socket, login or admin-scoped key)
+ *   POST /api/system/env/repair       check the state directory and environment; fix what can be fixed (`dryRun`)
  *   GET  /api/init                    first-run state
  *   POST /api/restart                 restart the gateway component (the daemon's other APIs keep serving)
  *   POST /api/shutdown                stop the daemon gracefully
  */
-import { createReadStream, rmSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, rmSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { RequestContext } from '../../http/context.js';
@@ -22,6 +23,7 @@ import { compile } from '../../http/schema.js';
 import { ok, readPlainObject, validated } from '../routes/common.js';
 import type { GatewayServices } from '../services.js';
 import type { GatewayBackups } from './backups.js';
+import { repairEnvironment } from './env-repair.js';
 
 const MAX_IMPORT = 4 * 1024 * 1024 * 1024;
 const validateCreate = compile(Type.Object({ label: Type.Optional(Type.String({ maxLength: 40 })) }, { additionalProperties: false }));
@@ -109,6 +111,14 @@ export function systemRoutes(r: Router, svc: GatewayServices, backups: GatewayBa
     }),
   );
 
+  m(
+    r.post('/api/system/env/repair', (ctx) => {
+      const dryRun = /^(1|true|yes)$/i.test(ctx.query.get('dryRun') ?? ctx.query.get('dry_run') ?? '');
+      const file = svc.state.filePath;
+      const checks = repairEnvironment({ stateDir: svc.state.stateDir, env: svc.state.env, gatewayYaml: existsSync(file) ? readFileSync(file, 'utf8') : undefined, dryRun, now: svc.clock.now() });
+      ok(ctx, { ok: checks.every((c) => c.status === 'ok' || c.status === 'repaired'), dryRun, repaired: checks.filter((c) => c.status === 'repaired').length, checks });
+    }),
+  );
   m(
     r.get('/api/init', (ctx) =>
       ok(ctx, {
