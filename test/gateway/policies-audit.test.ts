@@ -104,4 +104,25 @@ describe('audit log', () => {
       db.close();
     }
   });
+
+  it('every management route that changes something writes an audit row, whatever its outcome', async () => {
+    const changing = gw.instance.router
+      .routes()
+      .filter((r) => ((r.meta.auth as string | undefined) ?? 'management') === 'management' && ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method));
+    expect(changing.length).toBeGreaterThan(60);
+    const total = async () => ((await gw.req('GET', '/api/compliance/audit-log?limit=1')).json as { total: number }).total;
+    const before = await total();
+    const sent: string[] = [];
+    for (const r of changing) {
+      // Parameters get a name nothing has, so nothing real is deleted; bodies are empty objects.
+      const path = r.pattern.replace(/:[A-Za-z_]+/g, 'audit-probe').replace(/\*$/, 'audit-probe');
+      const res = await gw.req(r.method, path, {});
+      expect(res.status, `${r.method} ${path}`).toBeGreaterThanOrEqual(200);
+      sent.push(`${r.method} ${path}`);
+    }
+    expect(await total()).toBe(before + sent.length);
+    const log = (await gw.req('GET', `/api/compliance/audit-log?limit=1000`)).json as { entries: { method: string; path: string }[] };
+    const seen = new Set(log.entries.map((e) => `${e.method} ${e.path}`));
+    expect(sent.filter((x) => !seen.has(x))).toEqual([]);
+  });
 });
