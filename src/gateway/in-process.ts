@@ -5,12 +5,15 @@
  * limits, the usage log, errors in the route's wire format). Inference calls carry the principal the
  * caller sets; `trusted` calls pass management auth as the control socket does.
  */
-import inject from 'light-my-request';
 import type { Logger } from 'pino';
 import type { ComponentInstance } from '../http/component.js';
 import { ClientIpResolver } from '../http/client-ip.js';
 import { createDispatcher } from '../http/dispatch.js';
 import { INTERNAL_PRINCIPAL, type Principal } from './auth.js';
+import { lazyRequire } from '../http/lazy.js';
+
+// Loaded with the first in-process call (a batch line, an MCP tool, an audited change), not at start.
+const lightMyRequest = lazyRequire<typeof import('light-my-request')>('light-my-request');
 
 export interface InProcessRequest {
   method: 'GET' | 'POST' | 'DELETE';
@@ -37,7 +40,7 @@ export function inProcess(instance: ComponentInstance, log: Logger, listener: st
   const trusted = createDispatcher({ target: () => instance, listener, viaSocket: true, ips: () => ips, log });
   return async (r) => {
     const dispatch = r.trusted ? trusted : plain;
-    const res = await inject(
+    const res = await lightMyRequest().inject(
       (req, res) => {
         if (r.principal) (req as unknown as Record<symbol, unknown>)[INTERNAL_PRINCIPAL] = r.principal;
         dispatch(req, res);

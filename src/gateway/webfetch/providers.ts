@@ -2,11 +2,9 @@
  * The four web-fetch providers behind one shape. The hosted ones (Firecrawl's /v1/scrape, Jina
  * Reader, Tavily's /extract) are called at their configured base URL through the egress layer; the
  * built-in one fetches the page itself under ctl's SSRF policy for user URLs and turns its HTML into
- * readable markdown (Readability over a linkedom document, then Turndown).
+ * readable markdown (html-page.ts: Readability over a linkedom document, then Turndown; loaded with the
+ * first HTML page, as the three weigh ~30 MB of memory).
  */
-import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
-import TurndownService from 'turndown';
 import type { Egress } from '../../egress/index.js';
 import { fetchUserUrl, UrlRefusedError, type UserUrlResponse } from '../../egress/user-url.js';
 import { ApiFailure, callJsonApi, readBounded, retryAfterMs } from '../providers/api-call.js';
@@ -57,29 +55,6 @@ async function tavily(egress: Egress, c: HostedFetchConfig, url: string, format:
   return { url: typeof r.url === 'string' ? r.url : url, title: null, content: r.raw_content, format: format === 'text' ? 'text' : 'markdown' };
 }
 
-let turndown: TurndownService | undefined;
-
-/** Readable content of an HTML page: the article Readability finds (else the whole body). */
-export function htmlToPage(html: string, url: string, format: PageFormat): FetchedPage {
-  const { document } = parseHTML(html);
-  const title = document.querySelector('title')?.textContent?.trim() || null;
-  let article: { title?: string | null; content?: string | null; textContent?: string | null } | null = null;
-  try {
-    article = new Readability(document.cloneNode(true) as unknown as Document).parse();
-  } catch {
-    article = null;
-  }
-  const contentHtml = article?.content ?? document.querySelector('body')?.innerHTML ?? html;
-  const pageTitle = article?.title?.trim() || title;
-  if (format === 'html') return { url, title: pageTitle, content: contentHtml, format };
-  if (format === 'text') {
-    const text = article?.textContent ?? parseHTML(`<body>${contentHtml}</body>`).document.body.textContent ?? '';
-    return { url, title: pageTitle, content: text.replace(/\n{3,}/g, '\n\n').trim(), format };
-  }
-  turndown ??= new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' });
-  return { url, title: pageTitle, content: turndown.turndown(contentHtml).trim(), format };
-}
-
 async function builtin(egress: Egress, cfg: WebFetchConfig['builtin'], url: string, format: PageFormat): Promise<FetchedPage> {
   let res: UserUrlResponse;
   try {
@@ -95,7 +70,7 @@ async function builtin(egress: Egress, cfg: WebFetchConfig['builtin'], url: stri
     if (Number.isFinite(len) && len > cfg.maxBytes) throw new ApiFailure(413, `the page is larger than ${cfg.maxBytes} bytes`);
     const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     const text = await readBounded(res.body, cfg.maxBytes);
-    if (type === 'text/html' || type === 'application/xhtml+xml' || (type === '' && /^\s*<(!doctype html|html)/i.test(text))) return htmlToPage(text, res.url, format);
+    if (type === 'text/html' || type === 'application/xhtml+xml' || (type === '' && /^\s*<(!doctype html|html)/i.test(text))) return (await import('./html-page.js')).htmlToPage(text, res.url, format);
     if (type.startsWith('text/') || type === 'application/json' || type === 'application/xml') return { url: res.url, title: null, content: text, format: 'text' };
     throw new ApiFailure(415, `the page is ${type || 'of an unknown type'}, not text or HTML`);
   } finally {

@@ -63,7 +63,7 @@ export function mcpRoutes(r: Router, svc: GatewayServices, mcp: McpService): voi
     transport.onclose = () => {
       if (sid) void mcp.drop(sid);
     };
-    const server = mcp.newServer(principal, () => sid);
+    const server = await mcp.newServer(principal, () => sid);
     await server.connect(transport);
     await transport.handleRequest(ctx.req, ctx.res, body);
   };
@@ -79,7 +79,7 @@ export function mcpRoutes(r: Router, svc: GatewayServices, mcp: McpService): voi
       const { SSEServerTransport } = await import('@modelcontextprotocol/sdk/server/sse.js');
       const transport = new SSEServerTransport('/api/mcp/sse', ctx.res);
       const id = transport.sessionId;
-      const server = mcp.newServer(principal, () => id);
+      const server = await mcp.newServer(principal, () => id);
       mcp.add(id, { kind: 'sse', transport, server, keyId: principal.key?.id, openedAt: svc.clock.now() });
       ctx.res.on('close', () => void mcp.drop(id));
       await server.connect(transport);

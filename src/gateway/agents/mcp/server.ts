@@ -4,13 +4,12 @@
  * transports are kept here by id, with the API key that opened them.
  */
 import type { Logger } from 'pino';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Principal } from '../../auth.js';
 import type { InProcessCall } from '../../in-process.js';
 import type { GatewayServices } from '../../services.js';
 import type { McpAudit } from './audit.js';
-import { availableTools } from './tools.js';
 
 export type McpTransportKind = 'stream' | 'sse';
 
@@ -35,8 +34,12 @@ export class McpService {
     private readonly log: Logger,
   ) {}
 
-  /** A server with the tools, bound to a caller. */
-  newServer(principal: Principal, sessionId: () => string | undefined): McpServer {
+  /**
+   * A server with the tools, bound to a caller. The SDK (and zod, which the tools' schemas use) load
+   * with the first session: MCP is off by default, and together they weigh ~20 MB of memory.
+   */
+  async newServer(principal: Principal, sessionId: () => string | undefined): Promise<McpServer> {
+    const [{ McpServer }, { availableTools }] = await Promise.all([import('@modelcontextprotocol/sdk/server/mcp.js'), import('./tools.js')]);
     const server = new McpServer({ name: 'ctl-gateway', version: this.version });
     for (const tool of availableTools(this.svc())) {
       server.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: tool.input }, async (args: Record<string, unknown>) => {
@@ -63,7 +66,7 @@ export class McpService {
     if (this.toolList) return this.toolList;
     const [{ Client }, { InMemoryTransport }] = await Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/inMemory.js')]);
     const [a, b] = InMemoryTransport.createLinkedPair();
-    const server = this.newServer({ trusted: true }, () => undefined);
+    const server = await this.newServer({ trusted: true }, () => undefined);
     const client = new Client({ name: 'ctl-tools-list', version: this.version });
     await server.connect(a);
     await client.connect(b);
