@@ -38,7 +38,7 @@ export function registerSystem(g: Command, auth: () => Record<string, string>): 
     .option('--dry-run', 'report only')
     .action(
       action(async (o: { dryRun?: boolean }) => {
-        const v = await api<{ ok: boolean; checks: { check: string; status: string; detail: string }[] }>('POST', '/api/system/env/repair', o.dryRun ? { dryRun: 1 } : undefined);
+        const v = await api<{ success: boolean; backupPath: string | null; checks: { check: string; status: string; detail: string }[] }>('POST', '/api/system/env/repair', o.dryRun ? { dryRun: 1 } : undefined);
         await printRows(
           v.checks,
           [
@@ -48,7 +48,8 @@ export function registerSystem(g: Command, auth: () => Record<string, string>): 
           ],
           v,
         );
-        if (!v.ok) process.exitCode = 1;
+        if (v.backupPath && outputFormat() === 'table') process.stdout.write(`moved aside into ${v.backupPath}\n`);
+        if (!v.success) process.exitCode = 1;
       }),
     );
 }

@@ -41,7 +41,7 @@ describe('env repair', () => {
 
     const dry = await gw.req('POST', '/api/system/env/repair?dryRun=1');
     expect(dry.status, dry.text).toBe(200);
-    expect(dry.json).toMatchObject({ ok: false, dryRun: true, repaired: 0 });
+    expect(dry.json).toMatchObject({ success: false, dryRun: true, repaired: [], backupPath: null });
     expect((dry.json.checks as { status: string }[]).filter((c) => c.status === 'would-repair').length).toBeGreaterThanOrEqual(4);
     expect(mode(dir)).toBe(0o755);
     expect(existsSync(leftover)).toBe(true);
@@ -52,11 +52,14 @@ describe('env repair', () => {
     expect(of('state-dir')[0]).toMatchObject({ status: 'repaired' });
     expect(of('directories').some((c) => c.status === 'repaired' && c.detail === `created ${join(dir, 'uploads')} (mode 0700)`)).toBe(true);
     expect(of('file-modes').some((c) => c.detail.startsWith(db))).toBe(true);
-    expect(of('temporary-files').map((c) => c.detail)).toEqual([`removed ${leftover}`]);
+    expect(r.json.backupPath).toMatch(/backups\/env-repair-/);
+    expect(of('temporary-files').map((c) => c.detail)).toEqual([`moved ${leftover} to ${r.json.backupPath}`]);
+    expect(existsSync(join(r.json.backupPath, '.export-abc123', '0.db'))).toBe(true);
+    expect(r.json.repaired).toEqual(checks.filter((c) => c.status === 'repaired').map((c) => c.detail));
     expect(of('env-references')[0]).toMatchObject({ status: 'problem' });
     expect(of('env-references')[0]!.detail).toMatch(/provider later names CTL_TEST_UNSET_PROVIDER_KEY, which is not set/);
     expect(of('env-values')[0]!.detail).toMatch(/REQUIRE_API_KEY="maybe" is not a boolean/);
-    expect(r.json.ok).toBe(false);
+    expect(r.json.success).toBe(false);
 
     expect(mode(dir)).toBe(0o700);
     expect(mode(db)).toBe(0o600);
@@ -66,7 +69,15 @@ describe('env repair', () => {
 
     // Nothing left to repair: a second run changes nothing.
     const again = await gw.req('POST', '/api/system/env/repair');
-    expect(again.json.repaired).toBe(0);
+    expect(again.json.repaired).toEqual([]);
+    expect(again.json.backupPath).toBeNull();
     expect((again.json.checks as { status: string }[]).filter((c) => c.status === 'problem')).toHaveLength(2);
+  });
+
+  it('{provider} narrows the environment check to that provider; an unknown one is a 400', async () => {
+    const r = await gw.req('POST', '/api/system/env/repair', { provider: 'later', dryRun: true });
+    expect(r.json.checks.find((c: { check: string }) => c.check === 'env-references').status).toBe('problem');
+    expect((await gw.req('POST', '/api/system/env/repair', { provider: 'nope' })).status).toBe(400);
+    expect((await gw.req('POST', '/api/system/env/repair', { provider: 'later', extra: 1 })).status).toBe(400);
   });
 });

@@ -1,11 +1,12 @@
 /**
  * POST /api/system/env/repair: check the environment the gateway runs in and fix what can be fixed
  * on the spot — the state directory's layout and modes, credential files readable by others, temporary
- * files left by interrupted exports and writes — and report what only the operator can fix: variables
- * gateway.yaml names that are not set, and environment values the gateway cannot read. `dryRun`
+ * files left by interrupted exports and writes (moved aside into DIR/backups/env-repair-<time>, the
+ * seed's `backupPath`) — and report what only the operator can fix: variables gateway.yaml names that
+ * are not set (for one `provider`, or all), and environment values the gateway cannot read. `dryRun`
  * reports without changing anything.
  */
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 
@@ -37,8 +38,15 @@ function envReferences(yamlText: string | undefined): { name: string; where: str
   return out;
 }
 
-export function repairEnvironment(o: { stateDir: string; env: NodeJS.ProcessEnv; gatewayYaml?: string; dryRun: boolean; now: number }): RepairCheck[] {
+export interface RepairOutcome {
+  checks: RepairCheck[];
+  /** Where what the repair moved aside went (null: nothing was). */
+  backupPath: string | null;
+}
+
+export function repairEnvironment(o: { stateDir: string; env: NodeJS.ProcessEnv; gatewayYaml?: string; provider?: string; dryRun: boolean; now: number }): RepairOutcome {
   const checks: RepairCheck[] = [];
+  let backupPath: string | null = null;
   const fix = (check: string, broken: boolean, what: string, apply: () => void) => {
     if (!broken) return;
     if (!o.dryRun) apply();
@@ -77,15 +85,22 @@ export function repairEnvironment(o: { stateDir: string; env: NodeJS.ProcessEnv;
     .filter((f) => /^\.export-|^\..+\.tmp$/.test(f))
     .map((f) => join(o.stateDir, f))
     .filter((p) => o.now - statSync(p).mtimeMs > 60_000);
-  for (const p of stale) fix('temporary-files', true, `removed ${p}`, () => rmSync(p, { recursive: true, force: true }));
+  for (const p of stale) {
+    const aside = join(o.stateDir, 'backups', `env-repair-${new Date(o.now).toISOString().replace(/[:.]/g, '-')}`);
+    fix('temporary-files', true, `moved ${p} to ${aside}`, () => {
+      mkdirSync(aside, { recursive: true, mode: 0o700 });
+      renameSync(p, join(aside, p.slice(o.stateDir.length + 1)));
+      backupPath = aside;
+    });
+  }
   if (stale.length === 0) checks.push({ check: 'temporary-files', status: 'ok', detail: 'no leftovers of interrupted writes' });
 
   // What only the operator can fix: the daemon's environment.
-  const missing = envReferences(o.gatewayYaml).filter((r) => !o.env[r.name]);
+  const missing = envReferences(o.gatewayYaml).filter((r) => !o.env[r.name] && (o.provider === undefined || r.where === `provider ${o.provider}` || r.where.startsWith(`provider ${o.provider} `)));
   for (const r of missing) checks.push({ check: 'env-references', status: 'problem', detail: `${r.where} names ${r.name}, which is not set: set it in the daemon's environment (systemd Environment= or EnvironmentFile=) and restart` });
   if (missing.length === 0) checks.push({ check: 'env-references', status: 'ok', detail: 'every variable gateway.yaml names is set' });
   const bad = ['REQUIRE_API_KEY'].filter((n) => o.env[n] !== undefined && o.env[n] !== '' && !BOOL.test(o.env[n]!));
   for (const n of bad) checks.push({ check: 'env-values', status: 'problem', detail: `${n}=${JSON.stringify(o.env[n])} is not a boolean (true/false, 1/0, yes/no, on/off)` });
   if (bad.length === 0) checks.push({ check: 'env-values', status: 'ok', detail: 'environment values are readable' });
-  return checks;
+  return { checks, backupPath };
 }

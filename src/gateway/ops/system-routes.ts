@@ -17,7 +17,7 @@ import { createReadStream, existsSync, readFileSync, rmSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { RequestContext } from '../../http/context.js';
-import { HttpError } from '../../http/errors.js';
+import { HttpError, badRequest } from '../../http/errors.js';
 import type { Router } from '../../http/router.js';
 import { compile } from '../../http/schema.js';
 import { ok, readPlainObject, validated } from '../routes/common.js';
@@ -27,6 +27,7 @@ import { repairEnvironment } from './env-repair.js';
 
 const MAX_IMPORT = 4 * 1024 * 1024 * 1024;
 const validateCreate = compile(Type.Object({ label: Type.Optional(Type.String({ maxLength: 40 })) }, { additionalProperties: false }));
+const validateRepair = compile(Type.Object({ provider: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })), dryRun: Type.Optional(Type.Boolean()) }, { additionalProperties: false }));
 const validateRestore = compile(Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }));
 
 export interface SystemControls {
@@ -112,11 +113,15 @@ export function systemRoutes(r: Router, svc: GatewayServices, backups: GatewayBa
   );
 
   m(
-    r.post('/api/system/env/repair', (ctx) => {
-      const dryRun = /^(1|true|yes)$/i.test(ctx.query.get('dryRun') ?? ctx.query.get('dry_run') ?? '');
+    r.post('/api/system/env/repair', async (ctx) => {
+      const b = validated(validateRepair, await readPlainObject(ctx, true));
+      const dryRun = b.dryRun ?? /^(1|true|yes)$/i.test(ctx.query.get('dryRun') ?? ctx.query.get('dry_run') ?? '');
       const file = svc.state.filePath;
-      const checks = repairEnvironment({ stateDir: svc.state.stateDir, env: svc.state.env, gatewayYaml: existsSync(file) ? readFileSync(file, 'utf8') : undefined, dryRun, now: svc.clock.now() });
-      ok(ctx, { ok: checks.every((c) => c.status === 'ok' || c.status === 'repaired'), dryRun, repaired: checks.filter((c) => c.status === 'repaired').length, checks });
+      const yaml = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+      if (b.provider !== undefined && !svc.state.catalog.providers.has(b.provider) && !(yaml ?? '').includes(b.provider)) throw badRequest(`provider: no provider ${JSON.stringify(b.provider)}`);
+      const { checks, backupPath } = repairEnvironment({ stateDir: svc.state.stateDir, env: svc.state.env, gatewayYaml: yaml, ...(b.provider !== undefined ? { provider: b.provider } : {}), dryRun, now: svc.clock.now() });
+      // The seed's shape ({success, repaired, backupPath}) and the checks behind it.
+      ok(ctx, { success: checks.every((c) => c.status === 'ok' || c.status === 'repaired'), repaired: checks.filter((c) => c.status === 'repaired').map((c) => c.detail), backupPath, dryRun, checks });
     }),
   );
   m(
