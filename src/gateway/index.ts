@@ -35,6 +35,8 @@ import { ProxyProber } from './proxies/probe.js';
 import { ReasoningCache } from './cache/reasoning.js';
 import { DEFAULT_QUOTAS, RegisteredKeys, type RegisteredKeyQuotas } from './registered-keys/service.js';
 import { issueTrackerConfig } from './registered-keys/tracker.js';
+import { EvalService } from './evals/service.js';
+import { EvalStore } from './evals/store.js';
 import { firstProviderUrl } from './proxies/routes.js';
 import { ensureVersion, versionBefore, versionPaths } from './telemetry.js';
 import { UsageRecorder } from './usage.js';
@@ -261,6 +263,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
       webhooks.emit('key.created', { id: k.id, name: k.name, prefix: k.prefix, models: k.models, scopes: k.scopes }),
     ),
     issueTracker: issueTrackerConfig(ctx.config ?? {}, ctx.env),
+    evals: new EvalService(new EvalStore(db.store), () => svc.internal, () => ctx.clock.now(), ctx.log),
     proxyProber: new ProxyProber(proxies, ctx.egress, (p) => proxyProbeTarget(svc, p), () => ctx.clock.now(), ctx.log),
     log: ctx.log,
     version: ctx.version,
@@ -334,6 +337,7 @@ export const gatewayComponent: ComponentDefinition = {
         svc.webhooks.start();
         svc.proxyProber.start();
         svc.a2a.tasks.failInterrupted(ctx.clock.now());
+        svc.evals.store.failInterrupted(ctx.clock.now());
       },
       reload() {
         const file = svc.state.fileConfig;

@@ -17,6 +17,7 @@ import type { SkillService } from './skills/service.js';
 import type { ProxyRegistry } from './proxies/registry.js';
 import type { ProxyProber } from './proxies/probe.js';
 import type { RegisteredKeys } from './registered-keys/service.js';
+import type { EvalService } from './evals/service.js';
 import type { IssueTrackerConfig } from './registered-keys/tracker.js';
 import type { FileService } from './files/service.js';
 import type { BatchService } from './batches/service.js';
@@ -95,6 +96,8 @@ export interface GatewayServices {
   /** Outbound proxies and their assignments (global, provider, connection); their health probes. */
   proxies: ProxyRegistry;
   proxyProber: ProxyProber;
+  /** Eval suites and their runs (/api/evals). */
+  evals: EvalService;
   /** Keys issued through /api/v1/registered-keys, and their quotas. */
   registeredKeys: RegisteredKeys;
   /** ctl.yaml gateway.issue_tracker (POST /v1/issues/report); undefined: not configured. */

@@ -518,6 +518,46 @@ CREATE UNIQUE INDEX registered_keys_idempotency ON registered_keys(issuer, idemp
 CREATE INDEX registered_keys_issued ON registered_keys(issuer, created_at);
 `,
   },
+  {
+    // Issue 25: eval suites, their runs and the graded result of every case and model.
+    version: 13,
+    up: `
+CREATE TABLE eval_suites (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  description TEXT,
+  grader TEXT,
+  cases TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE eval_runs (
+  id TEXT PRIMARY KEY,
+  suite_id TEXT NOT NULL,
+  models TEXT NOT NULL,
+  judge_model TEXT,
+  status TEXT NOT NULL,
+  summary TEXT,
+  error TEXT,
+  started_at INTEGER NOT NULL,
+  finished_at INTEGER
+);
+CREATE INDEX eval_runs_suite ON eval_runs(suite_id, started_at);
+CREATE TABLE eval_results (
+  run_id TEXT NOT NULL,
+  case_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  passed INTEGER NOT NULL,
+  score REAL NOT NULL,
+  output TEXT,
+  reason TEXT,
+  error TEXT,
+  latency_ms INTEGER,
+  cost REAL,
+  PRIMARY KEY (run_id, case_id, model)
+);
+`,
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------

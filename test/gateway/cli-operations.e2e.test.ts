@@ -1,5 +1,7 @@
 /** The operations CLI against the real daemon: proxies, registered keys, the reasoning cache, repair. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startConnectProxy, type FakeProxy } from '../fakes/proxies.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 
@@ -56,5 +58,19 @@ describe('ctl gateway operations', () => {
     const after = await d.cli(['gateway', 'repair', '--dry-run']);
     expect(after.code, after.stdout).toBe(0);
     expect((await d.cli(['gateway', 'init-state', '-o', 'json'])).stdout).toContain('"providers": 1');
+  });
+
+  it('eval add, run, show, list', async () => {
+    const file = join(d.dir, 'suite.yaml');
+    writeFileSync(file, 'name: smoke\ncases:\n  - {input: "hi", expected: "hello"}\n');
+    const add = await d.cli(['gateway', 'eval', 'add', file]);
+    expect(add.code, add.stderr).toBe(0);
+    expect(add.stdout).toMatch(/^evs_/);
+    // The provider's upstream is a closed port: the run finishes with the case as an error.
+    const run = await d.cli(['gateway', 'eval', 'run', 'smoke', '--model', 'oa/m1']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/oa\/m1\s+0\.0%\s+0\s+0\s+1/);
+    expect((await d.cli(['gateway', 'eval', 'show', 'smoke'])).stdout).toMatch(/oa\/m1\s+0\.0%/);
+    expect((await d.cli(['gateway', 'eval', 'list'])).stdout).toMatch(/evs_\S+\s+smoke\s+1/);
   });
 });

@@ -20,6 +20,7 @@ import { mcpRoutes } from '../agents/mcp/routes.js';
 import { settingsRoutes } from '../ops/settings-routes.js';
 import { proxyRoutes } from '../proxies/routes.js';
 import { registeredKeyRoutes } from '../registered-keys/routes.js';
+import { evalRoutes } from '../evals/routes.js';
 import { systemRoutes } from '../ops/system-routes.js';
 import { complianceRoutes } from '../ops/compliance-routes.js';
 import { monitoringRoutes } from '../ops/monitoring-routes.js';
@@ -127,6 +128,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   settingsRoutes(r, svc, () => svc.mcp.configChanged());
   proxyRoutes(r, svc);
   registeredKeyRoutes(r, svc);
+  evalRoutes(r, svc);
   systemRoutes(r, svc, svc.backups, svc.system);
   monitoringRoutes(r, svc);
   complianceRoutes(r, svc.policies, svc.audit, (id) => svc.state.catalog.keysById.has(id), () => svc.clock.now());
