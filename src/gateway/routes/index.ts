@@ -21,6 +21,7 @@ import { settingsRoutes } from '../ops/settings-routes.js';
 import { proxyRoutes } from '../proxies/routes.js';
 import { registeredKeyRoutes } from '../registered-keys/routes.js';
 import { evalRoutes } from '../evals/routes.js';
+import { providerNodeRoutes } from './management/provider-nodes.js';
 import { systemRoutes } from '../ops/system-routes.js';
 import { complianceRoutes } from '../ops/compliance-routes.js';
 import { monitoringRoutes } from '../ops/monitoring-routes.js';
@@ -135,6 +136,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   webFetchRoutes(r, { config: () => svc.state.fileConfig.webFetch, pool: svc.webFetch, egress: svc.egress }, k);
   authRoutes(r, svc);
   providerRoutes(r, svc);
+  providerNodeRoutes(r, svc);
   modelRoutes(r, svc);
   comboRoutes(r, svc);
   keyRoutes(r, svc);

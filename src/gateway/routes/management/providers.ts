@@ -66,7 +66,7 @@ function apiProvider(svc: GatewayServices, id: string): ProviderRuntime {
   return rt;
 }
 
-function createProvider(svc: GatewayServices, raw: unknown, upsert: boolean): { provider: ProviderConfig; created: boolean } {
+export function createProvider(svc: GatewayServices, raw: unknown, upsert: boolean): { provider: ProviderConfig; created: boolean } {
   const now = svc.clock.now();
   const p = providerFromCreate(raw, now);
   const existing = svc.state.catalog.providers.get(p.id);
