@@ -25,6 +25,7 @@ import { registerCompress } from './gateway-compress.js';
 import { registerSettings } from './gateway-settings.js';
 import { registerPolicies } from './gateway-policies.js';
 import { registerProxies } from './gateway-proxies.js';
+import { registerLocalTools } from './gateway-local-tools.js';
 import { registerNodes } from './gateway-nodes.js';
 import { registerEvals } from './gateway-evals.js';
 import { registerSystem } from './gateway-system.js';
@@ -1005,6 +1006,7 @@ export function register(program: Command): void {
   registerSettings(g, authHeaders);
   registerPolicies(g, authHeaders);
   registerProxies(g, authHeaders);
+  registerLocalTools(g, authHeaders);
   registerNodes(g, authHeaders);
   registerEvals(g, authHeaders);
   registerSystem(g, authHeaders);

@@ -4,7 +4,8 @@
  * and idempotency, budgets and token limits, and the in-process chat handle the pipeline drafts
  * through.
  */
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
+import { homedir } from 'node:os';
 import { HttpError } from '../http/errors.js';
 import { MAX_AUDIO_BYTES } from './routes/inference/transcriptions.js';
 import { GatewayAlerts } from './alerts/index.js';
@@ -37,6 +38,8 @@ import { DEFAULT_QUOTAS, RegisteredKeys, type RegisteredKeyQuotas } from './regi
 import { issueTrackerConfig } from './registered-keys/tracker.js';
 import { EvalService } from './evals/service.js';
 import { EvalStore } from './evals/store.js';
+import { CliToolSettings } from './local-tools/cli-tools.js';
+import { AcpAgents } from './local-tools/acp.js';
 import { firstProviderUrl } from './proxies/routes.js';
 import { ensureVersion, versionBefore, versionPaths } from './telemetry.js';
 import { UsageRecorder } from './usage.js';
@@ -144,6 +147,18 @@ function registeredKeyQuotas(config: Record<string, unknown>): RegisteredKeyQuot
     out[names[k as keyof typeof names]] = v as number;
   }
   return out;
+}
+
+/** ctl.yaml `gateway.cli_tools.home`: the home directory whose CLI settings files /api/cli-tools reads and writes (default: the daemon user's). */
+function cliToolsHome(config: Record<string, unknown>): string {
+  const c = config.cli_tools;
+  if (c === undefined || c === null) return homedir();
+  if (typeof c !== 'object' || Array.isArray(c)) throw new Error('ctl.yaml gateway.cli_tools must be a mapping');
+  for (const k of Object.keys(c)) if (k !== 'home') throw new Error(`ctl.yaml gateway.cli_tools: unknown field ${k}`);
+  const home = (c as { home?: unknown }).home;
+  if (home === undefined) return homedir();
+  if (typeof home !== 'string' || !isAbsolute(home)) throw new Error('ctl.yaml gateway.cli_tools.home must be an absolute path');
+  return home;
 }
 
 /** The principal a batch's lines run as: the key that created it, while it is usable. */
@@ -263,6 +278,8 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
       webhooks.emit('key.created', { id: k.id, name: k.name, prefix: k.prefix, models: k.models, scopes: k.scopes }),
     ),
     issueTracker: issueTrackerConfig(ctx.config ?? {}, ctx.env),
+    cliTools: new CliToolSettings(cliToolsHome(ctx.config ?? {}), join(ctx.stateDir, 'backups', 'cli-tools'), () => ctx.clock.now()),
+    acpAgents: new AcpAgents(db, () => state.env, () => ctx.clock.now()),
     evals: new EvalService(new EvalStore(db.store), () => svc.internal, () => ctx.clock.now(), ctx.log),
     proxyProber: new ProxyProber(proxies, ctx.egress, (p) => proxyProbeTarget(svc, p), () => ctx.clock.now(), ctx.log),
     log: ctx.log,

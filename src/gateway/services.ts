@@ -18,6 +18,8 @@ import type { ProxyRegistry } from './proxies/registry.js';
 import type { ProxyProber } from './proxies/probe.js';
 import type { RegisteredKeys } from './registered-keys/service.js';
 import type { EvalService } from './evals/service.js';
+import type { CliToolSettings } from './local-tools/cli-tools.js';
+import type { AcpAgents } from './local-tools/acp.js';
 import type { IssueTrackerConfig } from './registered-keys/tracker.js';
 import type { FileService } from './files/service.js';
 import type { BatchService } from './batches/service.js';
@@ -96,6 +98,9 @@ export interface GatewayServices {
   /** Outbound proxies and their assignments (global, provider, connection); their health probes. */
   proxies: ProxyRegistry;
   proxyProber: ProxyProber;
+  /** AI coding CLIs' gateway settings (/api/cli-tools) and ACP agents (/api/acp/agents) on this machine. */
+  cliTools: CliToolSettings;
+  acpAgents: AcpAgents;
   /** Eval suites and their runs (/api/evals). */
   evals: EvalService;
   /** Keys issued through /api/v1/registered-keys, and their quotas. */

@@ -21,6 +21,7 @@ import { settingsRoutes } from '../ops/settings-routes.js';
 import { proxyRoutes } from '../proxies/routes.js';
 import { registeredKeyRoutes } from '../registered-keys/routes.js';
 import { evalRoutes } from '../evals/routes.js';
+import { localToolRoutes } from '../local-tools/routes.js';
 import { providerNodeRoutes } from './management/provider-nodes.js';
 import { systemRoutes } from '../ops/system-routes.js';
 import { complianceRoutes } from '../ops/compliance-routes.js';
@@ -130,6 +131,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   proxyRoutes(r, svc);
   registeredKeyRoutes(r, svc);
   evalRoutes(r, svc);
+  localToolRoutes(r, svc);
   systemRoutes(r, svc, svc.backups, svc.system);
   monitoringRoutes(r, svc);
   complianceRoutes(r, svc.policies, svc.audit, (id) => svc.state.catalog.keysById.has(id), () => svc.clock.now());
