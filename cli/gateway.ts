@@ -25,6 +25,7 @@ import { registerCompress } from './gateway-compress.js';
 import { registerSettings } from './gateway-settings.js';
 import { registerPolicies } from './gateway-policies.js';
 import { registerProxies } from './gateway-proxies.js';
+import { registerTunnels } from './gateway-tunnels.js';
 import { registerLocalTools } from './gateway-local-tools.js';
 import { registerNodes } from './gateway-nodes.js';
 import { registerEvals } from './gateway-evals.js';
@@ -1006,6 +1007,7 @@ export function register(program: Command): void {
   registerSettings(g, authHeaders);
   registerPolicies(g, authHeaders);
   registerProxies(g, authHeaders);
+  registerTunnels(g, authHeaders);
   registerLocalTools(g, authHeaders);
   registerNodes(g, authHeaders);
   registerEvals(g, authHeaders);

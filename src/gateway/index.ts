@@ -40,6 +40,7 @@ import { EvalService } from './evals/service.js';
 import { EvalStore } from './evals/store.js';
 import { CliToolSettings } from './local-tools/cli-tools.js';
 import { AcpAgents } from './local-tools/acp.js';
+import { Tunnels } from './tunnels/supervisor.js';
 import { firstProviderUrl } from './proxies/routes.js';
 import { ensureVersion, versionBefore, versionPaths } from './telemetry.js';
 import { UsageRecorder } from './usage.js';
@@ -161,6 +162,18 @@ function cliToolsHome(config: Record<string, unknown>): string {
   return home;
 }
 
+/** ctl.yaml `gateway.tunnels.target`: the gateway address tunnels forward to (default: the address an enable request came to). */
+function tunnelTarget(config: Record<string, unknown>): { tunnelTarget?: string } {
+  const t = config.tunnels;
+  if (t === undefined || t === null) return {};
+  if (typeof t !== 'object' || Array.isArray(t)) throw new Error('ctl.yaml gateway.tunnels must be a mapping');
+  for (const k of Object.keys(t)) if (k !== 'target') throw new Error(`ctl.yaml gateway.tunnels: unknown field ${k}`);
+  const target = (t as { target?: unknown }).target;
+  if (target === undefined) return {};
+  if (typeof target !== 'string' || !/^https?:\/\/[^/]+\/?$/.test(target)) throw new Error('ctl.yaml gateway.tunnels.target must be http(s)://host:port');
+  return { tunnelTarget: target.replace(/\/+$/, '') };
+}
+
 /** The principal a batch's lines run as: the key that created it, while it is usable. */
 function batchPrincipal(state: GatewayState, owner: string, now: number): Principal | string {
   if (owner === '') return { trusted: false };
@@ -280,6 +293,8 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     issueTracker: issueTrackerConfig(ctx.config ?? {}, ctx.env),
     cliTools: new CliToolSettings(cliToolsHome(ctx.config ?? {}), join(ctx.stateDir, 'backups', 'cli-tools'), () => ctx.clock.now()),
     acpAgents: new AcpAgents(db, () => state.env, () => ctx.clock.now()),
+    tunnels: new Tunnels(db, () => state.env, () => ctx.clock.now(), ctx.log),
+    ...tunnelTarget(ctx.config ?? {}),
     evals: new EvalService(new EvalStore(db.store), () => svc.internal, () => ctx.clock.now(), ctx.log),
     proxyProber: new ProxyProber(proxies, ctx.egress, (p) => proxyProbeTarget(svc, p), () => ctx.clock.now(), ctx.log),
     log: ctx.log,
@@ -355,6 +370,7 @@ export const gatewayComponent: ComponentDefinition = {
         svc.proxyProber.start();
         svc.a2a.tasks.failInterrupted(ctx.clock.now());
         svc.evals.store.failInterrupted(ctx.clock.now());
+        svc.tunnels.resume();
       },
       reload() {
         const file = svc.state.fileConfig;
@@ -375,6 +391,7 @@ export const gatewayComponent: ComponentDefinition = {
         await svc.mcp.closeAll();
         svc.backups.stop();
         svc.proxyProber.stop();
+        await svc.tunnels.stopAll();
         bridge.close();
         svc.skills.close();
         svc.files.stop();

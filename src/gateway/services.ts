@@ -20,6 +20,7 @@ import type { RegisteredKeys } from './registered-keys/service.js';
 import type { EvalService } from './evals/service.js';
 import type { CliToolSettings } from './local-tools/cli-tools.js';
 import type { AcpAgents } from './local-tools/acp.js';
+import type { Tunnels } from './tunnels/supervisor.js';
 import type { IssueTrackerConfig } from './registered-keys/tracker.js';
 import type { FileService } from './files/service.js';
 import type { BatchService } from './batches/service.js';
@@ -101,6 +102,10 @@ export interface GatewayServices {
   /** AI coding CLIs' gateway settings (/api/cli-tools) and ACP agents (/api/acp/agents) on this machine. */
   cliTools: CliToolSettings;
   acpAgents: AcpAgents;
+  /** Tunnels publishing the gateway (cloudflared, tailscale funnel) as supervised children. */
+  tunnels: Tunnels;
+  /** ctl.yaml gateway.tunnels.target: the address tunnels forward to. */
+  tunnelTarget?: string;
   /** Eval suites and their runs (/api/evals). */
   evals: EvalService;
   /** Keys issued through /api/v1/registered-keys, and their quotas. */

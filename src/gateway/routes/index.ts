@@ -22,6 +22,7 @@ import { proxyRoutes } from '../proxies/routes.js';
 import { registeredKeyRoutes } from '../registered-keys/routes.js';
 import { evalRoutes } from '../evals/routes.js';
 import { localToolRoutes } from '../local-tools/routes.js';
+import { tunnelRoutes } from '../tunnels/routes.js';
 import { providerNodeRoutes } from './management/provider-nodes.js';
 import { systemRoutes } from '../ops/system-routes.js';
 import { complianceRoutes } from '../ops/compliance-routes.js';
@@ -132,6 +133,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   registeredKeyRoutes(r, svc);
   evalRoutes(r, svc);
   localToolRoutes(r, svc);
+  tunnelRoutes(r, svc, svc.tunnelTarget);
   systemRoutes(r, svc, svc.backups, svc.system);
   monitoringRoutes(r, svc);
   complianceRoutes(r, svc.policies, svc.audit, (id) => svc.state.catalog.keysById.has(id), () => svc.clock.now());

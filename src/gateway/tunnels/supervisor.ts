@@ -1,0 +1,210 @@
+/**
+ * Tunnels that publish the gateway through a third party: tunnel-a is a Cloudflare quick tunnel
+ * (`cloudflared tunnel --url TARGET`), tunnel-b a Tailscale Funnel (`tailscale funnel PORT`). Each runs
+ * as a supervised child (no shell): started on enable, its public URL read from its output, restarted
+ * with a growing delay (1 s doubling to 60 s) when it exits on its own, stopped (SIGTERM, then SIGKILL
+ * after 5 s) on disable and when the gateway stops. Whether a tunnel is enabled, and its target, are
+ * kept in the gateway database, so an enabled tunnel comes back with the daemon.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Logger } from 'pino';
+import { HttpError } from '../../http/errors.js';
+import type { GatewayStore } from '../store.js';
+import { detect, which } from '../local-tools/detect.js';
+
+export interface TunnelKind {
+  id: 'tunnel-a' | 'tunnel-b';
+  kind: 'cloudflared' | 'tailscale-funnel';
+  name: string;
+  binary: string;
+  versionArgs: string[];
+  args(target: URL): string[];
+  /** The public address in a line of its output, if there is one. */
+  publicUrl(line: string): string | undefined;
+}
+
+export const TUNNELS: TunnelKind[] = [
+  {
+    id: 'tunnel-a',
+    kind: 'cloudflared',
+    name: 'Cloudflare quick tunnel',
+    binary: 'cloudflared',
+    versionArgs: ['--version'],
+    args: (t) => ['tunnel', '--no-autoupdate', '--url', t.origin],
+    publicUrl: (line) => /https:\/\/[a-z0-9-]+\.trycloudflare\.com/.exec(line)?.[0],
+  },
+  {
+    id: 'tunnel-b',
+    kind: 'tailscale-funnel',
+    name: 'Tailscale Funnel',
+    binary: 'tailscale',
+    versionArgs: ['version'],
+    args: (t) => ['funnel', t.port || (t.protocol === 'https:' ? '443' : '80')],
+    publicUrl: (line) => /https:\/\/[a-z0-9.-]+\.ts\.net\/?/.exec(line)?.[0],
+  },
+];
+
+interface Running {
+  child: ChildProcess;
+  pid: number;
+  startedAt: number;
+  publicUrl: string | null;
+  output: string[];
+}
+
+interface TunnelState {
+  enabled: boolean;
+  target: string | null;
+  running?: Running;
+  restarts: number;
+  restartTimer?: NodeJS.Timeout;
+  lastExit?: { code: number | null; signal: string | null; at: number; output: string };
+}
+
+const KEEP_LINES = 20;
+
+export class Tunnels {
+  private readonly state = new Map<string, TunnelState>();
+
+  constructor(
+    private readonly db: GatewayStore,
+    private readonly env: () => NodeJS.ProcessEnv,
+    private readonly now: () => number,
+    private readonly log: Logger,
+  ) {
+    for (const t of TUNNELS) {
+      const saved = this.saved(t.id);
+      this.state.set(t.id, { enabled: saved.enabled, target: saved.target, restarts: 0 });
+    }
+  }
+
+  private saved(id: string): { enabled: boolean; target: string | null } {
+    try {
+      return JSON.parse(this.db.getSetting(`tunnels.${id}`) ?? '{"enabled":false,"target":null}') as { enabled: boolean; target: string | null };
+    } catch {
+      return { enabled: false, target: null };
+    }
+  }
+
+  private save(id: string, s: TunnelState): void {
+    this.db.setSetting(`tunnels.${id}`, JSON.stringify({ enabled: s.enabled, target: s.target }));
+  }
+
+  kindOf(id: string): TunnelKind {
+    const t = TUNNELS.find((x) => x.id === id);
+    if (!t) throw new HttpError(404, `no tunnel ${id} (tunnel-a: cloudflared, tunnel-b: tailscale funnel)`, { code: 'not_found' });
+    return t;
+  }
+
+  async status(id: string): Promise<Record<string, unknown>> {
+    const t = this.kindOf(id);
+    const s = this.state.get(id)!;
+    const d = await detect(t.binary, t.versionArgs, this.env());
+    return {
+      id: t.id,
+      kind: t.kind,
+      name: t.name,
+      installed: d.installed,
+      version: d.version,
+      binaryPath: d.commandPath,
+      enabled: s.enabled,
+      running: s.running !== undefined,
+      pid: s.running?.pid ?? null,
+      publicUrl: s.running?.publicUrl ?? null,
+      target: s.target,
+      startedAt: s.running ? new Date(s.running.startedAt).toISOString() : null,
+      restarts: s.restarts,
+      lastExit: s.lastExit ? { code: s.lastExit.code, signal: s.lastExit.signal, at: new Date(s.lastExit.at).toISOString(), output: s.lastExit.output } : null,
+      reason: d.installed ? null : `${t.binary} is not installed (not found on the daemon's PATH)`,
+    };
+  }
+
+  /** Start the tunnel (409 when its program is missing); waits up to `waitMs` for the public URL. */
+  async enable(id: string, target: string, waitMs = 15_000): Promise<void> {
+    const t = this.kindOf(id);
+    if (!which(t.binary, this.env().PATH)) throw new HttpError(409, `${t.name} cannot start: ${t.binary} is not installed (not found on the daemon's PATH)`, { code: 'tunnel_not_installed' });
+    const s = this.state.get(id)!;
+    if (s.running && s.target === target) return;
+    await this.stopChild(s);
+    s.enabled = true;
+    s.target = target;
+    s.restarts = 0;
+    this.save(id, s);
+    this.start(t, s);
+    const started = this.now();
+    while (s.enabled && s.running && !s.running.publicUrl && this.now() - started < waitMs) await new Promise((r) => setTimeout(r, 50));
+  }
+
+  async disable(id: string): Promise<void> {
+    this.kindOf(id);
+    const s = this.state.get(id)!;
+    s.enabled = false;
+    this.save(id, s);
+    await this.stopChild(s);
+  }
+
+  /** Bring back the tunnels that were enabled when the daemon stopped. */
+  resume(): void {
+    for (const t of TUNNELS) {
+      const s = this.state.get(t.id)!;
+      if (s.enabled && s.target && !s.running) {
+        if (which(t.binary, this.env().PATH)) this.start(t, s);
+        else this.log.warn({ tunnel: t.id }, `${t.name} is enabled but ${t.binary} is not installed`);
+      }
+    }
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.state.values()].map((s) => this.stopChild(s)));
+  }
+
+  private start(t: TunnelKind, s: TunnelState): void {
+    const child = spawn(which(t.binary, this.env().PATH) ?? t.binary, t.args(new URL(s.target!)), { env: this.env(), stdio: ['ignore', 'pipe', 'pipe'], shell: false });
+    const run: Running = { child, pid: child.pid ?? -1, startedAt: this.now(), publicUrl: null, output: [] };
+    s.running = run;
+    const onData = (chunk: Buffer) => {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (!line.trim()) continue;
+        run.output.push(line.slice(0, 500));
+        if (run.output.length > KEEP_LINES) run.output.shift();
+        run.publicUrl ??= t.publicUrl(line) ?? null;
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('error', (e) => run.output.push(`spawn failed: ${e.message}`));
+    child.on('exit', (code, signal) => {
+      if (s.running !== run) return;
+      s.running = undefined;
+      s.lastExit = { code, signal, at: this.now(), output: run.output.join('\n') };
+      if (!s.enabled) return;
+      // Exited on its own while enabled: start again after a delay that grows with each restart.
+      const delay = Math.min(60_000, 1000 * 2 ** Math.min(s.restarts, 6));
+      s.restarts++;
+      this.log.warn({ tunnel: t.id, code, signal, restartInMs: delay }, `${t.name} exited; restarting`);
+      s.restartTimer = setTimeout(() => {
+        s.restartTimer = undefined;
+        if (s.enabled && !s.running) this.start(t, s);
+      }, delay);
+      s.restartTimer.unref();
+    });
+  }
+
+  private async stopChild(s: TunnelState): Promise<void> {
+    clearTimeout(s.restartTimer);
+    s.restartTimer = undefined;
+    const run = s.running;
+    if (!run) return;
+    s.running = undefined;
+    if (run.child.exitCode !== null || run.child.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      const kill = setTimeout(() => run.child.kill('SIGKILL'), 5000);
+      run.child.once('exit', (code, signal) => {
+        clearTimeout(kill);
+        s.lastExit = { code, signal, at: this.now(), output: run.output.join('\n') };
+        resolve();
+      });
+      run.child.kill('SIGTERM');
+    });
+  }
+}
