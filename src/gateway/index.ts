@@ -41,6 +41,7 @@ import { EvalStore } from './evals/store.js';
 import { CliToolSettings } from './local-tools/cli-tools.js';
 import { AcpAgents } from './local-tools/acp.js';
 import { Tunnels } from './tunnels/supervisor.js';
+import { PluginService } from './plugins/service.js';
 import { firstProviderUrl } from './proxies/routes.js';
 import { ensureVersion, versionBefore, versionPaths } from './telemetry.js';
 import { UsageRecorder } from './usage.js';
@@ -293,6 +294,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     issueTracker: issueTrackerConfig(ctx.config ?? {}, ctx.env),
     cliTools: new CliToolSettings(cliToolsHome(ctx.config ?? {}), join(ctx.stateDir, 'backups', 'cli-tools'), () => ctx.clock.now()),
     acpAgents: new AcpAgents(db, () => state.env, () => ctx.clock.now()),
+    plugins: new PluginService(db.store, join(ctx.stateDir, 'plugins'), () => ctx.clock.now(), ctx.log),
     tunnels: new Tunnels(db, () => state.env, () => ctx.clock.now(), ctx.log),
     ...tunnelTarget(ctx.config ?? {}),
     evals: new EvalService(new EvalStore(db.store), () => svc.internal, () => ctx.clock.now(), ctx.log),
@@ -392,6 +394,7 @@ export const gatewayComponent: ComponentDefinition = {
         svc.backups.stop();
         svc.proxyProber.stop();
         await svc.tunnels.stopAll();
+        svc.plugins.close();
         bridge.close();
         svc.skills.close();
         svc.files.stop();

@@ -21,6 +21,7 @@ import type { EvalService } from './evals/service.js';
 import type { CliToolSettings } from './local-tools/cli-tools.js';
 import type { AcpAgents } from './local-tools/acp.js';
 import type { Tunnels } from './tunnels/supervisor.js';
+import type { PluginService } from './plugins/service.js';
 import type { IssueTrackerConfig } from './registered-keys/tracker.js';
 import type { FileService } from './files/service.js';
 import type { BatchService } from './batches/service.js';
@@ -106,6 +107,8 @@ export interface GatewayServices {
   tunnels: Tunnels;
   /** ctl.yaml gateway.tunnels.target: the address tunnels forward to. */
   tunnelTarget?: string;
+  /** Installed plugins and their sandboxed request and response hooks (/api/plugins). */
+  plugins: PluginService;
   /** Eval suites and their runs (/api/evals). */
   evals: EvalService;
   /** Keys issued through /api/v1/registered-keys, and their quotas. */

@@ -558,6 +558,24 @@ CREATE TABLE eval_results (
 );
 `,
   },
+  {
+    // Issue 25: installed plugins (their code lives in DIR/plugins/<name>).
+    version: 14,
+    up: `
+CREATE TABLE plugins (
+  name TEXT PRIMARY KEY,
+  version TEXT NOT NULL,
+  description TEXT,
+  hooks TEXT NOT NULL,
+  config_schema TEXT,
+  config TEXT NOT NULL DEFAULT '{}',
+  active INTEGER NOT NULL DEFAULT 0,
+  last_error TEXT,
+  installed_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+`,
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import { registeredKeyRoutes } from '../registered-keys/routes.js';
 import { evalRoutes } from '../evals/routes.js';
 import { localToolRoutes } from '../local-tools/routes.js';
 import { tunnelRoutes } from '../tunnels/routes.js';
+import { pluginRoutes } from '../plugins/routes.js';
 import { providerNodeRoutes } from './management/provider-nodes.js';
 import { systemRoutes } from '../ops/system-routes.js';
 import { complianceRoutes } from '../ops/compliance-routes.js';
@@ -134,6 +135,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   evalRoutes(r, svc);
   localToolRoutes(r, svc);
   tunnelRoutes(r, svc, svc.tunnelTarget);
+  pluginRoutes(r, svc);
   systemRoutes(r, svc, svc.backups, svc.system);
   monitoringRoutes(r, svc);
   complianceRoutes(r, svc.policies, svc.audit, (id) => svc.state.catalog.keysById.has(id), () => svc.clock.now());

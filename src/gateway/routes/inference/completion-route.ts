@@ -127,7 +127,9 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
     sessionId,
   };
   const injected = injectContext(svc, ctx.req.headers, applyGeneral(svc.runtime.general.value, guardChat(svc, ctx, parsed, info, startedAt)), principal, sessionId);
-  const canonical = injected.request;
+  let canonical = injected.request;
+  // Active plugins' request hooks (sandboxed; a failing plugin is deactivated, a block is a 400).
+  if (svc.plugins.activeCount > 0) canonical = (await svc.plugins.onRequest(canonical)).request;
 
   const abort = new RequestAbort();
   const onClose = () => {
@@ -191,6 +193,7 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
     const input = { canonical: compressed.request, principal, endpoint: route.endpoint, requestId: ctx.requestId, signal: abort, sessionId };
     started = await startCompletion(svc, input, resolution);
     if (injected.skills.size > 0) started = await runSkillRounds(svc, started, input, resolution, injected.skills);
+    if (!started.result.stream && svc.plugins.activeCount > 0) await svc.plugins.onResponse(canonical.model, started.result.response);
   } catch (e) {
     ticket?.complete(undefined);
     releaseGlobal?.();
