@@ -12,6 +12,7 @@ import type { Principal } from './auth.js';
 import { costOf, mediaCostOf, type MediaUsage } from './pricing.js';
 import { callUpstream, type UpstreamResult } from './providers/index.js';
 import type { CallOptions } from './providers/types.js';
+import { featuresOf } from './routing/combo-options.js';
 import { accountUsage } from './limits/index.js';
 import { AttemptsFailed, runAttempts, type AttemptDeps } from './routing/attempts.js';
 import type { AttemptSubject, RequestInfo } from './routing/policy.js';
@@ -86,7 +87,12 @@ export async function startCompletion(svc: GatewayServices, input: CompletionInp
   const resolution = resolved ?? resolveFor(svc, input.canonical.model, input.principal, input.providerScope);
   const settings = svc.state.catalog.settings;
   const request: RequestInfo = { requestId: input.requestId, sessionId: input.sessionId, apiKeyId: input.principal.key?.id, accountId: input.principal.key?.accountId };
-  const ordered = preferPinned(svc, resolution, orderTargets(resolution.strategy, resolution.combo?.name, resolution.targets, svc.strategy), request);
+  const ordered = preferPinned(
+    svc,
+    resolution,
+    orderTargets(resolution.strategy, resolution.combo, resolution.targets, svc.strategy, () => featuresOf(input.canonical, request.apiKeyId)),
+    request,
+  );
   const run = await runAttempts(
     {
       resolution,

@@ -23,6 +23,7 @@ import { checkResilience, DEFAULT_RESILIENCE, validateResiliencePatch, type Resi
 import { deepMerge, type Plain } from './runtime-settings.js';
 import type { EmbeddingModality } from './canonical.js';
 import { parseProviderKind, PROVIDER_KINDS, providerAdapter } from './providers/index.js';
+import { parseComboOptions } from './routing/combo-options.js';
 import {
   DEFAULT_ROUTING,
   KEY_SCOPES,
@@ -101,6 +102,8 @@ const ComboObj = Type.Object(
     enabled: Type.Optional(Type.Boolean()),
     description: Type.Optional(Type.String()),
     max_attempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
+    rules: Type.Optional(Type.Array(Type.Unknown())),
+    sla: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: false },
 );
@@ -351,15 +354,17 @@ function convert(doc: FileShape, env: NodeJS.ProcessEnv, now: number): GatewayFi
     comboNames.add(c.name);
     const strategy = (c.strategy ?? 'priority') as Strategy;
     if (!STRATEGIES.includes(strategy)) throw new Error(`${where}: unknown strategy ${c.strategy} (want one of ${STRATEGIES.join(', ')})`);
+    const targets = c.targets.map((t) => {
+      const target = typeof t === 'string' ? { model: t } : { model: t.model, ...(t.weight !== undefined ? { weight: t.weight } : {}) };
+      checkModelRef(target.model, where);
+      return target;
+    });
     out.combos.push({
       id: `file:${c.name}`,
       name: c.name,
       strategy,
-      targets: c.targets.map((t) => {
-        const target = typeof t === 'string' ? { model: t } : { model: t.model, ...(t.weight !== undefined ? { weight: t.weight } : {}) };
-        checkModelRef(target.model, where);
-        return target;
-      }),
+      targets,
+      ...parseComboOptions(c, targets.map((t) => t.model), where),
       enabled: c.enabled ?? true,
       ...(c.description !== undefined ? { description: c.description } : {}),
       ...(c.max_attempts !== undefined ? { maxAttempts: c.max_attempts } : {}),

@@ -576,6 +576,11 @@ CREATE TABLE plugins (
 );
 `,
   },
+  {
+    // Issue 25: options of the rules and sla-aware combo strategies ({rules?, sla?} as JSON).
+    version: 15,
+    up: `ALTER TABLE combos ADD COLUMN options TEXT;`,
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -618,6 +623,7 @@ interface ComboRow {
   enabled: number;
   description: string | null;
   max_attempts: number | null;
+  options?: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -968,6 +974,7 @@ export class GatewayStore {
       enabled: r.enabled === 1,
       ...(r.description !== null ? { description: r.description } : {}),
       ...(r.max_attempts !== null ? { maxAttempts: r.max_attempts } : {}),
+      ...(r.options ? parseJson<Pick<ComboConfig, 'rules' | 'sla'>>(r.options, {}) : {}),
       source: 'api' as const,
       createdAt: r.created_at,
       updatedAt: r.updated_at,
@@ -977,10 +984,10 @@ export class GatewayStore {
   saveCombo(c: ComboConfig): void {
     this.store
       .prepare(
-        `INSERT INTO combos (id, name, strategy, targets, enabled, description, max_attempts, created_at, updated_at)
-         VALUES (@id, @name, @strategy, @targets, @enabled, @description, @max_attempts, @created_at, @updated_at)
+        `INSERT INTO combos (id, name, strategy, targets, enabled, description, max_attempts, options, created_at, updated_at)
+         VALUES (@id, @name, @strategy, @targets, @enabled, @description, @max_attempts, @options, @created_at, @updated_at)
          ON CONFLICT(id) DO UPDATE SET name=excluded.name, strategy=excluded.strategy, targets=excluded.targets,
-           enabled=excluded.enabled, description=excluded.description, max_attempts=excluded.max_attempts,
+           enabled=excluded.enabled, description=excluded.description, max_attempts=excluded.max_attempts, options=excluded.options,
            updated_at=excluded.updated_at`,
       )
       .run({
@@ -991,6 +998,7 @@ export class GatewayStore {
         enabled: c.enabled ? 1 : 0,
         description: c.description ?? null,
         max_attempts: c.maxAttempts ?? null,
+        options: c.rules || c.sla ? JSON.stringify({ ...(c.rules ? { rules: c.rules } : {}), ...(c.sla ? { sla: c.sla } : {}) }) : null,
         created_at: c.createdAt,
         updated_at: c.updatedAt,
       });

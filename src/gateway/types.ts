@@ -58,7 +58,7 @@ export interface ProviderConfig {
   updatedAt: number;
 }
 
-export const STRATEGIES = ['priority', 'weighted', 'round-robin', 'random', 'least-used', 'cost-optimized', 'latency'] as const;
+export const STRATEGIES = ['priority', 'weighted', 'round-robin', 'random', 'least-used', 'cost-optimized', 'latency', 'rules', 'sla-aware', 'lkgp'] as const;
 export type Strategy = (typeof STRATEGIES)[number];
 
 export interface ComboTarget {
@@ -77,6 +77,10 @@ export interface ComboConfig {
   description?: string;
   /** Upper bound on upstream attempts for one request through this combo. */
   maxAttempts?: number;
+  /** The `rules` strategy's rules (routing/combo-options.ts). */
+  rules?: import('./routing/combo-options.js').ComboRule[];
+  /** The `sla-aware` strategy's limits. */
+  sla?: import('./routing/combo-options.js').ComboSla;
   source: Source;
   createdAt: number;
   updatedAt: number;

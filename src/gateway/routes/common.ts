@@ -102,6 +102,8 @@ export function comboView(c: ComboConfig): Record<string, unknown> {
     enabled: c.enabled,
     ...(c.description !== undefined ? { description: c.description } : {}),
     ...(c.maxAttempts !== undefined ? { maxAttempts: c.maxAttempts } : {}),
+    ...(c.rules ? { rules: c.rules } : {}),
+    ...(c.sla ? { sla: c.sla } : {}),
     source: c.source,
     createdAt: iso(c.createdAt),
     updatedAt: iso(c.updatedAt),

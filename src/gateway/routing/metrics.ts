@@ -34,6 +34,8 @@ export interface TargetStats {
   failures: number;
   totalLatencyMs: number;
   lastUsedAt?: number;
+  /** When an attempt through it last succeeded (the lkgp strategy's pick). */
+  lastSuccessAt?: number;
   latency: LatencyWindow;
   /** Recent outcomes (1 = failure) for the error rate the latency strategy adds to p95. */
   recent: number[];
@@ -51,6 +53,7 @@ function apply(s: TargetStats, ok: boolean, latencyMs: number, now: number): voi
     s.successes++;
     s.totalLatencyMs += latencyMs;
     s.latency.add(latencyMs);
+    s.lastSuccessAt = now;
   } else s.failures++;
   s.lastUsedAt = now;
   s.recent.push(ok ? 0 : 1);

@@ -8,9 +8,16 @@
  *  cost-optimized  cheapest input price first (then output); unpriced targets last
  *  latency         lowest p95 + 1000 ms × recent error rate; targets without samples first, so every
  *                  target gets measured once
+ *  rules           the targets of the first rule the request meets (prompt size, tools, images, stream,
+ *                  API key) first, in the rule's order; then the rest in configured order
+ *  sla-aware       targets within the combo's SLA (p95 latency and recent error rate; unmeasured ones
+ *                  count as within) first in configured order, then the others by p95
+ *  lkgp            last known good provider: the target that last succeeded through this combo first,
+ *                  then the rest in configured order
  */
 import type { PriceTable } from '../pricing.js';
-import type { Strategy } from '../types.js';
+import type { ComboConfig, Strategy } from '../types.js';
+import { DEFAULT_SLA, ruleMatches, type RequestFeatures } from './combo-options.js';
 import type { RoutingMetrics } from './metrics.js';
 import type { ResolvedTarget } from './resolve.js';
 
@@ -30,7 +37,15 @@ function stableSortBy<T>(items: readonly T[], key: (t: T) => number): T[] {
     .map((x) => x.t);
 }
 
-export function orderTargets(strategy: Strategy | 'single', comboName: string | undefined, targets: readonly ResolvedTarget[], sc: StrategyContext): ResolvedTarget[] {
+export function orderTargets(
+  strategy: Strategy | 'single',
+  combo: Pick<ComboConfig, 'name' | 'rules' | 'sla'> | undefined,
+  targets: readonly ResolvedTarget[],
+  sc: StrategyContext,
+  /** What the rules strategy looks at (computed only when it is asked for). */
+  features?: () => RequestFeatures,
+): ResolvedTarget[] {
+  const comboName = combo?.name;
   const n = targets.length;
   if (n <= 1) return [...targets];
   switch (strategy) {
@@ -89,5 +104,34 @@ export function orderTargets(strategy: Strategy | 'single', comboName: string | 
         if (p95 === undefined) return -1;
         return p95 + 1000 * sc.metrics.errorRate(t.ref);
       });
+    case 'rules': {
+      const f = combo?.rules?.length && features ? features() : undefined;
+      const rule = f ? combo!.rules!.find((r) => ruleMatches(r.when, f)) : undefined;
+      if (!rule) return [...targets];
+      const rank = (t: ResolvedTarget) => {
+        const i = rule.prefer.indexOf(t.ref);
+        return i < 0 ? rule.prefer.length : i;
+      };
+      return stableSortBy(targets, rank);
+    }
+    case 'sla-aware': {
+      const sla = combo?.sla ?? DEFAULT_SLA;
+      return stableSortBy(targets, (t) => {
+        const p95 = sc.metrics.p95(t.ref);
+        if (p95 === undefined) return 0;
+        if (p95 <= sla.maxLatencyMs && sc.metrics.errorRate(t.ref) <= sla.maxErrorRate) return 0;
+        return 1 + p95;
+      });
+    }
+    case 'lkgp': {
+      if (!comboName) return [...targets];
+      let best: ResolvedTarget | undefined;
+      let at = -1;
+      for (const t of targets) {
+        const ok = sc.metrics.comboTarget(comboName, t.ref)?.lastSuccessAt ?? -1;
+        if (ok > at) (best = t), (at = ok);
+      }
+      return best ? [best, ...targets.filter((t) => t !== best)] : [...targets];
+    }
   }
 }

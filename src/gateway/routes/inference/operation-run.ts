@@ -37,7 +37,7 @@ export async function attemptOperation<T>(
     const run = await runAttempts(
       {
         resolution: o.resolution,
-        ordered: orderTargets(o.resolution.strategy, o.resolution.combo?.name, o.capable, svc.strategy),
+        ordered: orderTargets(o.resolution.strategy, o.resolution.combo, o.capable, svc.strategy),
         request: { requestId: o.requestId, ...(o.sessionId ? { sessionId: o.sessionId } : {}), ...(o.principal.key ? { apiKeyId: o.principal.key.id, accountId: o.principal.key.accountId } : {}) },
         maxAttempts: o.resolution.combo?.maxAttempts ?? settings.maxAttempts,
         retryWaitMaxMs: settings.retryWaitMaxMs,

@@ -14,6 +14,7 @@ import { stripNoThinking } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
 import { STRATEGIES, type ComboConfig, type ComboMapping, type ComboTarget, type Strategy } from '../../types.js';
 import { checkComboName, checkModelRef } from '../../validate.js';
+import { parseComboOptions } from '../../routing/combo-options.js';
 import { asBadRequest, comboView, mappingView, ok, readObject, validated } from '../common.js';
 
 const Target = Type.Union([
@@ -29,6 +30,9 @@ const ComboFields = {
   enabled: Type.Boolean(),
   description: Type.String({ maxLength: 1000 }),
   maxAttempts: Type.Integer({ minimum: 1, maximum: 50 }),
+  // The rules and sla-aware strategies' options (checked by parseComboOptions).
+  rules: Type.Union([Type.Array(Type.Unknown(), { maxItems: 100 }), Type.Null()]),
+  sla: Type.Unknown(),
 };
 const validateComboCreate = compile(Type.Partial(Type.Object(ComboFields, { additionalProperties: false })));
 
@@ -107,6 +111,7 @@ export function comboRoutes(r: Router, svc: GatewayServices): void {
         createdAt: now,
         updatedAt: now,
       };
+      Object.assign(combo, asBadRequest(() => parseComboOptions(body, combo.targets.map((t) => t.model), 'combo')));
       svc.state.db.saveCombo(combo);
       svc.state.rebuild({ combos: true });
       ok(ctx, comboView(combo), 201);
@@ -173,6 +178,14 @@ export function comboRoutes(r: Router, svc: GatewayServices): void {
     };
     if (body.description !== undefined) next.description = body.description;
     if (body.maxAttempts !== undefined) next.maxAttempts = body.maxAttempts;
+    // rules and sla: replaced when given (null removes), and checked against the targets either way.
+    const raw = body as { rules?: unknown; sla?: unknown };
+    const opts = asBadRequest(() =>
+      parseComboOptions({ ...(raw.rules !== undefined ? (raw.rules === null ? {} : { rules: raw.rules }) : prev.rules ? { rules: prev.rules } : {}), ...(raw.sla !== undefined ? (raw.sla === null ? {} : { sla: raw.sla }) : prev.sla ? { sla: prev.sla } : {}) }, next.targets.map((t) => t.model), 'combo'),
+    );
+    delete next.rules;
+    delete next.sla;
+    Object.assign(next, opts);
     svc.state.db.saveCombo(next);
     svc.state.rebuild({ combos: true });
     ok(ctx, comboView(next));
