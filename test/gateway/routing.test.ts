@@ -212,7 +212,8 @@ describe('gateway.yaml', () => {
     const text = readFileSync(new URL('../../examples/gateway.yaml', import.meta.url), 'utf8');
     const cfg = parseConfigText(text, { GATEWAY_APP_KEY: 'sk-app-key-1234' }, 0);
     expect(cfg.providers.map((p) => p.id)).toEqual(['local', 'claude', 'ollama']);
-    expect(cfg.combos.map((c) => c.name)).toEqual(['smart', 'spread']);
+    expect(cfg.combos.map((c) => c.name)).toEqual(['smart', 'spread', 'by-shape']);
+    expect(cfg.combos[2]!.rules).toEqual([{ when: { hasTools: true }, prefer: ['local/m1'] }, { when: { minPromptTokens: 4000 }, prefer: ['local/m1'] }]);
     expect(cfg.settings).toEqual({ maxAttempts: 10, retryWaitMaxMs: 2000, streamReadinessTimeoutMs: 60000, rateLimitCooldownMs: 5000 });
   });
 
