@@ -42,6 +42,7 @@ import { CliToolSettings } from './local-tools/cli-tools.js';
 import { AcpAgents } from './local-tools/acp.js';
 import { Tunnels } from './tunnels/supervisor.js';
 import { PluginService } from './plugins/service.js';
+import { Assessor } from './assess/service.js';
 import { firstProviderUrl } from './proxies/routes.js';
 import { ensureVersion, versionBefore, versionPaths } from './telemetry.js';
 import { UsageRecorder } from './usage.js';
@@ -294,6 +295,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     issueTracker: issueTrackerConfig(ctx.config ?? {}, ctx.env),
     cliTools: new CliToolSettings(cliToolsHome(ctx.config ?? {}), join(ctx.stateDir, 'backups', 'cli-tools'), () => ctx.clock.now()),
     acpAgents: new AcpAgents(db, () => state.env, () => ctx.clock.now()),
+    assessor: new Assessor(() => svc),
     plugins: new PluginService(db.store, join(ctx.stateDir, 'plugins'), () => ctx.clock.now(), ctx.log),
     tunnels: new Tunnels(db, () => state.env, () => ctx.clock.now(), ctx.log),
     ...tunnelTarget(ctx.config ?? {}),

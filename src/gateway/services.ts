@@ -22,6 +22,7 @@ import type { CliToolSettings } from './local-tools/cli-tools.js';
 import type { AcpAgents } from './local-tools/acp.js';
 import type { Tunnels } from './tunnels/supervisor.js';
 import type { PluginService } from './plugins/service.js';
+import type { Assessor } from './assess/service.js';
 import type { IssueTrackerConfig } from './registered-keys/tracker.js';
 import type { FileService } from './files/service.js';
 import type { BatchService } from './batches/service.js';
@@ -109,6 +110,8 @@ export interface GatewayServices {
   tunnelTarget?: string;
   /** Installed plugins and their sandboxed request and response hooks (/api/plugins). */
   plugins: PluginService;
+  /** Probes and categorises models (/api/assess). */
+  assessor: Assessor;
   /** Eval suites and their runs (/api/evals). */
   evals: EvalService;
   /** Keys issued through /api/v1/registered-keys, and their quotas. */

@@ -24,6 +24,7 @@ import { evalRoutes } from '../evals/routes.js';
 import { localToolRoutes } from '../local-tools/routes.js';
 import { tunnelRoutes } from '../tunnels/routes.js';
 import { pluginRoutes } from '../plugins/routes.js';
+import { assessRoutes } from '../assess/routes.js';
 import { providerNodeRoutes } from './management/provider-nodes.js';
 import { systemRoutes } from '../ops/system-routes.js';
 import { complianceRoutes } from '../ops/compliance-routes.js';
@@ -136,6 +137,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   localToolRoutes(r, svc);
   tunnelRoutes(r, svc, svc.tunnelTarget);
   pluginRoutes(r, svc);
+  assessRoutes(r, svc);
   systemRoutes(r, svc, svc.backups, svc.system);
   monitoringRoutes(r, svc);
   complianceRoutes(r, svc.policies, svc.audit, (id) => svc.state.catalog.keysById.has(id), () => svc.clock.now());

@@ -6,8 +6,8 @@
  *  random          uniform shuffle
  *  least-used      fewest recorded requests through this combo first (ties keep configured order)
  *  cost-optimized  cheapest input price first (then output); unpriced targets last
- *  latency         lowest p95 + 1000 ms × recent error rate; targets without samples first, so every
- *                  target gets measured once
+ *  latency         lowest p95 + 1000 ms × recent error rate; targets never tried first, so every
+ *                  target gets measured once, and targets that only ever failed last
  *  rules           the targets of the first rule the request meets (prompt size, tools, images, stream,
  *                  API key) first, in the rule's order; then the rest in configured order
  *  sla-aware       targets within the combo's SLA (p95 latency and recent error rate; unmeasured ones
@@ -101,7 +101,8 @@ export function orderTargets(
     case 'latency':
       return stableSortBy(targets, (t) => {
         const p95 = sc.metrics.p95(t.ref);
-        if (p95 === undefined) return -1;
+        // Never succeeded: untried goes first (to be measured), only-failing goes last.
+        if (p95 === undefined) return sc.metrics.errorRate(t.ref) > 0 ? Number.MAX_VALUE : -1;
         return p95 + 1000 * sc.metrics.errorRate(t.ref);
       });
     case 'rules': {
@@ -118,7 +119,7 @@ export function orderTargets(
       const sla = combo?.sla ?? DEFAULT_SLA;
       return stableSortBy(targets, (t) => {
         const p95 = sc.metrics.p95(t.ref);
-        if (p95 === undefined) return 0;
+        if (p95 === undefined) return sc.metrics.errorRate(t.ref) > sla.maxErrorRate ? Number.MAX_VALUE : 0;
         if (p95 <= sla.maxLatencyMs && sc.metrics.errorRate(t.ref) <= sla.maxErrorRate) return 0;
         return 1 + p95;
       });
