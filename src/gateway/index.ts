@@ -43,6 +43,7 @@ import { AcpAgents } from './local-tools/acp.js';
 import { Tunnels } from './tunnels/supervisor.js';
 import { PluginService } from './plugins/service.js';
 import { Assessor } from './assess/service.js';
+import { AgentTasks, type AgentProvider } from './agents/tasks/service.js';
 import { firstProviderUrl } from './proxies/routes.js';
 import { ensureVersion, versionBefore, versionPaths } from './telemetry.js';
 import { UsageRecorder } from './usage.js';
@@ -176,6 +177,27 @@ function tunnelTarget(config: Record<string, unknown>): { tunnelTarget?: string 
   return { tunnelTarget: target.replace(/\/+$/, '') };
 }
 
+/** ctl.yaml `gateway.agent_providers`: cloud agent providers `[{id, name?, base_url, api_key | api_key_env}]`. */
+function agentProvidersOf(config: Record<string, unknown>, env: NodeJS.ProcessEnv): AgentProvider[] {
+  const list = config.agent_providers;
+  if (list === undefined || list === null) return [];
+  if (!Array.isArray(list)) throw new Error('ctl.yaml gateway.agent_providers must be a list');
+  const seen = new Set<string>();
+  return list.map((raw, i) => {
+    const where = `ctl.yaml gateway.agent_providers[${i}]`;
+    if (typeof raw !== 'object' || raw === null) throw new Error(`${where} must be a mapping`);
+    const o = raw as Record<string, unknown>;
+    for (const k of Object.keys(o)) if (!['id', 'name', 'base_url', 'api_key', 'api_key_env'].includes(k)) throw new Error(`${where}: unknown field ${k}`);
+    if (typeof o.id !== 'string' || !/^[a-z0-9][a-z0-9_-]{0,63}$/.test(o.id)) throw new Error(`${where}.id must be lower-case letters, digits, - and _`);
+    if (seen.has(o.id)) throw new Error(`${where}: duplicate id ${o.id}`);
+    seen.add(o.id);
+    if (typeof o.base_url !== 'string' || !/^https?:\/\/[^/]/.test(o.base_url)) throw new Error(`${where}.base_url must be an http(s) URL`);
+    const key = typeof o.api_key === 'string' ? o.api_key : typeof o.api_key_env === 'string' ? env[o.api_key_env] : undefined;
+    if (!key) throw new Error(`${where} needs api_key (or api_key_env naming a set variable)`);
+    return { id: o.id, name: typeof o.name === 'string' ? o.name : o.id, baseUrl: o.base_url.replace(/\/+$/, ''), apiKey: key };
+  });
+}
+
 /** The principal a batch's lines run as: the key that created it, while it is usable. */
 function batchPrincipal(state: GatewayState, owner: string, now: number): Principal | string {
   if (owner === '') return { trusted: false };
@@ -253,6 +275,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
 
   const proxies = new ProxyRegistry(db.store, ctx.egress, () => ctx.clock.now());
   const quotas = registeredKeyQuotas(ctx.config ?? {});
+  const agentProviders = agentProvidersOf(ctx.config ?? {}, env);
   const svc: GatewayServices = {
     state,
     auth,
@@ -296,6 +319,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     cliTools: new CliToolSettings(cliToolsHome(ctx.config ?? {}), join(ctx.stateDir, 'backups', 'cli-tools'), () => ctx.clock.now()),
     acpAgents: new AcpAgents(db, () => state.env, () => ctx.clock.now()),
     assessor: new Assessor(() => svc),
+    agentTasks: new AgentTasks(db.store, () => agentProviders, ctx.egress, () => ctx.clock.now()),
     plugins: new PluginService(db.store, join(ctx.stateDir, 'plugins'), () => ctx.clock.now(), ctx.log),
     tunnels: new Tunnels(db, () => state.env, () => ctx.clock.now(), ctx.log),
     ...tunnelTarget(ctx.config ?? {}),

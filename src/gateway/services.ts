@@ -23,6 +23,7 @@ import type { AcpAgents } from './local-tools/acp.js';
 import type { Tunnels } from './tunnels/supervisor.js';
 import type { PluginService } from './plugins/service.js';
 import type { Assessor } from './assess/service.js';
+import type { AgentTasks } from './agents/tasks/service.js';
 import type { IssueTrackerConfig } from './registered-keys/tracker.js';
 import type { FileService } from './files/service.js';
 import type { BatchService } from './batches/service.js';
@@ -110,6 +111,8 @@ export interface GatewayServices {
   tunnelTarget?: string;
   /** Installed plugins and their sandboxed request and response hooks (/api/plugins). */
   plugins: PluginService;
+  /** Tasks handed to cloud agent providers (/api/v1/agents/tasks). */
+  agentTasks: AgentTasks;
   /** Probes and categorises models (/api/assess). */
   assessor: Assessor;
   /** Eval suites and their runs (/api/evals). */

@@ -581,6 +581,28 @@ CREATE TABLE plugins (
     version: 15,
     up: `ALTER TABLE combos ADD COLUMN options TEXT;`,
   },
+  {
+    // Issue 25: tasks sent to cloud agent providers (/api/v1/agents/tasks).
+    version: 16,
+    up: `
+CREATE TABLE agent_tasks (
+  id TEXT PRIMARY KEY,
+  provider_id TEXT NOT NULL,
+  external_id TEXT,
+  status TEXT NOT NULL,
+  prompt TEXT NOT NULL,
+  source TEXT,
+  options TEXT,
+  result TEXT,
+  url TEXT,
+  error TEXT,
+  messages TEXT NOT NULL DEFAULT '[]',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX agent_tasks_created ON agent_tasks(created_at);
+`,
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import { localToolRoutes } from '../local-tools/routes.js';
 import { tunnelRoutes } from '../tunnels/routes.js';
 import { pluginRoutes } from '../plugins/routes.js';
 import { assessRoutes } from '../assess/routes.js';
+import { agentTaskRoutes } from '../agents/tasks/routes.js';
 import { providerNodeRoutes } from './management/provider-nodes.js';
 import { systemRoutes } from '../ops/system-routes.js';
 import { complianceRoutes } from '../ops/compliance-routes.js';
@@ -138,6 +139,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   tunnelRoutes(r, svc, svc.tunnelTarget);
   pluginRoutes(r, svc);
   assessRoutes(r, svc);
+  agentTaskRoutes(r, svc);
   systemRoutes(r, svc, svc.backups, svc.system);
   monitoringRoutes(r, svc);
   complianceRoutes(r, svc.policies, svc.audit, (id) => svc.state.catalog.keysById.has(id), () => svc.clock.now());
