@@ -44,6 +44,7 @@ import { Tunnels } from './tunnels/supervisor.js';
 import { PluginService } from './plugins/service.js';
 import { Assessor } from './assess/service.js';
 import { AgentTasks, type AgentProvider } from './agents/tasks/service.js';
+import { syncConfig } from './sync/remote.js';
 import { firstProviderUrl } from './proxies/routes.js';
 import { ensureVersion, versionBefore, versionPaths } from './telemetry.js';
 import { UsageRecorder } from './usage.js';
@@ -276,6 +277,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
   const proxies = new ProxyRegistry(db.store, ctx.egress, () => ctx.clock.now());
   const quotas = registeredKeyQuotas(ctx.config ?? {});
   const agentProviders = agentProvidersOf(ctx.config ?? {}, env);
+  const syncCfg = syncConfig(ctx.config ?? {}, env);
   const svc: GatewayServices = {
     state,
     auth,
@@ -319,6 +321,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     cliTools: new CliToolSettings(cliToolsHome(ctx.config ?? {}), join(ctx.stateDir, 'backups', 'cli-tools'), () => ctx.clock.now()),
     acpAgents: new AcpAgents(db, () => state.env, () => ctx.clock.now()),
     assessor: new Assessor(() => svc),
+    ...(syncCfg ? { sync: syncCfg } : {}),
     agentTasks: new AgentTasks(db.store, () => agentProviders, ctx.egress, () => ctx.clock.now()),
     plugins: new PluginService(db.store, join(ctx.stateDir, 'plugins'), () => ctx.clock.now(), ctx.log),
     tunnels: new Tunnels(db, () => state.env, () => ctx.clock.now(), ctx.log),

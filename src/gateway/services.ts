@@ -24,6 +24,7 @@ import type { Tunnels } from './tunnels/supervisor.js';
 import type { PluginService } from './plugins/service.js';
 import type { Assessor } from './assess/service.js';
 import type { AgentTasks } from './agents/tasks/service.js';
+import type { SyncConfig } from './sync/remote.js';
 import type { IssueTrackerConfig } from './registered-keys/tracker.js';
 import type { FileService } from './files/service.js';
 import type { BatchService } from './batches/service.js';
@@ -113,6 +114,8 @@ export interface GatewayServices {
   plugins: PluginService;
   /** Tasks handed to cloud agent providers (/api/v1/agents/tasks). */
   agentTasks: AgentTasks;
+  /** ctl.yaml gateway.sync: where /api/sync pushes and pulls the configuration; undefined: not configured. */
+  sync?: SyncConfig;
   /** Probes and categorises models (/api/assess). */
   assessor: Assessor;
   /** Eval suites and their runs (/api/evals). */

@@ -26,6 +26,7 @@ import { tunnelRoutes } from '../tunnels/routes.js';
 import { pluginRoutes } from '../plugins/routes.js';
 import { assessRoutes } from '../assess/routes.js';
 import { agentTaskRoutes } from '../agents/tasks/routes.js';
+import { syncRoutes } from '../sync/routes.js';
 import { providerNodeRoutes } from './management/provider-nodes.js';
 import { systemRoutes } from '../ops/system-routes.js';
 import { complianceRoutes } from '../ops/compliance-routes.js';
@@ -140,6 +141,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   pluginRoutes(r, svc);
   assessRoutes(r, svc);
   agentTaskRoutes(r, svc);
+  syncRoutes(r, svc, svc.sync);
   systemRoutes(r, svc, svc.backups, svc.system);
   monitoringRoutes(r, svc);
   complianceRoutes(r, svc.policies, svc.audit, (id) => svc.state.catalog.keysById.has(id), () => svc.clock.now());
