@@ -25,6 +25,7 @@ import { registerCompress } from './gateway-compress.js';
 import { registerSettings } from './gateway-settings.js';
 import { registerPolicies } from './gateway-policies.js';
 import { registerProxies } from './gateway-proxies.js';
+import { registerOAuth } from './gateway-oauth.js';
 import { registerSync } from './gateway-sync.js';
 import { registerAgentTasks } from './gateway-agent-tasks.js';
 import { registerAssess } from './gateway-assess.js';
@@ -1011,6 +1012,7 @@ export function register(program: Command): void {
   registerSettings(g, authHeaders);
   registerPolicies(g, authHeaders);
   registerProxies(g, authHeaders);
+  registerOAuth(g, authHeaders);
   registerSync(g, authHeaders);
   registerAgentTasks(g, authHeaders);
   registerAssess(g, authHeaders);

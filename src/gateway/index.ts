@@ -45,6 +45,9 @@ import { PluginService } from './plugins/service.js';
 import { Assessor } from './assess/service.js';
 import { AgentTasks, type AgentProvider } from './agents/tasks/service.js';
 import { syncConfig } from './sync/remote.js';
+import { OAuthService } from './oauth/service.js';
+import { Vault } from './oauth/vault.js';
+import { oauthProvidersOf } from './oauth/config.js';
 import { firstProviderUrl } from './proxies/routes.js';
 import { ensureVersion, versionBefore, versionPaths } from './telemetry.js';
 import { UsageRecorder } from './usage.js';
@@ -229,7 +232,10 @@ function parseMetrics(raw: string | undefined): { hits?: number; misses?: number
 export function createGatewayServices(ctx: Parameters<ComponentDefinition['create']>[0]): GatewayServices {
   const env = effectiveEnv(ctx.env, ctx.config ?? {});
   const db = new GatewayStore(ctx.openStore(GATEWAY_MIGRATIONS));
+  // Before the catalog: OAuth accounts take their access tokens from the OAuth service.
+  const oauth = new OAuthService(db, new Vault(join(ctx.stateDir, 'secrets')), oauthProvidersOf(ctx.config ?? {}, env), ctx.egress, () => ctx.clock.now(), ctx.log);
   const state = new GatewayState(db, ctx.stateDir, env, ctx.clock);
+  oauth.attach(state);
   const auth = new GatewayAuth(db, () => state.catalog, ctx.clock, env);
   const usage = new UsageRecorder(db, ctx.log, auth.lastUsed);
   const metrics = new RoutingMetrics();
@@ -321,6 +327,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     cliTools: new CliToolSettings(cliToolsHome(ctx.config ?? {}), join(ctx.stateDir, 'backups', 'cli-tools'), () => ctx.clock.now()),
     acpAgents: new AcpAgents(db, () => state.env, () => ctx.clock.now()),
     assessor: new Assessor(() => svc),
+    oauth,
     ...(syncCfg ? { sync: syncCfg } : {}),
     agentTasks: new AgentTasks(db.store, () => agentProviders, ctx.egress, () => ctx.clock.now()),
     plugins: new PluginService(db.store, join(ctx.stateDir, 'plugins'), () => ctx.clock.now(), ctx.log),
@@ -402,6 +409,7 @@ export const gatewayComponent: ComponentDefinition = {
         svc.a2a.tasks.failInterrupted(ctx.clock.now());
         svc.evals.store.failInterrupted(ctx.clock.now());
         svc.tunnels.resume();
+        svc.oauth.start();
       },
       reload() {
         const file = svc.state.fileConfig;
@@ -424,6 +432,7 @@ export const gatewayComponent: ComponentDefinition = {
         svc.proxyProber.stop();
         await svc.tunnels.stopAll();
         svc.plugins.close();
+        svc.oauth.stop();
         bridge.close();
         svc.skills.close();
         svc.files.stop();

@@ -25,6 +25,7 @@ import type { PluginService } from './plugins/service.js';
 import type { Assessor } from './assess/service.js';
 import type { AgentTasks } from './agents/tasks/service.js';
 import type { SyncConfig } from './sync/remote.js';
+import type { OAuthService } from './oauth/service.js';
 import type { IssueTrackerConfig } from './registered-keys/tracker.js';
 import type { FileService } from './files/service.js';
 import type { BatchService } from './batches/service.js';
@@ -116,6 +117,8 @@ export interface GatewayServices {
   agentTasks: AgentTasks;
   /** ctl.yaml gateway.sync: where /api/sync pushes and pulls the configuration; undefined: not configured. */
   sync?: SyncConfig;
+  /** OAuth logins as provider accounts (/api/oauth). */
+  oauth: OAuthService;
   /** Probes and categorises models (/api/assess). */
   assessor: Assessor;
   /** Eval suites and their runs (/api/evals). */

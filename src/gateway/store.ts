@@ -603,6 +603,23 @@ CREATE TABLE agent_tasks (
 CREATE INDEX agent_tasks_created ON agent_tasks(created_at);
 `,
   },
+  {
+    // Issue 25: OAuth tokens of provider accounts, encrypted (AES-256-GCM, the key in DIR/secrets).
+    version: 17,
+    up: `
+CREATE TABLE oauth_tokens (
+  account_id TEXT PRIMARY KEY,
+  provider_id TEXT NOT NULL,
+  label TEXT NOT NULL,
+  sealed TEXT NOT NULL,
+  expires_at INTEGER,
+  scopes TEXT,
+  last_error TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+`,
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -821,6 +838,12 @@ function parseJson<T>(text: string | null, fallback: T): T {
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
 export class GatewayStore {
+  /**
+   * Credentials kept outside provider_accounts (OAuth tokens, encrypted in oauth_tokens): the key of an
+   * account whose id this resolver knows, in place of the stored one (which is empty for them).
+   */
+  accountKey: ((accountId: string) => string | undefined) | undefined;
+
   /** The kit store (the issue-6 stores in store-*.ts share it). */
   constructor(readonly store: Store) {}
 
@@ -841,7 +864,7 @@ export class GatewayStore {
     for (const a of accounts) {
       let list = byProvider.get(a.provider_id);
       if (!list) byProvider.set(a.provider_id, (list = []));
-      list.push({ id: a.id, name: a.name, apiKey: a.api_key, enabled: a.enabled === 1, priority: a.priority });
+      list.push({ id: a.id, name: a.name, apiKey: this.accountKey?.(a.id) ?? a.api_key, enabled: a.enabled === 1, priority: a.priority });
     }
     return rows.map((r) => ({
       id: r.id,

@@ -37,9 +37,10 @@ export interface PolicyDeps {
 
 const ADMIT: Admission = { ok: true };
 
-/** Breaker profile of a provider: the override, else local for Ollama and keyless connections, else apikey. */
+/** Breaker profile of a provider: the override, else oauth for OAuth logins, local for Ollama and keyless connections, else apikey. */
 export function guessProfile(p: ProviderRuntime | undefined): BreakerProfileName {
   if (!p) return 'apikey';
+  if (p.config.accounts.some((a) => a.id.startsWith('oauth:'))) return 'oauth';
   if (p.config.kind === 'ollama') return 'local';
   return p.config.accounts.some((a) => a.enabled && a.apiKey) ? 'apikey' : 'local';
 }

@@ -27,6 +27,7 @@ import { pluginRoutes } from '../plugins/routes.js';
 import { assessRoutes } from '../assess/routes.js';
 import { agentTaskRoutes } from '../agents/tasks/routes.js';
 import { syncRoutes } from '../sync/routes.js';
+import { oauthRoutes } from '../oauth/routes.js';
 import { providerNodeRoutes } from './management/provider-nodes.js';
 import { systemRoutes } from '../ops/system-routes.js';
 import { complianceRoutes } from '../ops/compliance-routes.js';
@@ -142,6 +143,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   assessRoutes(r, svc);
   agentTaskRoutes(r, svc);
   syncRoutes(r, svc, svc.sync);
+  oauthRoutes(r, svc);
   systemRoutes(r, svc, svc.backups, svc.system);
   monitoringRoutes(r, svc);
   complianceRoutes(r, svc.policies, svc.audit, (id) => svc.state.catalog.keysById.has(id), () => svc.clock.now());
