@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { createHash, createHmac } from 'node:crypto';
+import { Sha256 } from '../helpers/sha256.js';
 import { Egress } from '../../src/egress/index.js';
 import { loadConfig } from '../../src/alertmanager/config/load.js';
 import { defaultTemplates } from '../../src/alertmanager/template/load.js';
@@ -282,19 +282,6 @@ describe('http_config', () => {
 });
 
 /** The hash constructor Smithy's signer takes, on node:crypto (HMAC when given a secret). */
-class Sha256 {
-  private readonly h;
-  constructor(secret?: string | Uint8Array) {
-    this.h = secret === undefined ? createHash('sha256') : createHmac('sha256', secret);
-  }
-  update(data: string | Uint8Array): void {
-    this.h.update(data);
-  }
-  async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.h.digest());
-  }
-}
-
 describe('sns', () => {
   it('signs Publish with SigV4 as the AWS SDK’s own signer computes it', async () => {
     const s = await recorder(() => [200, '<PublishResponse/>']);

@@ -5,10 +5,11 @@
  * model resolution, aliases); 503 while sync is not configured.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHash, createHmac } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { Sha256 } from '../helpers/sha256.js';
 import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
 import { startGateway, type GatewayHarness } from './harness.js';
 
@@ -23,19 +24,6 @@ const s3Objects = new Map<string, string>();
 let s3: Server;
 let s3Url = '';
 let s3Verified = 0;
-
-class Sha256 {
-  private readonly h;
-  constructor(secret?: string | Uint8Array) {
-    this.h = secret === undefined ? createHash('sha256') : createHmac('sha256', secret);
-  }
-  update(d: string | Uint8Array): void {
-    this.h.update(d);
-  }
-  async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.h.digest());
-  }
-}
 
 const body = (req: IncomingMessage) => new Promise<string>((r) => {
   let t = '';
