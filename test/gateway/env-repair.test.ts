@@ -34,7 +34,7 @@ describe('env repair', () => {
     const leftover = join(dir, '.export-abc123');
     mkdirSync(leftover);
     writeFileSync(join(leftover, '0.db'), 'x');
-    const old = (Date.now() - 120_000) / 1000;
+    const old = (Date.now() - 2 * 3_600_000) / 1000;
     utimesSync(leftover, old, old);
     const fresh = join(dir, '.export-justnow');
     mkdirSync(fresh);

@@ -80,11 +80,12 @@ export function repairEnvironment(o: { stateDir: string; env: NodeJS.ProcessEnv;
   for (const p of open) fix('file-modes', true, `${p} set to mode 0600 (was 0${mode(p).toString(8)})`, () => chmodSync(p, 0o600));
   if (open.length === 0) checks.push({ check: 'file-modes', status: 'ok', detail: `${sensitive.length} data and credential files are owner-only` });
 
-  // Leftovers of interrupted exports and atomic writes (older than a minute: none is still being written).
+  // Leftovers of interrupted exports and atomic writes: an atomic write takes milliseconds, so a .tmp
+  // file a minute old is abandoned; an export may stream for a long time, so its folder gets an hour.
   const stale = readdirSync(o.stateDir)
     .filter((f) => /^\.export-|^\..+\.tmp$/.test(f))
     .map((f) => join(o.stateDir, f))
-    .filter((p) => o.now - statSync(p).mtimeMs > 60_000);
+    .filter((p) => o.now - statSync(p).mtimeMs > (p.includes('/.export-') ? 3_600_000 : 60_000));
   for (const p of stale) {
     const aside = join(o.stateDir, 'backups', `env-repair-${new Date(o.now).toISOString().replace(/[:.]/g, '-')}`);
     fix('temporary-files', true, `moved ${p} to ${aside}`, () => {
