@@ -15,6 +15,9 @@ import type { CompressionSettings } from './settings.js';
 import type { CompressionStore } from './store.js';
 
 
+const OFF_PLAN: Plan = Object.freeze({ mode: 'off', source: 'off', steps: [] }) as Plan;
+const OFF_HEADER = 'off; source=off';
+
 export interface Compressed {
   request: CanonicalRequest;
   plan: Plan;
@@ -44,6 +47,8 @@ export class CompressionService {
   };
 
   compress(req: CanonicalRequest, input: Omit<PlanInput, 'estimatedTokens'>): Compressed {
+    // Compression off (the default): the same answer for every request, nothing to resolve.
+    if (!this.settings.value.enabled) return { request: req, plan: OFF_PLAN, header: OFF_HEADER };
     const plan = this.plan(req, input);
     const header = `${plan.mode}; source=${plan.source}`;
     if (plan.steps.length === 0) return { request: req, plan, header };

@@ -43,9 +43,12 @@ const ROLES: Record<Exclude<GuardrailName, 'max-size'>, ReadonlySet<SlotRole>> =
 };
 const RULES = { secrets: SECRET_RULES, pii: PII_RULES, 'prompt-injection': INJECTION_RULES };
 
+const NONE_DISABLED: ReadonlySet<string> = new Set();
+
 /** Names from `x-gateway-disabled-guardrails: a, b`. */
-export function disabledFromHeaders(headers: IncomingHttpHeaders): Set<string> {
+export function disabledFromHeaders(headers: IncomingHttpHeaders): ReadonlySet<string> {
   const v = headers['x-gateway-disabled-guardrails'];
+  if (v === undefined) return NONE_DISABLED;
   const text = Array.isArray(v) ? v.join(',') : (v ?? '');
   return new Set(
     text
@@ -144,8 +147,12 @@ export function guardRequest(config: readonly GuardrailConfig[], headers: Incomi
 }
 
 /** Guard an answer's text (secrets and PII; a `block` action redacts an answer, as it already cost). */
+/** The rails that look at answers (secrets and PII; block redacts), per configuration (it changes only on reload). */
+const OUTPUT_RAILS = new WeakMap<readonly GuardrailConfig[], GuardrailConfig[]>();
+
 export function guardAnswer(config: readonly GuardrailConfig[], headers: IncomingHttpHeaders, content: ContentPart[]): { content: ContentPart[]; hits: string[] } {
-  const outputRails = config.filter((g) => g.name === 'secrets' || g.name === 'pii').map((g) => (g.action === 'block' ? { ...g, action: 'redact' as const } : g));
+  let outputRails = OUTPUT_RAILS.get(config);
+  if (!outputRails) OUTPUT_RAILS.set(config, (outputRails = config.filter((g) => g.name === 'secrets' || g.name === 'pii').map((g) => (g.action === 'block' ? { ...g, action: 'redact' as const } : g))));
   const slots = content.flatMap((p) => (p.type === 'text' ? [{ role: 'assistant' as const, text: p.text }] : []));
   if (slots.length === 0) return { content, hits: [] };
   const run = runGuardrails(outputRails, slots, disabledFromHeaders(headers));
