@@ -41,12 +41,12 @@ export function registerAgentTasks(g: Command, auth: () => Record<string, string
     );
   t.command('create <provider> <prompt>')
     .description('hand a prompt to a cloud agent provider (ctl.yaml gateway.agent_providers)')
-    .option('--repo <repo>', 'the source repository (sent as source.repo)')
+    .requiredOption('--repo <repo>', 'the source repository (sent as source.repo)')
     .option('--branch <branch>', 'the branch (source.branch)')
     .action(
       action(async (provider: string, prompt: string, o: { repo?: string; branch?: string }) => {
-        const source = o.repo || o.branch ? { ...(o.repo ? { repo: o.repo } : {}), ...(o.branch ? { branch: o.branch } : {}) } : undefined;
-        const r = await api<{ task: Task }>('POST', '/api/v1/agents/tasks', { providerId: provider, prompt, ...(source ? { source } : {}) });
+        const source = { repo: o.repo!, ...(o.branch ? { branch: o.branch } : {}) };
+        const r = await api<{ task: Task }>('POST', '/api/v1/agents/tasks', { providerId: provider, prompt, source });
         if (outputFormat() !== 'table') return printData(r);
         process.stdout.write(line(r.task));
       }),

@@ -78,7 +78,7 @@ describe('cloud agent tasks', () => {
   });
 
   it('lists with filters and the limit; deleting a running task cancels it upstream', async () => {
-    const run = (await gw.req('POST', '/api/v1/agents/tasks', { providerId: 'coder', prompt: 'second' })).json.task;
+    const run = (await gw.req('POST', '/api/v1/agents/tasks', { providerId: 'coder', prompt: 'second', source: 'acme/app' })).json.task;
     const list = await gw.req('GET', '/api/v1/agents/tasks?provider=coder');
     expect(list.json).toMatchObject({ total: 2, limit: 50 });
     expect((await gw.req('GET', '/api/v1/agents/tasks?status=completed')).json.tasks.map((t: { id: string }) => t.id)).toEqual([id]);
@@ -92,15 +92,16 @@ describe('cloud agent tasks', () => {
   });
 
   it('a provider that refuses: 502, and the task is kept as failed; unknown providers and bad bodies are 400', async () => {
-    const r = await gw.req('POST', '/api/v1/agents/tasks', { providerId: 'coder', prompt: 'please refuse' });
+    const r = await gw.req('POST', '/api/v1/agents/tasks', { providerId: 'coder', prompt: 'please refuse', source: { repo: 'acme/app' } });
     expect(r.status).toBe(502);
     expect(r.json.error.message).toMatch(/cloud agent provider coder/);
     const failed = (await gw.req('GET', '/api/v1/agents/tasks?status=failed')).json.tasks;
     expect(failed).toHaveLength(1);
     expect(failed[0].error).toMatch(/422|refused/);
     expect((await gw.req('POST', `/api/v1/agents/tasks/${failed[0].id}`, { action: 'cancel' })).status).toBe(409);
-    expect((await gw.req('POST', '/api/v1/agents/tasks', { providerId: 'nope', prompt: 'x' })).json.error.message).toMatch(/no cloud agent provider "nope"/);
+    expect((await gw.req('POST', '/api/v1/agents/tasks', { providerId: 'nope', prompt: 'x', source: 'acme/app' })).json.error.message).toMatch(/no cloud agent provider "nope"/);
     expect((await gw.req('POST', '/api/v1/agents/tasks', { providerId: 'coder' })).status).toBe(400);
+    expect((await gw.req('POST', '/api/v1/agents/tasks', { providerId: 'coder', prompt: 'no source' })).status).toBe(400);
     expect((await gw.req('POST', `/api/v1/agents/tasks/${failed[0].id}`, { action: 'dance' })).status).toBe(400);
   });
 

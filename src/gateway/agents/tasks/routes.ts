@@ -1,7 +1,7 @@
 /**
  * Cloud agent tasks (management auth on every method; 401 without it):
  *   GET    /api/v1/agents/tasks              `provider`, `status`, `limit` (1-500, 50)
- *   POST   /api/v1/agents/tasks              {providerId, prompt, source?, options?}: 201 with the task
+ *   POST   /api/v1/agents/tasks              {providerId, prompt, source, options?}: 201 with the task
  *   DELETE /api/v1/agents/tasks?id=
  *   GET    /api/v1/agents/tasks/{id}         refreshed from the upstream when it has an upstream id
  *   POST   /api/v1/agents/tasks/{id}         {action: approve} | {action: message, message} | {action: cancel}
@@ -18,7 +18,7 @@ import { TASK_STATUSES, type AgentTask } from './service.js';
 
 const validateCreate = compile(
   Type.Object(
-    { providerId: Type.String({ minLength: 1, maxLength: 100 }), prompt: Type.String({ minLength: 1, maxLength: 200_000 }), source: Type.Optional(Type.Unknown()), options: Type.Optional(Type.Record(Type.String(), Type.Unknown())) },
+    { providerId: Type.String({ minLength: 1, maxLength: 100 }), prompt: Type.String({ minLength: 1, maxLength: 200_000 }), source: Type.Union([Type.String({ minLength: 1, maxLength: 2048 }), Type.Record(Type.String(), Type.Unknown())]), options: Type.Optional(Type.Record(Type.String(), Type.Unknown())) },
     { additionalProperties: false },
   ),
 );
