@@ -1,4 +1,5 @@
 /** Small checks shared by gateway.yaml loading and the management API. */
+import { randomBytes } from 'node:crypto';
 
 const PROVIDER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}$/;
@@ -36,6 +37,11 @@ export function normalizeBaseUrl(raw: string, where = 'base_url'): string {
   if (u.username || u.password) throw new Error(`${where}: put credentials in api_key, not in base_url`);
   if (u.search || u.hash) throw new Error(`${where}: base_url must not have a query or fragment`);
   return u.toString().replace(/\/+$/, '');
+}
+
+/** A new gateway API key: `sk-gw-` + 32 URL-safe random characters (192 bits). */
+export function generateKey(): string {
+  return `sk-gw-${randomBytes(24).toString('base64url')}`;
 }
 
 /** The recognisable start of a raw key, e.g. `sk-gw-ab12`. */

@@ -13,7 +13,7 @@ import type { Budgets } from '../limits/budgets.js';
 import { DEFAULT_WARNING_THRESHOLD } from '../limits/budgets.js';
 import type { GatewayState } from '../state.js';
 import type { ApiKeyRecord } from '../types.js';
-import { keyPrefix } from '../validate.js';
+import { generateKey, keyPrefix } from '../validate.js';
 import { modelAllowed } from '../auth.js';
 
 export interface RegisteredKeyQuotas {
@@ -168,7 +168,7 @@ export class RegisteredKeys {
         ...(q.retryAfterSeconds !== undefined ? { headers: { 'Retry-After': String(q.retryAfterSeconds) } } : {}),
       });
     }
-    const raw = `sk-gw-${randomBytes(24).toString('base64url')}`;
+    const raw = generateKey();
     const id = `key_${randomBytes(9).toString('base64url')}`;
     const k: ApiKeyRecord = {
       id,

@@ -18,6 +18,7 @@ import type { Principal } from '../auth.js';
 import { resolveFor } from '../completion.js';
 import { ok, readPlainObject, validated } from '../routes/common.js';
 import type { GatewayServices } from '../services.js';
+import { maskSecret } from '../validate.js';
 import { checkDocument, exportConfig, importConfig } from './document.js';
 import { describeRemote, remoteCall, type SyncConfig } from './remote.js';
 
@@ -28,11 +29,6 @@ const validateResolve = compile(Type.Object({ model: Type.String({ minLength: 1,
 
 const ALL_SCOPES = ['inference', 'management', 'mcp', 'admin', 'keys'] as const;
 
-/** A key shown as its first and last four characters. */
-export function maskKey(k: string | undefined): string | null {
-  if (!k) return null;
-  return k.length > 12 ? `${k.slice(0, 4)}…${k.slice(-4)}` : '****';
-}
 
 interface SyncState {
   lastPush?: string;
@@ -105,7 +101,7 @@ export function syncRoutes(r: Router, svc: GatewayServices, cfg: SyncConfig | un
       const p = keyed(ctx);
       const connections = [];
       for (const rt of svc.state.catalog.providers.values()) {
-        for (const a of rt.config.accounts) connections.push({ id: a.id, provider: rt.config.id, providerName: rt.config.name, kind: rt.config.kind, name: a.name, enabled: a.enabled && rt.config.enabled, apiKey: maskKey(a.apiKey) });
+        for (const a of rt.config.accounts) connections.push({ id: a.id, provider: rt.config.id, providerName: rt.config.name, kind: rt.config.kind, name: a.name, enabled: a.enabled && rt.config.enabled, apiKey: a.apiKey ? maskSecret(a.apiKey) : null });
       }
       ok(ctx, {
         valid: true,
@@ -127,7 +123,7 @@ export function syncRoutes(r: Router, svc: GatewayServices, cfg: SyncConfig | un
       const accounts = rt.config.accounts.map((a) => (a.id === account.id ? { ...a, apiKey: b.apiKey } : a));
       svc.state.db.saveProvider({ ...rt.config, accounts, updatedAt: now() });
       svc.state.rebuild({ providers: [b.provider] });
-      ok(ctx, { updated: true, provider: b.provider, accountId: account.id, apiKey: maskKey(b.apiKey) });
+      ok(ctx, { updated: true, provider: b.provider, accountId: account.id, apiKey: maskSecret(b.apiKey) });
     }),
   );
   pub(

@@ -11,7 +11,7 @@ import { compile } from '../../../http/schema.js';
 import { sha256Hex } from '../../config-file.js';
 import type { GatewayServices } from '../../services.js';
 import { KEY_SCOPES, type ApiKeyRecord, type KeyScope } from '../../types.js';
-import { keyPrefix } from '../../validate.js';
+import { generateKey, keyPrefix } from '../../validate.js';
 import { keyView, ok, readObject, validated } from '../common.js';
 
 const Fields = {
@@ -36,10 +36,6 @@ const validateCreate = compile(
 );
 const validateUpdate = compile(Type.Partial(Type.Object(Fields, { additionalProperties: false })));
 
-/** `sk-gw-` + 32 URL-safe random characters (192 bits). */
-export function generateKey(): string {
-  return `sk-gw-${randomBytes(24).toString('base64url')}`;
-}
 
 /** Latest expiry accepted: the end of year 9999 (a four-digit ISO year, as every client can parse). */
 const MAX_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
