@@ -4,8 +4,7 @@
  * and idempotency, budgets and token limits, and the in-process chat handle the pipeline drafts
  * through.
  */
-import { isAbsolute, join } from 'node:path';
-import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { HttpError } from '../http/errors.js';
 import { MAX_AUDIO_BYTES } from './routes/inference/transcriptions.js';
 import { GatewayAlerts } from './alerts/index.js';
@@ -34,16 +33,16 @@ import { GATEWAY_MIGRATIONS, GatewayStore } from './store.js';
 import { ProxyRegistry, type ProxyRecord } from './proxies/registry.js';
 import { ProxyProber } from './proxies/probe.js';
 import { ReasoningCache } from './cache/reasoning.js';
-import { DEFAULT_QUOTAS, RegisteredKeys, type RegisteredKeyQuotas } from './registered-keys/service.js';
+import { RegisteredKeys, registeredKeyQuotas } from './registered-keys/service.js';
 import { issueTrackerConfig } from './registered-keys/tracker.js';
 import { EvalService } from './evals/service.js';
 import { EvalStore } from './evals/store.js';
-import { CliToolSettings } from './local-tools/cli-tools.js';
+import { CliToolSettings, cliToolsHome } from './local-tools/cli-tools.js';
 import { AcpAgents } from './local-tools/acp.js';
-import { Tunnels } from './tunnels/supervisor.js';
+import { Tunnels, tunnelTarget } from './tunnels/supervisor.js';
 import { PluginService } from './plugins/service.js';
 import { Assessor } from './assess/service.js';
-import { AgentTasks, type AgentProvider } from './agents/tasks/service.js';
+import { AgentTasks, agentProvidersOf } from './agents/tasks/service.js';
 import { syncConfig } from './sync/remote.js';
 import { OAuthService } from './oauth/service.js';
 import { Vault } from './oauth/vault.js';
@@ -139,67 +138,6 @@ function webhookSettings(config: Record<string, unknown>): WebhookSettings {
     maxAttempts: int('max_attempts', 1, 50, DEFAULT_WEBHOOK_SETTINGS.maxAttempts),
     timeoutMs: int('timeout_ms', 100, 120_000, DEFAULT_WEBHOOK_SETTINGS.timeoutMs),
   };
-}
-
-/** ctl.yaml `gateway.registered_keys`: issuance quotas (max_active_per_issuer, max_issued_per_hour, max_active_per_account). */
-function registeredKeyQuotas(config: Record<string, unknown>): RegisteredKeyQuotas {
-  const q = config.registered_keys;
-  if (q === undefined || q === null) return DEFAULT_QUOTAS;
-  if (typeof q !== 'object' || Array.isArray(q)) throw new Error('ctl.yaml gateway.registered_keys must be a mapping');
-  const o = q as Record<string, unknown>;
-  const names = { max_active_per_issuer: 'maxActivePerIssuer', max_issued_per_hour: 'maxIssuedPerHour', max_active_per_account: 'maxActivePerAccount' } as const;
-  const out: RegisteredKeyQuotas = { ...DEFAULT_QUOTAS };
-  for (const [k, v] of Object.entries(o)) {
-    if (!(k in names)) throw new Error(`ctl.yaml gateway.registered_keys: unknown field ${k}`);
-    if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 1_000_000) throw new Error(`ctl.yaml gateway.registered_keys.${k} must be an integer from 0 to 1000000`);
-    out[names[k as keyof typeof names]] = v as number;
-  }
-  return out;
-}
-
-/** ctl.yaml `gateway.cli_tools.home`: the home directory whose CLI settings files /api/cli-tools reads and writes (default: the daemon user's). */
-function cliToolsHome(config: Record<string, unknown>): string {
-  const c = config.cli_tools;
-  if (c === undefined || c === null) return homedir();
-  if (typeof c !== 'object' || Array.isArray(c)) throw new Error('ctl.yaml gateway.cli_tools must be a mapping');
-  for (const k of Object.keys(c)) if (k !== 'home') throw new Error(`ctl.yaml gateway.cli_tools: unknown field ${k}`);
-  const home = (c as { home?: unknown }).home;
-  if (home === undefined) return homedir();
-  if (typeof home !== 'string' || !isAbsolute(home)) throw new Error('ctl.yaml gateway.cli_tools.home must be an absolute path');
-  return home;
-}
-
-/** ctl.yaml `gateway.tunnels.target`: the gateway address tunnels forward to (default: the address an enable request came to). */
-function tunnelTarget(config: Record<string, unknown>): { tunnelTarget?: string } {
-  const t = config.tunnels;
-  if (t === undefined || t === null) return {};
-  if (typeof t !== 'object' || Array.isArray(t)) throw new Error('ctl.yaml gateway.tunnels must be a mapping');
-  for (const k of Object.keys(t)) if (k !== 'target') throw new Error(`ctl.yaml gateway.tunnels: unknown field ${k}`);
-  const target = (t as { target?: unknown }).target;
-  if (target === undefined) return {};
-  if (typeof target !== 'string' || !/^https?:\/\/[^/]+\/?$/.test(target)) throw new Error('ctl.yaml gateway.tunnels.target must be http(s)://host:port');
-  return { tunnelTarget: target.replace(/\/+$/, '') };
-}
-
-/** ctl.yaml `gateway.agent_providers`: cloud agent providers `[{id, name?, base_url, api_key | api_key_env}]`. */
-function agentProvidersOf(config: Record<string, unknown>, env: NodeJS.ProcessEnv): AgentProvider[] {
-  const list = config.agent_providers;
-  if (list === undefined || list === null) return [];
-  if (!Array.isArray(list)) throw new Error('ctl.yaml gateway.agent_providers must be a list');
-  const seen = new Set<string>();
-  return list.map((raw, i) => {
-    const where = `ctl.yaml gateway.agent_providers[${i}]`;
-    if (typeof raw !== 'object' || raw === null) throw new Error(`${where} must be a mapping`);
-    const o = raw as Record<string, unknown>;
-    for (const k of Object.keys(o)) if (!['id', 'name', 'base_url', 'api_key', 'api_key_env'].includes(k)) throw new Error(`${where}: unknown field ${k}`);
-    if (typeof o.id !== 'string' || !/^[a-z0-9][a-z0-9_-]{0,63}$/.test(o.id)) throw new Error(`${where}.id must be lower-case letters, digits, - and _`);
-    if (seen.has(o.id)) throw new Error(`${where}: duplicate id ${o.id}`);
-    seen.add(o.id);
-    if (typeof o.base_url !== 'string' || !/^https?:\/\/[^/]/.test(o.base_url)) throw new Error(`${where}.base_url must be an http(s) URL`);
-    const key = typeof o.api_key === 'string' ? o.api_key : typeof o.api_key_env === 'string' ? env[o.api_key_env] : undefined;
-    if (!key) throw new Error(`${where} needs api_key (or api_key_env naming a set variable)`);
-    return { id: o.id, name: typeof o.name === 'string' ? o.name : o.id, baseUrl: o.base_url.replace(/\/+$/, ''), apiKey: key };
-  });
 }
 
 /** The principal a batch's lines run as: the key that created it, while it is usable. */

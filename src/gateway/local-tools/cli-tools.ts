@@ -6,7 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
+import { homedir } from 'node:os';
 import { parseDocument } from 'yaml';
 import { badRequest, notFound } from '../../http/errors.js';
 
@@ -230,4 +231,16 @@ export class CliToolSettings {
     }
     return { path, restored: b, previous };
   }
+}
+
+/** ctl.yaml `gateway.cli_tools.home`: the home directory whose CLI settings files /api/cli-tools reads and writes (default: the daemon user's). */
+export function cliToolsHome(config: Record<string, unknown>): string {
+  const c = config.cli_tools;
+  if (c === undefined || c === null) return homedir();
+  if (typeof c !== 'object' || Array.isArray(c)) throw new Error('ctl.yaml gateway.cli_tools must be a mapping');
+  for (const k of Object.keys(c)) if (k !== 'home') throw new Error(`ctl.yaml gateway.cli_tools: unknown field ${k}`);
+  const home = (c as { home?: unknown }).home;
+  if (home === undefined) return homedir();
+  if (typeof home !== 'string' || !isAbsolute(home)) throw new Error('ctl.yaml gateway.cli_tools.home must be an absolute path');
+  return home;
 }

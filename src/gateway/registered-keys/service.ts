@@ -268,3 +268,19 @@ export class RegisteredKeys {
     };
   }
 }
+
+/** ctl.yaml `gateway.registered_keys`: issuance quotas (max_active_per_issuer, max_issued_per_hour, max_active_per_account). */
+export function registeredKeyQuotas(config: Record<string, unknown>): RegisteredKeyQuotas {
+  const q = config.registered_keys;
+  if (q === undefined || q === null) return DEFAULT_QUOTAS;
+  if (typeof q !== 'object' || Array.isArray(q)) throw new Error('ctl.yaml gateway.registered_keys must be a mapping');
+  const o = q as Record<string, unknown>;
+  const names = { max_active_per_issuer: 'maxActivePerIssuer', max_issued_per_hour: 'maxIssuedPerHour', max_active_per_account: 'maxActivePerAccount' } as const;
+  const out: RegisteredKeyQuotas = { ...DEFAULT_QUOTAS };
+  for (const [k, v] of Object.entries(o)) {
+    if (!(k in names)) throw new Error(`ctl.yaml gateway.registered_keys: unknown field ${k}`);
+    if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 1_000_000) throw new Error(`ctl.yaml gateway.registered_keys.${k} must be an integer from 0 to 1000000`);
+    out[names[k as keyof typeof names]] = v as number;
+  }
+  return out;
+}

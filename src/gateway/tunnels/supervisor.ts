@@ -208,3 +208,15 @@ export class Tunnels {
     });
   }
 }
+
+/** ctl.yaml `gateway.tunnels.target`: the gateway address tunnels forward to (default: the address an enable request came to). */
+export function tunnelTarget(config: Record<string, unknown>): { tunnelTarget?: string } {
+  const t = config.tunnels;
+  if (t === undefined || t === null) return {};
+  if (typeof t !== 'object' || Array.isArray(t)) throw new Error('ctl.yaml gateway.tunnels must be a mapping');
+  for (const k of Object.keys(t)) if (k !== 'target') throw new Error(`ctl.yaml gateway.tunnels: unknown field ${k}`);
+  const target = (t as { target?: unknown }).target;
+  if (target === undefined) return {};
+  if (typeof target !== 'string' || !/^https?:\/\/[^/]+\/?$/.test(target)) throw new Error('ctl.yaml gateway.tunnels.target must be http(s)://host:port');
+  return { tunnelTarget: target.replace(/\/+$/, '') };
+}

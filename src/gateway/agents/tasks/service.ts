@@ -189,3 +189,24 @@ export class AgentTasks {
     return { cancelledUpstream: cancelled };
   }
 }
+
+/** ctl.yaml `gateway.agent_providers`: cloud agent providers `[{id, name?, base_url, api_key | api_key_env}]`. */
+export function agentProvidersOf(config: Record<string, unknown>, env: NodeJS.ProcessEnv): AgentProvider[] {
+  const list = config.agent_providers;
+  if (list === undefined || list === null) return [];
+  if (!Array.isArray(list)) throw new Error('ctl.yaml gateway.agent_providers must be a list');
+  const seen = new Set<string>();
+  return list.map((raw, i) => {
+    const where = `ctl.yaml gateway.agent_providers[${i}]`;
+    if (typeof raw !== 'object' || raw === null) throw new Error(`${where} must be a mapping`);
+    const o = raw as Record<string, unknown>;
+    for (const k of Object.keys(o)) if (!['id', 'name', 'base_url', 'api_key', 'api_key_env'].includes(k)) throw new Error(`${where}: unknown field ${k}`);
+    if (typeof o.id !== 'string' || !/^[a-z0-9][a-z0-9_-]{0,63}$/.test(o.id)) throw new Error(`${where}.id must be lower-case letters, digits, - and _`);
+    if (seen.has(o.id)) throw new Error(`${where}: duplicate id ${o.id}`);
+    seen.add(o.id);
+    if (typeof o.base_url !== 'string' || !/^https?:\/\/[^/]/.test(o.base_url)) throw new Error(`${where}.base_url must be an http(s) URL`);
+    const key = typeof o.api_key === 'string' ? o.api_key : typeof o.api_key_env === 'string' ? env[o.api_key_env] : undefined;
+    if (!key) throw new Error(`${where} needs api_key (or api_key_env naming a set variable)`);
+    return { id: o.id, name: typeof o.name === 'string' ? o.name : o.id, baseUrl: o.base_url.replace(/\/+$/, ''), apiKey: key };
+  });
+}
