@@ -66,3 +66,20 @@ export function messageOf(r: InProcessResponse): string {
     return r.body;
   }
 }
+
+/**
+ * One chat completion through the gateway's own route for an internal caller (evals, assessment):
+ * trusted, no response cache, no memory injection. A non-200 answer comes back with its message.
+ */
+export async function chatOnce(call: InProcessCall, body: Record<string, unknown>, requestId: string): Promise<{ status: number; text: string; cost: number; error?: string }> {
+  const r = await call({ method: 'POST', url: '/v1/chat/completions', body, principal: { trusted: true }, requestId, headers: { 'x-gateway-no-cache': 'true', 'x-gateway-no-memory': 'true' } });
+  if (r.status !== 200) return { status: r.status, text: '', cost: 0, error: messageOf(r).slice(0, 300) };
+  let content: unknown;
+  try {
+    content = (JSON.parse(r.body) as { choices?: { message?: { content?: unknown } }[] }).choices?.[0]?.message?.content;
+  } catch {
+    content = undefined;
+  }
+  const cost = Number(r.headers['x-gateway-response-cost']);
+  return { status: 200, text: typeof content === 'string' ? content : '', cost: Number.isFinite(cost) ? cost : 0 };
+}

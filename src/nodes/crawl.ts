@@ -7,7 +7,7 @@ import type { NodesConfig } from './config.js';
 import { aggregateNetwork } from './metrics.js';
 import { decodeNeighbors, decodeNodeState } from './node-state.js';
 import { nodeUrl, rpcCall } from './rpc.js';
-import { mapLimit } from './semaphore.js';
+import { mapLimit } from '../http/map-limit.js';
 import type { CrawlRow, NodesStore } from './store.js';
 
 export interface CrawlReport {

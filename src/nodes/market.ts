@@ -3,7 +3,7 @@ import type { Clock } from '../http/clock.js';
 import type { Egress } from '../egress/index.js';
 import type { NodesConfig } from './config.js';
 import { rpcCall } from './rpc.js';
-import { mapLimit } from './semaphore.js';
+import { mapLimit } from '../http/map-limit.js';
 import type { NodesStore } from './store.js';
 import { isPlainObject } from './values.js';
 

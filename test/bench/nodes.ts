@@ -21,7 +21,7 @@ import { Egress } from '../../src/egress/index.js';
 import { Store, type Migration } from '../../src/store/index.js';
 import { createNodes } from '../../src/nodes/index.js';
 import { NodeListCache } from '../../src/nodes/node-list.js';
-import { mapLimit } from '../../src/nodes/semaphore.js';
+import { mapLimit } from '../../src/http/map-limit.js';
 import { FakeNknNetwork } from '../fakes/nkn-node.js';
 import { fmt, percentile, report, section } from './util.js';
 

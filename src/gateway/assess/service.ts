@@ -10,7 +10,8 @@
 import { randomBytes } from 'node:crypto';
 import { badRequest } from '../../http/errors.js';
 import { tierOf } from '../analytics/summaries.js';
-import type { InProcessCall } from '../in-process.js';
+import { mapLimit } from '../../http/map-limit.js';
+import { chatOnce, type InProcessCall } from '../in-process.js';
 import { modelCapabilities } from '../providers/index.js';
 import type { GatewayServices } from '../services.js';
 
@@ -69,52 +70,31 @@ export class Assessor {
     const targets = this.targets(scope);
     const id = `asr_${randomBytes(6).toString('hex')}`;
     const startedAt = new Date(svc.clock.now()).toISOString();
-    const results: Assessment[] = [];
-    let next = 0;
-    const worker = async () => {
-      while (next < targets.length) {
-        const t = targets[next++]!;
-        const t0 = svc.clock.now();
-        let error: string | null = null;
-        try {
-          const r = await call({
-            method: 'POST',
-            url: '/v1/chat/completions',
-            body: { model: t.model, messages: [{ role: 'user', content: 'Reply with OK.' }], max_tokens: 1, temperature: 0 },
-            principal: { trusted: true },
-            requestId: `${id}-${t.model}`,
-            headers: { 'x-gateway-no-cache': 'true', 'x-gateway-no-memory': 'true' },
-          });
-          if (r.status !== 200) {
-            let msg = r.body.slice(0, 300);
-            try {
-              msg = (JSON.parse(r.body) as { error?: { message?: string } }).error?.message ?? msg;
-            } catch {
-              // keep the text
-            }
-            error = `HTTP ${r.status}: ${msg}`;
-          }
-        } catch (e) {
-          error = (e as Error).message;
-        }
-        const latencyMs = svc.clock.now() - t0;
-        const rt = svc.state.catalog.providers.get(t.provider)!;
-        const modelId = t.model.slice(t.provider.length + 1);
-        results.push({
-          model: t.model,
-          provider: t.provider,
-          ok: error === null,
-          latencyMs,
-          category: error !== null ? 'unavailable' : latencyMs < 1000 ? 'fast' : latencyMs < 5000 ? 'standard' : 'slow',
-          tier: tierOf(svc.state.catalog.pricing, t.provider, modelId),
-          capabilities: { ...modelCapabilities(rt.conn, modelId) },
-          error,
-          assessedAt: new Date(svc.clock.now()).toISOString(),
-          runId: id,
-        });
+    const results = await mapLimit(targets, 4, async (t): Promise<Assessment> => {
+      const t0 = svc.clock.now();
+      let error: string | null = null;
+      try {
+        const r = await chatOnce(call, { model: t.model, messages: [{ role: 'user', content: 'Reply with OK.' }], max_tokens: 1, temperature: 0 }, `${id}-${t.model}`);
+        if (r.error !== undefined) error = `HTTP ${r.status}: ${r.error}`;
+      } catch (e) {
+        error = (e as Error).message;
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(4, targets.length) }, worker));
+      const latencyMs = svc.clock.now() - t0;
+      const rt = svc.state.catalog.providers.get(t.provider)!;
+      const modelId = t.model.slice(t.provider.length + 1);
+      return {
+        model: t.model,
+        provider: t.provider,
+        ok: error === null,
+        latencyMs,
+        category: error !== null ? 'unavailable' : latencyMs < 1000 ? 'fast' : latencyMs < 5000 ? 'standard' : 'slow',
+        tier: tierOf(svc.state.catalog.pricing, t.provider, modelId),
+        capabilities: { ...modelCapabilities(rt.conn, modelId) },
+        error,
+        assessedAt: new Date(svc.clock.now()).toISOString(),
+        runId: id,
+      };
+    });
     results.sort((a, b) => a.model.localeCompare(b.model));
     const count = (key: 'category' | 'tier') => results.reduce<Record<string, number>>((m, r) => ((m[r[key]] = (m[r[key]] ?? 0) + 1), m), {});
     const run: AssessRun = {

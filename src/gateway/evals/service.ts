@@ -7,7 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { InProcessCall } from '../in-process.js';
+import { chatOnce, type InProcessCall } from '../in-process.js';
+import { mapLimit } from '../../http/map-limit.js';
 import { grade, type Grader, type Judge } from './graders.js';
 import type { EvalCase, EvalResult, EvalRun, EvalStore, EvalSuite, ModelSummary } from './store.js';
 
@@ -31,25 +32,11 @@ export class EvalService {
   private async chat(model: string, input: EvalCase['input'], requestId: string): Promise<ChatAnswer> {
     const messages = typeof input === 'string' ? [{ role: 'user', content: input }] : input;
     const started = this.now();
-    const r = await this.call()({
-      method: 'POST',
-      url: '/v1/chat/completions',
-      body: { model, messages, temperature: 0 },
-      principal: { trusted: true },
-      requestId,
-      headers: { 'x-gateway-no-cache': 'true', 'x-gateway-no-memory': 'true' },
-    });
-    let j: { choices?: { message?: { content?: unknown } }[]; error?: { message?: string } } = {};
-    try {
-      j = JSON.parse(r.body) as typeof j;
-    } catch {
-      // not JSON: the error below says so
-    }
-    if (r.status !== 200) throw new Error(`${model} answered ${r.status}: ${j.error?.message ?? r.body.slice(0, 300)}`);
-    const content = j.choices?.[0]?.message?.content;
-    const cost = Number(r.headers['x-gateway-response-cost']);
-    return { text: typeof content === 'string' ? content : '', latencyMs: this.now() - started, cost: Number.isFinite(cost) ? cost : 0 };
+    const r = await chatOnce(this.call(), { model, messages, temperature: 0 }, requestId);
+    if (r.error !== undefined) throw new Error(`${model} answered ${r.status}: ${r.error}`);
+    return { text: r.text, latencyMs: this.now() - started, cost: r.cost };
   }
+
 
   /** Start a run; it goes on in the background (`done` settles when it ends). */
   start(suite: EvalSuite, models: string[], judgeModel: string | undefined): { run: EvalRun; done: Promise<EvalRun> } {
@@ -70,27 +57,21 @@ export class EvalService {
     const judge: Judge | undefined = run.judgeModel ? async (prompt) => (await this.chat(run.judgeModel!, prompt, `${run.id}-judge-${randomBytes(3).toString('hex')}`)).text : undefined;
     const jobs: { c: EvalCase; model: string }[] = [];
     for (const model of run.models) for (const c of suite.cases) jobs.push({ c, model });
-    const results: EvalResult[] = [];
-    let next = 0;
-    const worker = async () => {
-      while (next < jobs.length) {
-        const { c, model } = jobs[next++]!;
-        const g = c.grader ?? suite.grader ?? DEFAULT_GRADER;
-        let r: EvalResult;
-        try {
-          // The request id is also a dedup key: one per model and case.
-          const a = await this.chat(model, c.input, `${run.id}-${model}-${c.id}`);
-          const prompt = typeof c.input === 'string' ? c.input : c.input.map((m) => `${m.role}: ${m.content}`).join('\n');
-          const verdict = await grade(g, a.text, c.expected, prompt, judge);
-          r = { runId: run.id, caseId: c.id, model, passed: verdict.passed, score: verdict.score, output: a.text.slice(0, 20_000), reason: verdict.reason, error: null, latencyMs: a.latencyMs, cost: a.cost };
-        } catch (e) {
-          r = { runId: run.id, caseId: c.id, model, passed: false, score: 0, output: null, reason: null, error: (e as Error).message.slice(0, 1000), latencyMs: null, cost: null };
-        }
-        this.store.saveResult(r);
-        results.push(r);
+    const results = await mapLimit(jobs, this.concurrency, async ({ c, model }): Promise<EvalResult> => {
+      const g = c.grader ?? suite.grader ?? DEFAULT_GRADER;
+      let r: EvalResult;
+      try {
+        // The request id is also a dedup key: one per model and case.
+        const a = await this.chat(model, c.input, `${run.id}-${model}-${c.id}`);
+        const prompt = typeof c.input === 'string' ? c.input : c.input.map((m) => `${m.role}: ${m.content}`).join('\n');
+        const verdict = await grade(g, a.text, c.expected, prompt, judge);
+        r = { runId: run.id, caseId: c.id, model, passed: verdict.passed, score: verdict.score, output: a.text.slice(0, 20_000), reason: verdict.reason, error: null, latencyMs: a.latencyMs, cost: a.cost };
+      } catch (e) {
+        r = { runId: run.id, caseId: c.id, model, passed: false, score: 0, output: null, reason: null, error: (e as Error).message.slice(0, 1000), latencyMs: null, cost: null };
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.concurrency, jobs.length) }, worker));
+      this.store.saveResult(r);
+      return r;
+    });
     run.summary = summarize(suite, run.models, results);
     run.status = 'completed';
     run.finishedAt = this.now();

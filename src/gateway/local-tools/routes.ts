@@ -23,6 +23,7 @@ import type { GatewayServices } from '../services.js';
 import { BUILT_IN_AGENTS, CACHE_TTL_MS, type AcpAgentSpec } from './acp.js';
 import { CLI_TOOLS, toolOf, type CliTool } from './cli-tools.js';
 import { detect } from './detect.js';
+import { messageOf } from '../in-process.js';
 
 const validateApply = compile(
   Type.Object(
@@ -118,15 +119,7 @@ export function localToolRoutes(r: Router, svc: GatewayServices): void {
       const b = validated(validateAlias, await readPlainObject(ctx));
       // The gateway's own alias route: the same checks (a real target, no loops, not a combo name).
       const res = await svc.internal({ method: 'POST', url: '/api/models/alias', body: { alias: b.from, model: b.to }, trusted: true });
-      if (res.status >= 300) {
-        let msg = res.body;
-        try {
-          msg = (JSON.parse(res.body) as { error?: { message?: string } }).error?.message ?? msg;
-        } catch {
-          // keep the text
-        }
-        throw new HttpError(res.status, msg);
-      }
+      if (res.status >= 300) throw new HttpError(res.status, messageOf(res));
       ok(ctx, { from: b.from, to: b.to }, res.status);
     }),
   );
