@@ -14,11 +14,10 @@
  *                                                 add a custom agent, or {action: refresh}; DELETE ?id=
  */
 import { Type } from '@sinclair/typebox';
-import type { RequestContext } from '../../http/context.js';
 import { badRequest, HttpError, notFound } from '../../http/errors.js';
 import type { Router } from '../../http/router.js';
 import { compile } from '../../http/schema.js';
-import { ok, readPlainObject, validated } from '../routes/common.js';
+import { flagQuery, ok, readPlainObject, requestOrigin, validated } from '../routes/common.js';
 import type { GatewayServices } from '../services.js';
 import { BUILT_IN_AGENTS, CACHE_TTL_MS, type AcpAgentSpec } from './acp.js';
 import { CLI_TOOLS, toolOf, type CliTool } from './cli-tools.js';
@@ -75,7 +74,7 @@ export function localToolRoutes(r: Router, svc: GatewayServices): void {
       if (!name.endsWith('-settings')) throw notFound(`no route GET /api/cli-tools/${name}`);
       const t = toolOf(name.slice(0, -'-settings'.length));
       const s = tools.read(t);
-      const gateway = gatewayUrl(ctx);
+      const gateway = requestOrigin(ctx);
       ok(ctx, { tool: t.id, name: t.name, ...s, pointsAtGateway: s.baseUrl !== null && gateway !== null && s.baseUrl.startsWith(gateway) });
     }),
   );
@@ -83,7 +82,7 @@ export function localToolRoutes(r: Router, svc: GatewayServices): void {
     r.post('/api/cli-tools/apply', async (ctx) => {
       const b = validated(validateApply, await readPlainObject(ctx));
       const t = toolOf(b.tool);
-      const baseUrl = (b.baseUrl ?? gatewayUrl(ctx))?.replace(/\/+$/, '').replace(/\/v1$/, '');
+      const baseUrl = (b.baseUrl ?? requestOrigin(ctx))?.replace(/\/+$/, '').replace(/\/v1$/, '');
       if (!baseUrl) throw badRequest('baseUrl is required over the control socket (the address the tool reaches this gateway at)');
       const { path, backup } = tools.apply(t, { baseUrl, apiKey: b.apiKey, ...(b.model ? { model: b.model } : {}) });
       ok(ctx, { applied: true, tool: t.id, path, baseUrl, backup });
@@ -105,7 +104,7 @@ export function localToolRoutes(r: Router, svc: GatewayServices): void {
   );
   m(
     r.get('/api/cli-tools/intercept-proxy', (ctx) => {
-      const gw = gatewayUrl(ctx);
+      const gw = requestOrigin(ctx);
       ok(ctx, {
         baseUrl: gw,
         endpoints: gw ? { openai: `${gw}/v1`, anthropic: gw, gemini: gw } : null,
@@ -129,7 +128,7 @@ export function localToolRoutes(r: Router, svc: GatewayServices): void {
     const installed = agents.filter((a) => a.installed).length;
     return { agents, summary: { total: agents.length, installed, notFound: agents.length - installed, builtIn: agents.filter((a) => !a.isCustom).length, custom: agents.filter((a) => a.isCustom).length }, cacheTtlMs: CACHE_TTL_MS, cacheAge };
   };
-  m(r.get('/api/acp/agents', async (ctx) => ok(ctx, await agentsView(/^(1|true)$/.test(ctx.query.get('refresh') ?? '')))));
+  m(r.get('/api/acp/agents', async (ctx) => ok(ctx, await agentsView(flagQuery(ctx, 'refresh')))));
   m(
     r.post('/api/acp/agents', async (ctx) => {
       const body = await readPlainObject(ctx);
@@ -154,13 +153,4 @@ export function localToolRoutes(r: Router, svc: GatewayServices): void {
       ok(ctx, { id, deleted: true });
     }),
   );
-}
-
-/** The gateway's address as the caller reached it (the Host header over TCP); null over the control socket. */
-function gatewayUrl(ctx: RequestContext): string | null {
-  if (ctx.viaSocket) return null;
-  const host = ctx.req.headers.host;
-  if (!host) return null;
-  const proto = (ctx.req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
-  return `${proto}://${host}`;
 }

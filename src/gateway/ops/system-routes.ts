@@ -20,7 +20,7 @@ import type { RequestContext } from '../../http/context.js';
 import { HttpError, badRequest } from '../../http/errors.js';
 import type { Router } from '../../http/router.js';
 import { compile } from '../../http/schema.js';
-import { ok, readPlainObject, validated } from '../routes/common.js';
+import { ok, readPlainObject, validated, flagQuery } from '../routes/common.js';
 import type { GatewayServices } from '../services.js';
 import type { GatewayBackups } from './backups.js';
 import { repairEnvironment } from './env-repair.js';
@@ -85,7 +85,7 @@ export function systemRoutes(r: Router, svc: GatewayServices, backups: GatewayBa
   m(
     r.get('/api/db-backups/exportAll', async (ctx) => {
       if (!controls.exportState) throw new HttpError(503, 'exporting the whole state needs the daemon (this gateway runs embedded)', { code: 'export_unavailable' });
-      const secrets = /^(1|true|yes)$/i.test(ctx.query.get('secrets') ?? '');
+      const secrets = flagQuery(ctx, 'secrets');
       if (secrets) svc.auth.checkAdmin(ctx);
       const archive = await controls.exportState({ secrets });
       const name = `ctl-state-${new Date(svc.clock.now()).toISOString().replace(/[:.]/g, '-')}.tar.gz`;
@@ -115,7 +115,7 @@ export function systemRoutes(r: Router, svc: GatewayServices, backups: GatewayBa
   m(
     r.post('/api/system/env/repair', async (ctx) => {
       const b = validated(validateRepair, await readPlainObject(ctx, true));
-      const dryRun = b.dryRun ?? /^(1|true|yes)$/i.test(ctx.query.get('dryRun') ?? ctx.query.get('dry_run') ?? '');
+      const dryRun = b.dryRun ?? flagQuery(ctx, ctx.query.has('dryRun') ? 'dryRun' : 'dry_run');
       const file = svc.state.filePath;
       const yaml = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
       if (b.provider !== undefined && !svc.state.catalog.providers.has(b.provider) && !(yaml ?? '').includes(b.provider)) throw badRequest(`provider: no provider ${JSON.stringify(b.provider)}`);

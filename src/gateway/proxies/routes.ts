@@ -16,7 +16,7 @@ import { badRequest } from '../../http/errors.js';
 import type { Router } from '../../http/router.js';
 import { compile } from '../../http/schema.js';
 import { parseProxyUrl, proxyUrlOf, type ProxySpec } from '../../egress/proxy.js';
-import { intQuery, ok, readPlainObject, validated } from '../routes/common.js';
+import { flagQuery, intQuery, ok, readPlainObject, validated } from '../routes/common.js';
 import type { GatewayServices } from '../services.js';
 import { probeProxy } from './probe.js';
 import { SCOPES, proxyView, specOf, type Assignment, type AssignmentScope, type ProxyRecord, type ProxyType } from './registry.js';
@@ -113,11 +113,10 @@ export function proxyRoutes(r: Router, svc: GatewayServices): void {
     if (typeof v !== 'string' || v === '') throw badRequest('id is required (query parameter)');
     return v;
   };
-  const flag = (ctx: RequestContext, name: string) => /^(1|true|yes)$/i.test(ctx.query.get(name) ?? '');
 
   m(
     r.get('/api/v1/management/proxies', (ctx) => {
-      const whereUsed = flag(ctx, 'where_used');
+      const whereUsed = flagQuery(ctx, 'where_used');
       const one = ctx.query.get('id');
       if (one) {
         const p = reg.mustGet(one);
@@ -172,7 +171,7 @@ export function proxyRoutes(r: Router, svc: GatewayServices): void {
   m(
     r.delete('/api/v1/management/proxies', (ctx) => {
       const pid = idOf(ctx);
-      const { detached } = reg.delete(pid, flag(ctx, 'force'));
+      const { detached } = reg.delete(pid, flagQuery(ctx, 'force'));
       ok(ctx, { id: pid, deleted: true, detached });
     }),
   );

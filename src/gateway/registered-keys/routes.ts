@@ -7,10 +7,10 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { RequestContext } from '../../http/context.js';
-import { HttpError, badRequest } from '../../http/errors.js';
+import { HttpError } from '../../http/errors.js';
 import type { Router } from '../../http/router.js';
 import { compile } from '../../http/schema.js';
-import { ok, readPlainObject, validated } from '../routes/common.js';
+import { expiryOf, ok, readPlainObject, validated } from '../routes/common.js';
 import type { GatewayServices } from '../services.js';
 import type { Issuer } from './service.js';
 import { fileIssue } from './tracker.js';
@@ -44,13 +44,6 @@ const validateReport = compile(
   ),
 );
 
-function timeOf(v: string | number | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const t = typeof v === 'number' ? v : Date.parse(v);
-  if (!Number.isFinite(t) || t < 0 || t > Date.UTC(9999, 11, 31)) throw badRequest('expiresAt must be an ISO time or epoch milliseconds');
-  return t;
-}
-
 export function registeredKeyRoutes(r: Router, svc: GatewayServices): void {
   const pub = (route: ReturnType<Router['get']>) => route.tag('auth', 'public');
   const issuerOf = (ctx: RequestContext): Issuer => {
@@ -68,7 +61,7 @@ export function registeredKeyRoutes(r: Router, svc: GatewayServices): void {
     r.post('/api/v1/registered-keys', async (ctx) => {
       const issuer = issuerOf(ctx);
       const b = validated(validateIssue, await readPlainObject(ctx));
-      const expiresAt = timeOf(b.expiresAt);
+      const expiresAt = expiryOf(b.expiresAt);
       const res = reg().issue(issuer, { ...b, ...(expiresAt !== undefined ? { expiresAt } : { expiresAt: undefined }) });
       ok(ctx, res.body, res.status);
     }),

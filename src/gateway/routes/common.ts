@@ -176,3 +176,27 @@ export function timeQuery(ctx: RequestContext, name: string): number | undefined
   if (!Number.isFinite(n)) throw badRequest(`query parameter ${name} must be an ISO time or epoch milliseconds`);
   return n;
 }
+
+/** A yes/no query parameter: `1`, `true` or `yes` (any case) is yes; anything else, or none, no. */
+export function flagQuery(ctx: RequestContext, name: string): boolean {
+  return /^(1|true|yes)$/i.test(ctx.query.get(name) ?? '');
+}
+
+/** Latest expiry accepted: the end of year 9999 (a four-digit ISO year, as every client can parse). */
+const MAX_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** An `expiresAt` of a body (ISO time or epoch milliseconds; null and undefined: none), or a 400. */
+export function expiryOf(v: string | number | null | undefined): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  const t = typeof v === 'number' ? v : Date.parse(v);
+  if (!Number.isFinite(t) || t < 0 || t > MAX_TIME_MS) throw badRequest('expiresAt must be an ISO time or epoch milliseconds between 1970 and 9999');
+  return t;
+}
+
+/** The gateway's address as this request reached it (its Host header over TCP); null over the control socket. */
+export function requestOrigin(ctx: RequestContext): string | null {
+  if (ctx.viaSocket) return null;
+  const host = ctx.req.headers.host;
+  if (!host) return null;
+  return `${(ctx.req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http'}://${host}`;
+}

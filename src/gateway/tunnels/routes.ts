@@ -8,7 +8,7 @@ import { Type } from '@sinclair/typebox';
 import { badRequest } from '../../http/errors.js';
 import type { Router } from '../../http/router.js';
 import { compile } from '../../http/schema.js';
-import { ok, readPlainObject, validated } from '../routes/common.js';
+import { ok, readPlainObject, requestOrigin, validated } from '../routes/common.js';
 import type { GatewayServices } from '../services.js';
 
 const validateAction = compile(
@@ -25,8 +25,7 @@ export function tunnelRoutes(r: Router, svc: GatewayServices, configuredTarget: 
       const b = validated(validateAction, await readPlainObject(ctx));
       if (b.action === 'disable') await svc.tunnels.disable(id);
       else {
-        const host = ctx.viaSocket ? undefined : ctx.req.headers.host;
-        const target = b.target ?? configuredTarget ?? (host ? `http://${host}` : undefined);
+        const target = b.target ?? configuredTarget ?? requestOrigin(ctx) ?? undefined;
         if (!target) throw badRequest('target is required over the control socket (the gateway address the tunnel forwards to), or set ctl.yaml gateway.tunnels.target');
         await svc.tunnels.enable(id, target.replace(/\/+$/, ''));
       }

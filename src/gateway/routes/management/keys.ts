@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { badRequest, conflict, notFound } from '../../../http/errors.js';
+import { conflict, notFound } from '../../../http/errors.js';
 import type { RequestContext } from '../../../http/context.js';
 import type { Router } from '../../../http/router.js';
 import { compile } from '../../../http/schema.js';
@@ -12,7 +12,7 @@ import { sha256Hex } from '../../config-file.js';
 import type { GatewayServices } from '../../services.js';
 import { KEY_SCOPES, type ApiKeyRecord, type KeyScope } from '../../types.js';
 import { generateKey, keyPrefix } from '../../validate.js';
-import { keyView, ok, readObject, validated } from '../common.js';
+import { expiryOf, keyView, ok, readObject, validated } from '../common.js';
 
 const Fields = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -36,18 +36,6 @@ const validateCreate = compile(
 );
 const validateUpdate = compile(Type.Partial(Type.Object(Fields, { additionalProperties: false })));
 
-
-/** Latest expiry accepted: the end of year 9999 (a four-digit ISO year, as every client can parse). */
-const MAX_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-
-function timeOf(v: string | number | null | undefined): number | undefined {
-  if (v === undefined || v === null) return undefined;
-  const t = typeof v === 'number' ? v : Date.parse(v);
-  if (!Number.isFinite(t) || t < 0 || t > MAX_TIME_MS) {
-    throw badRequest('expiresAt must be an ISO time or epoch milliseconds between 1970 and 9999');
-  }
-  return t;
-}
 
 export function keyRoutes(r: Router, svc: GatewayServices): void {
   const m = (route: ReturnType<Router['get']>) => route.tag('auth', 'management');
@@ -78,7 +66,7 @@ export function keyRoutes(r: Router, svc: GatewayServices): void {
       const raw = body.key ?? generateKey();
       const hash = sha256Hex(raw);
       if (svc.state.catalog.keysByHash.has(hash)) throw conflict('that key already exists');
-      const expiresAt = timeOf(body.expiresAt);
+      const expiresAt = expiryOf(body.expiresAt);
       const k: ApiKeyRecord = {
         id: `key_${randomBytes(9).toString('base64url')}`,
         name: body.name,
@@ -111,7 +99,7 @@ export function keyRoutes(r: Router, svc: GatewayServices): void {
       enabled: body.enabled ?? prev.enabled,
     };
     if (body.expiresAt !== undefined) {
-      const t = timeOf(body.expiresAt);
+      const t = expiryOf(body.expiresAt);
       if (t === undefined) delete next.expiresAt;
       else next.expiresAt = t;
     }
