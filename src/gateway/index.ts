@@ -30,8 +30,8 @@ import { LayeredSettings } from './runtime-settings.js';
 import type { GatewayServices, RuntimeSettings } from './services.js';
 import { GatewayState } from './state.js';
 import { GATEWAY_MIGRATIONS, GatewayStore } from './store.js';
-import { ProxyRegistry, type ProxyRecord } from './proxies/registry.js';
-import { ProxyProber } from './proxies/probe.js';
+import { ProxyRegistry } from './proxies/registry.js';
+import { ProxyProber, proxyProbeTarget } from './proxies/probe.js';
 import { ReasoningCache } from './cache/reasoning.js';
 import { RegisteredKeys, registeredKeyQuotas } from './registered-keys/service.js';
 import { issueTrackerConfig } from './registered-keys/tracker.js';
@@ -47,7 +47,6 @@ import { syncConfig } from './sync/remote.js';
 import { OAuthService } from './oauth/service.js';
 import { Vault } from './oauth/vault.js';
 import { oauthProvidersOf } from './oauth/config.js';
-import { firstProviderUrl } from './proxies/routes.js';
 import { ensureVersion, versionBefore, versionPaths } from './telemetry.js';
 import { UsageRecorder } from './usage.js';
 import { FileService } from './files/service.js';
@@ -272,24 +271,13 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     tunnels: new Tunnels(db, () => state.env, () => ctx.clock.now(), ctx.log),
     ...tunnelTarget(ctx.config ?? {}),
     evals: new EvalService(new EvalStore(db.store), () => svc.internal, () => ctx.clock.now(), ctx.log),
-    proxyProber: new ProxyProber(proxies, ctx.egress, (p) => proxyProbeTarget(svc, p), () => ctx.clock.now(), ctx.log),
+    proxyProber: new ProxyProber(proxies, ctx.egress, (p) => proxyProbeTarget(proxies, state.catalog, p), () => ctx.clock.now(), ctx.log),
     log: ctx.log,
     version: ctx.version,
     startedAt: ctx.clock.now(),
     sleep: sleepWithSignal,
   };
   return svc;
-}
-
-/** What a proxy is probed against: a provider it serves (the first assignment's), or a TCP check. */
-function proxyProbeTarget(svc: GatewayServices, p: ProxyRecord): string | undefined {
-  for (const a of svc.proxies.assignments({ proxyId: p.id })) {
-    if (a.scope === 'global') return firstProviderUrl(svc);
-    for (const rt of svc.state.catalog.providers.values()) {
-      if ((a.scope === 'provider' && rt.config.id === a.scopeId) || (a.scope === 'connection' && rt.config.accounts.some((x) => x.id === a.scopeId))) return rt.conn.baseUrl;
-    }
-  }
-  return undefined;
 }
 
 export const gatewayComponent: ComponentDefinition = {

@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Egress } from '../../egress/index.js';
+import type { Catalog } from '../catalog.js';
 import type { ProxyRecord, ProxyRegistry } from './registry.js';
 
 export interface ProbeResult {
@@ -78,4 +79,21 @@ export class ProxyProber {
       this.running = false;
     }
   }
+}
+
+/** The base URL of the first provider (what a proxy test reaches when no target is given). */
+export function firstProviderUrl(catalog: Catalog): string | undefined {
+  for (const p of catalog.providers.values()) if (p.conn.baseUrl) return p.conn.baseUrl;
+  return undefined;
+}
+
+/** What a proxy is probed against: a provider it serves (its first assignment's), or undefined for a TCP check. */
+export function proxyProbeTarget(registry: ProxyRegistry, catalog: Catalog, p: ProxyRecord): string | undefined {
+  for (const a of registry.assignments({ proxyId: p.id })) {
+    if (a.scope === 'global') return firstProviderUrl(catalog);
+    for (const rt of catalog.providers.values()) {
+      if ((a.scope === 'provider' && rt.config.id === a.scopeId) || (a.scope === 'connection' && rt.config.accounts.some((x) => x.id === a.scopeId))) return rt.conn.baseUrl;
+    }
+  }
+  return undefined;
 }

@@ -18,7 +18,7 @@ import { compile } from '../../http/schema.js';
 import { parseProxyUrl, proxyUrlOf, type ProxySpec } from '../../egress/proxy.js';
 import { flagQuery, intQuery, ok, readPlainObject, validated } from '../routes/common.js';
 import type { GatewayServices } from '../services.js';
-import { probeProxy } from './probe.js';
+import { firstProviderUrl, probeProxy } from './probe.js';
 import { SCOPES, proxyView, specOf, type Assignment, type AssignmentScope, type ProxyRecord, type ProxyType } from './registry.js';
 
 const TYPES = ['http', 'https', 'socks5', 'socks5h'] as const;
@@ -312,17 +312,11 @@ export function proxyRoutes(r: Router, svc: GatewayServices): void {
           throw badRequest(`target must be an http(s) URL: ${JSON.stringify(target)}`);
         }
       }
-      target ??= firstProviderUrl(svc);
+      target ??= firstProviderUrl(svc.state.catalog);
       const res = await probeProxy(reg, svc.egress, p, target, now, 10_000, saved);
       // A proxy tried but not saved keeps no dispatcher.
       if (!saved) void svc.egress.forgetProxy(proxyUrlOf(specOf(p)));
       ok(ctx, { proxy: proxyView(p), ...res });
     }),
   );
-}
-
-/** The base URL of the first provider (what a proxy test reaches when no target is given). */
-export function firstProviderUrl(svc: GatewayServices): string | undefined {
-  for (const p of svc.state.catalog.providers.values()) if (p.conn.baseUrl) return p.conn.baseUrl;
-  return undefined;
 }
