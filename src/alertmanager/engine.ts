@@ -11,7 +11,7 @@ import { Inhibitor } from './inhibit.js';
 import { compareAlertOrder, compareLabelSets, fingerprint, isValidLabelName, labelSetsEqual, sortedNames, withoutEmptyValues, type LabelSet } from './labels.js';
 import type { Matcher } from './matchers.js';
 import type { AnchoredRegex } from './regex.js';
-import { SilenceStore, apiSilenceState, type Silence, type SilenceIndex } from './silences.js';
+import { SilenceStore, apiSilenceState, type Silence, type SilenceBackend, type SilenceIndex } from './silences.js';
 import type { AlertmanagerPersistence } from './persist.js';
 import { formatTime, goQuote } from './timefmt.js';
 import { goJsonLabelSet, goJsonString } from './api/json.js';
@@ -158,10 +158,13 @@ export class Engine {
     readonly clock: Clock,
     retentionMs?: number,
     readonly limits: AlertLimits = DEFAULT_ALERT_LIMITS,
+    /** Where silences live when not in `persist` (the database several daemons share). */
+    silenceBackend?: SilenceBackend,
+    onSilenceGcError?: (e: unknown) => void,
   ) {
     this.config = config;
     this.alerts = new AlertStore(persist, clock);
-    this.silences = new SilenceStore(persist, clock, retentionMs);
+    this.silences = new SilenceStore(silenceBackend ?? persist, clock, retentionMs, onSilenceGcError);
     this.inhibitor = new Inhibitor(config.inhibitRules);
     this.startedAt = clock.now();
   }

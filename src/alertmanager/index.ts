@@ -10,7 +10,10 @@ import { Router } from '../http/router.js';
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load.js';
 import { DEFAULT_ALERT_LIMITS, Engine, type AlertLimits } from './engine.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
-import { NotificationLog } from './dispatch/nflog.js';
+import { NotificationLog, type NotificationLedger } from './dispatch/nflog.js';
+import { SHARED_MIGRATIONS } from './shared/migrations.js';
+import { SharedSilences } from './shared/silences.js';
+import { SharedNotificationLog } from './shared/nflog.js';
 import { AlertmanagerMetrics, countReceived } from './metrics.js';
 import type { PostableAlert } from './api/bodies.js';
 import { loadTemplateFiles } from './template/load.js';
@@ -118,10 +121,18 @@ function readConfig(file: string): { config: LoadedConfig; templates: Templates 
   return { config, templates: loadTemplateFiles((config.tree.templates ?? []) as string[]) };
 }
 
+/** The cluster's silences and notification log in the shared database (migrated once by whoever starts first). */
+async function openShared(ctx: ComponentContext, retentionMs: number): Promise<{ silences: SharedSilences; nflog: SharedNotificationLog }> {
+  const db = ctx.shared!.postgres!;
+  await db.migrate('alertmanager', SHARED_MIGRATIONS);
+  const silences = await SharedSilences.open(db, ctx.log);
+  return { silences, nflog: new SharedNotificationLog(db, ctx.shared!.daemonId, retentionMs, ctx.log) };
+}
+
 export const alertmanagerComponent: ComponentDefinition = {
   name: 'alertmanager',
   defaultAddress: '127.0.0.1:9093',
-  create(ctx: ComponentContext): ComponentInstance {
+  async create(ctx: ComponentContext): Promise<ComponentInstance> {
     // A bad ctl.yaml section keeps the alert manager down with the reason, as a bad alertmanager.yml does.
     const settings = settingsFrom(ctx);
     if (!existsSync(settings.configFile)) writeFileSync(settings.configFile, DEFAULT_CONFIG, { mode: 0o600 });
@@ -136,8 +147,13 @@ export const alertmanagerComponent: ComponentDefinition = {
     }
     const store = ctx.openStore(MIGRATIONS);
     const persistence = new SqlitePersistence(store);
-    const engine = new Engine(config, persistence, ctx.clock, settings.retentionMs, settings.limits);
-    const nflog = new NotificationLog(store, settings.retentionMs);
+    // With ctl.yaml storage.postgres, silences and the notification log are the cluster's (shared/).
+    const shared = ctx.shared?.postgres ? await openShared(ctx, settings.retentionMs) : undefined;
+    const engine = new Engine(config, persistence, ctx.clock, settings.retentionMs, settings.limits, shared?.silences, (e) =>
+      ctx.log.error({ err: (e as Error).message }, 'alertmanager: deleting expired shared silences failed'),
+    );
+    await shared?.silences.follow(engine.silences);
+    const nflog: NotificationLedger = shared?.nflog ?? new NotificationLog(store, settings.retentionMs);
     // Created below; the sources read the dispatcher once it exists.
     let dispatcherRef: Dispatcher | undefined;
     const metrics = new AlertmanagerMetrics({
@@ -213,10 +229,10 @@ export const alertmanagerComponent: ComponentDefinition = {
     });
 
     const timers: NodeJS.Timeout[] = [];
-    const every = (ms: number, what: string, fn: () => number) => {
-      const t = setInterval(() => {
+    const every = (ms: number, what: string, fn: () => number | Promise<number>) => {
+      const t = setInterval(async () => {
         try {
-          const n = fn();
+          const n = await fn();
           if (n > 0) ctx.log.debug({ removed: n }, `alertmanager ${what} garbage collection`);
         } catch (e) {
           ctx.log.error({ err: e }, `alertmanager ${what} garbage collection failed`);
@@ -243,6 +259,7 @@ export const alertmanagerComponent: ComponentDefinition = {
         // Collect at once what went stale while the daemon was down, then on the timers.
         engine.gcAlerts();
         engine.gcSilences();
+        Promise.resolve(nflog.gc(ctx.clock.now())).catch((e) => ctx.log.error({ err: (e as Error).message }, 'alertmanager notification log garbage collection failed'));
         every(settings.alertsGcIntervalMs, 'alert', () => engine.gcAlerts());
         every(settings.maintenanceIntervalMs, 'silence', () => engine.gcSilences());
         every(MAINTAIN_TICK_MS, 'journal', () => (maintain(), 0));
@@ -256,6 +273,7 @@ export const alertmanagerComponent: ComponentDefinition = {
       stop() {
         dispatcher.stop();
         nflog.commit();
+        shared?.silences.close();
         for (const t of timers) clearInterval(t);
         try {
           persistence.compact(current);

@@ -15,6 +15,7 @@ import type { Migration, Store } from '../store/index.js';
 import { AlertJournalFiles, type JournalRecord } from './alert-journal.js';
 import { replayRawBatch, type RawAlertBatch } from './raw-batch.js';
 import { NFLOG_MIGRATION } from './dispatch/nflog.js';
+import type { SilenceBackend } from './silences.js';
 
 export interface StoredSilence {
   id: string;
@@ -52,7 +53,7 @@ export interface WriteBatch {
   deleteAlerts?: string[];
 }
 
-export interface AlertmanagerPersistence {
+export interface AlertmanagerPersistence extends SilenceBackend {
   loadSilences(): StoredSilence[];
   loadAlerts(): StoredAlert[];
   /** Apply one batch atomically (durable when it returns). */
@@ -217,9 +218,13 @@ export class SqlitePersistence implements AlertmanagerPersistence {
     return [...byFp.values()];
   }
 
+  writeSilences(silences: StoredSilence[], deleted: string[]): void {
+    this.write({ silences, deleteSilences: deleted });
+  }
+
   write(batch: WriteBatch): void {
     const wroteAlerts = this.journalAlerts(batch);
-    const wroteSilences = this.writeSilences(batch);
+    const wroteSilences = this.storeSilences(batch);
     if (!wroteAlerts && !wroteSilences) return;
     const now = performance.now();
     this.lastWriteAt = now;
@@ -251,7 +256,7 @@ export class SqlitePersistence implements AlertmanagerPersistence {
   }
 
   /** The batch's silence writes and deletions in one SQLite transaction; false when it has none. */
-  private writeSilences(batch: WriteBatch): boolean {
+  private storeSilences(batch: WriteBatch): boolean {
     if (!batch.silences?.length && !batch.deleteSilences?.length) return false;
     this.tune();
     const s = this.store;
@@ -348,6 +353,9 @@ export class MemoryPersistence implements AlertmanagerPersistence {
   }
   loadAlerts(): StoredAlert[] {
     return [...this.alerts.values()].map((a) => structuredClone(a));
+  }
+  writeSilences(silences: StoredSilence[], deleted: string[]): void {
+    this.write({ silences, deleteSilences: deleted });
   }
   write(batch: WriteBatch): void {
     this.writes++;

@@ -8,7 +8,7 @@ import type { Clock } from '../http/clock.js';
 import { isValidLabelName, type LabelSet } from './labels.js';
 import { Matcher, type MatchType } from './matchers.js';
 import { checkUnanchored, matchesEmpty, RegexError } from './regex.js';
-import type { AlertmanagerPersistence, StoredSilence } from './persist.js';
+import type { StoredSilence } from './persist.js';
 import { goQuote } from './timefmt.js';
 
 export type SilenceState = 'active' | 'pending' | 'expired';
@@ -106,6 +106,15 @@ export interface SilenceInput {
   comment: string;
 }
 
+/**
+ * Where silences are kept: the alert manager's own database, or the database several daemons
+ * share (shared/silences.ts). A write is durable when it returns (or its promise resolves).
+ */
+export interface SilenceBackend {
+  loadSilences(): StoredSilence[];
+  writeSilences(silences: StoredSilence[], deleted: string[]): void | Promise<void>;
+}
+
 export class SilenceStore {
   private readonly byId = new Map<string, Entry>();
   /** Bumped on every change; caches key on it. */
@@ -113,12 +122,14 @@ export class SilenceStore {
   private indexCache?: { version: number; validFrom: number; validUntil: number; index: SilenceIndex };
 
   constructor(
-    private readonly persist: AlertmanagerPersistence,
+    private readonly backend: SilenceBackend,
     private readonly clock: Clock,
     /** How long expired silences are kept (Alertmanager's --data.retention, 120h). */
     readonly retentionMs = 120 * 3_600_000,
+    /** Reports a deletion the backend could not make (garbage collection does not wait for it). */
+    private readonly onGcError: (e: unknown) => void = () => {},
   ) {
-    for (const s of persist.loadSilences()) this.byId.set(s.id, this.entry(s));
+    for (const s of backend.loadSilences()) this.byId.set(s.id, this.entry(s));
   }
 
   private entry(s: Silence): Entry {
@@ -149,9 +160,9 @@ export class SilenceStore {
    * Silences.Set. Creates (new random id, start clamped to now) or updates in place when the
    * rules allow; otherwise expires the old one and creates a replacement. Throws
    * SilenceNotFound for an unknown id and SilenceInvalid for bad matchers (before touching
-   * anything).
+   * anything). Resolves once the backend has the change.
    */
-  set(input: SilenceInput): string {
+  async set(input: SilenceInput): Promise<string> {
     const now = this.clock.now();
     const prev = input.id ? this.byId.get(input.id)?.silence : undefined;
     if (input.id && !prev) throw new SilenceNotFound();
@@ -169,7 +180,7 @@ export class SilenceStore {
     if (prev) {
       if (canUpdate(prev, next, now)) {
         if (next.endsAt < next.startsAt) throw new SilenceInvalid('silence invalid: end time must not be before start time');
-        this.commit([next]);
+        await this.commit([next]);
         return next.id;
       }
       const expired = this.expiredCopy(prev, now);
@@ -179,16 +190,16 @@ export class SilenceStore {
     if (next.startsAt < now) next.startsAt = now;
     if (next.endsAt < next.startsAt) throw new SilenceInvalid('silence invalid: end time must not be before start time');
     writes.push(next);
-    this.commit(writes);
+    await this.commit(writes);
     return next.id;
   }
 
   /** Expire now; idempotent for expired silences. Throws SilenceNotFound. */
-  expire(id: string): void {
+  async expire(id: string): Promise<void> {
     const prev = this.byId.get(id)?.silence;
     if (!prev) throw new SilenceNotFound();
     const s = this.expiredCopy(prev, this.clock.now());
-    if (s) this.commit([s]);
+    if (s) await this.commit([s]);
   }
 
   private expiredCopy(prev: Silence, now: number): Silence | undefined {
@@ -202,19 +213,47 @@ export class SilenceStore {
     }
   }
 
-  private commit(silences: Silence[]): void {
-    this.persist.write({ silences });
+  private async commit(silences: Silence[]): Promise<void> {
+    const pending = this.backend.writeSilences(silences, []);
+    if (pending) await pending;
+    this.apply(silences, []);
+  }
+
+  /**
+   * Take changes made elsewhere (another daemon, through the shared backend): a silence replaces
+   * the one held unless the held one is newer; `deleted` ids are dropped.
+   */
+  apply(silences: readonly Silence[], deleted: readonly string[]): void {
+    let changed = false;
+    for (const s of silences) {
+      const held = this.byId.get(s.id)?.silence;
+      if (held && held.updatedAt > s.updatedAt) continue;
+      this.byId.set(s.id, this.entry(s));
+      changed = true;
+    }
+    for (const id of deleted) changed = this.byId.delete(id) || changed;
+    if (changed) this.version++;
+  }
+
+  /** Replace every silence held (a full reload from the shared backend). */
+  replaceAll(silences: readonly Silence[]): void {
+    this.byId.clear();
     for (const s of silences) this.byId.set(s.id, this.entry(s));
     this.version++;
   }
 
-  /** Drop silences whose end is more than the retention in the past. Returns how many. */
+  /**
+   * Drop silences whose end is more than the retention in the past. Returns how many. A shared
+   * backend deletes them in the background (every daemon collects the same ones; deleting twice
+   * is harmless).
+   */
   gc(): number {
     const now = this.clock.now();
     const gone: string[] = [];
     for (const [id, e] of this.byId) if (e.silence.endsAt + this.retentionMs <= now) gone.push(id);
     if (gone.length === 0) return 0;
-    this.persist.write({ deleteSilences: gone });
+    const pending = this.backend.writeSilences([], gone);
+    if (pending) pending.catch(this.onGcError);
     for (const id of gone) this.byId.delete(id);
     this.version++;
     return gone.length;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -14,7 +15,9 @@ import {
   type ComponentDefinition,
   type ComponentInstance,
 } from '../http/index.js';
+import type { SharedState } from '../http/component.js';
 import { Store, type Migration } from '../store/index.js';
+import { redactUrl } from '../store/storage-config.js';
 import { Egress } from '../egress/index.js';
 import type { DaemonConfig, DaemonControl, DaemonInfo, ServerAddress, ServerStatus, RateLimitAdmin } from '../core/daemon-control.js';
 import { StateDirLock } from './state-dir-lock.js';
@@ -85,6 +88,8 @@ export class Daemon implements DaemonControl {
   private socket?: Listener;
   private preInit?: Listener;
   private egress!: Egress;
+  /** ctl.yaml `storage:` connections, shared with the other daemons of a cluster. */
+  private shared?: SharedState;
   private ips = new ClientIpResolver();
   private limiter?: RateLimiter;
   private readonly mutex = new Mutex();
@@ -120,6 +125,7 @@ export class Daemon implements DaemonControl {
     this.config = this.loadOrInitConfig();
     this.egress = new Egress({ addressMap: this.startup.egress.addressMap, loopbackOnly: this.startup.egress.loopbackOnly, allow: this.startup.egress.allow });
     this.handles.set('daemon', this);
+    await this.connectSharedStorage();
 
     const createMs: Record<string, number> = {};
     for (const def of this.defs) {
@@ -174,6 +180,27 @@ export class Daemon implements DaemonControl {
       { socket: this.paths.socket, ms: Math.round(performance.now() - t0), processMs: Math.round(process.uptime() * 1000), createMs, servers: this.serverStatuses() },
       'ctl daemon ready',
     );
+  }
+
+  /**
+   * ctl.yaml `storage:`: reach the shared servers before any component is created. A configured
+   * server that cannot be reached stops the start with the reason: a daemon meant to share state
+   * must not come up alone on its own data.
+   */
+  private async connectSharedStorage(): Promise<void> {
+    const storage = this.startup.storage;
+    if (!storage.postgres && !storage.redis) return;
+    const shared: SharedState = { daemonId: `${this.config.name || 'ctl'}/${process.pid}/${randomBytes(4).toString('hex')}` };
+    try {
+      // Loaded only here: a daemon without shared storage never loads `pg`.
+      const { SharedPostgres } = await import('../store/postgres.js');
+      if (storage.postgres) shared.postgres = await SharedPostgres.connect(storage.postgres, this.log.child({ storage: 'postgres' }), this.egress);
+    } catch (e) {
+      await shared.postgres?.close();
+      throw e;
+    }
+    this.shared = shared;
+    this.log.info({ daemonId: shared.daemonId, postgres: storage.postgres ? redactUrl(storage.postgres) : undefined }, 'shared storage connected');
   }
 
   /** Create a component; a failed create leaves no database of its open. */
@@ -280,6 +307,7 @@ export class Daemon implements DaemonControl {
       },
       exportState: (o: { secrets: boolean }) => stateArchive({ dir: this.paths.dir, configPath: this.opts.configPath, secrets: o.secrets, version: this.version, now: this.clock.now() }),
       egress: this.egress,
+      shared: this.shared,
       config: this.startup.sections[def.name] ?? {},
       env: this.opts.env ?? process.env,
       get uploadsDir() {
@@ -623,6 +651,7 @@ export class Daemon implements DaemonControl {
     await this.socket?.close(2000);
     await this.limiter?.close().catch(() => undefined);
     for (const s of this.stores) s.close();
+    await this.shared?.postgres?.close();
     await this.egress?.close().catch(() => undefined);
     this.lock?.release();
     this.state = 'stopped';

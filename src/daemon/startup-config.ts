@@ -3,6 +3,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import YAML from 'yaml';
 import { parseDuration } from '../http/duration.js';
 import { DEFAULT_CONNECTION_LIMITS, parseConnectionLimits, type ConnectionLimits } from './connection-limits.js';
+import { parseStorageSettings, type StorageSettings } from '../store/storage-config.js';
 
 /** Per-server start-up settings (ctl.yaml `servers.<name>`), as microcluster's server definition. */
 export interface ServerSettings {
@@ -29,6 +30,8 @@ export interface StartupConfig {
   logLevel?: string;
   /** Bytes of request bodies held in memory at once, daemon-wide (`max-buffered-body-bytes`). */
   maxBufferedBodyBytes?: number;
+  /** `storage:` shared PostgreSQL and Redis of several daemons (absent: each daemon's own SQLite). */
+  storage: StorageSettings;
 }
 
 export const DEFAULT_DRAIN_MS = 10_000;
@@ -40,10 +43,10 @@ function durationMs(value: unknown, what: string): number {
   return ms;
 }
 
-const KNOWN_TOP = new Set(['pre-init-listen-address', 'init-failure-domain', 'servers', 'egress', 'log-level', 'max-buffered-body-bytes']);
+const KNOWN_TOP = new Set(['pre-init-listen-address', 'init-failure-domain', 'servers', 'egress', 'log-level', 'max-buffered-body-bytes', 'storage']);
 
-export function loadStartupConfig(path: string | undefined, required: boolean): StartupConfig {
-  const cfg: StartupConfig = { servers: {}, egress: { addressMap: {}, allow: [] }, sections: {} };
+export function loadStartupConfig(path: string | undefined, required: boolean, env: NodeJS.ProcessEnv = process.env): StartupConfig {
+  const cfg: StartupConfig = { servers: {}, egress: { addressMap: {}, allow: [] }, sections: {}, storage: {} };
   if (!path || !existsSync(path)) {
     if (required && path) throw new Error(`config file ${path} does not exist`);
     return cfg;
@@ -72,6 +75,7 @@ export function loadStartupConfig(path: string | undefined, required: boolean): 
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 << 20) throw new Error(where('max-buffered-body-bytes must be a whole number of bytes, at least 1048576'));
     cfg.maxBufferedBodyBytes = v;
   }
+  cfg.storage = parseStorageSettings(o.storage, env, where('storage'));
   const servers = o.servers ?? {};
   if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) throw new Error(where('servers must be a mapping'));
   for (const [name, raw] of Object.entries(servers as Record<string, unknown>)) {

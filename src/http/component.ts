@@ -7,6 +7,7 @@ import type { HttpError } from './errors.js';
 import type { Router } from './router.js';
 import type { Store, Migration } from '../store/index.js';
 import type { Egress } from '../egress/index.js';
+import type { SharedPostgres } from '../store/postgres.js';
 
 /**
  * The contract between the daemon and a component. Each component module exports one
@@ -50,6 +51,11 @@ export interface ComponentContext {
    */
   openStore(migrations: Migration[]): Store;
   egress: Egress;
+  /**
+   * State shared with the other daemons of a cluster (ctl.yaml `storage:`); absent on a daemon that
+   * keeps everything in its own state dir.
+   */
+  shared?: SharedState;
   /** This component's section of ctl.yaml (unvalidated; the component checks it). */
   config: Record<string, unknown>;
   env: NodeJS.ProcessEnv;
@@ -73,6 +79,13 @@ export interface ComponentContext {
    */
   exportState?(opts: { secrets: boolean }): Promise<import('node:stream').Readable>;
   shutdown?(): void;
+}
+
+export interface SharedState {
+  /** This daemon process among those sharing the storage: claims and leases name it. */
+  daemonId: string;
+  /** `storage.postgres`: the shared database (migrate, query, transaction, notify, subscribe). */
+  postgres?: SharedPostgres;
 }
 
 /** One alert a component raises: its name and labels identify it (`component` is added). */

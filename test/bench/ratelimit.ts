@@ -23,7 +23,7 @@ import { createDispatcher, type RouteGuard } from '../../src/http/dispatch.js';
 import { sendJson } from '../../src/http/respond.js';
 import { Router, type Route } from '../../src/http/router.js';
 import { createRateLimiter, type RateLimiter } from '../../src/ratelimit/index.js';
-import { REDIS_SERVER, RedisServer } from '../ratelimit/redis-server.js';
+import { REDIS_SERVER, RedisServer } from '../helpers/redis-server.js';
 
 const log = pino({ level: 'silent' });
 const LIMIT = 1_000_000_000; // every check is allowed: the common path, the same work for both

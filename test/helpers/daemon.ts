@@ -165,7 +165,7 @@ export class TestDaemon {
   }
 
   async kill9(): Promise<void> {
-    if (this.child.exitCode !== null) return;
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     this.child.kill('SIGKILL');
     await new Promise((r) => this.child.once('exit', r));
   }

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/http/clock.js';
 import { LOCK_RETRY_MS } from '../../src/ratelimit/file-adapter.js';
 import { redisYaml, send, startHarness, statusCounts, tempStateDir, type Harness } from './harness.js';
-import { REDIS_SERVER, REDIS_SKIP_REASON, RedisServer, sleep } from './redis-server.js';
+import { REDIS_SERVER, REDIS_SKIP_REASON, RedisServer, sleep } from '../helpers/redis-server.js';
 
 if (!REDIS_SERVER) console.warn(REDIS_SKIP_REASON);
 

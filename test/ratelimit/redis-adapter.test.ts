@@ -6,7 +6,7 @@ import { COMMAND_TIMEOUT_MS, escapeGlob, RedisCounterStore } from '../../src/rat
 import { Router } from '../../src/http/router.js';
 import { createRateLimiter } from '../../src/ratelimit/index.js';
 import { silentLog, tempStateDir } from './harness.js';
-import { REDIS_SERVER, REDIS_SKIP_REASON, RedisServer, sleep } from './redis-server.js';
+import { REDIS_SERVER, REDIS_SKIP_REASON, RedisServer, sleep } from '../helpers/redis-server.js';
 
 if (!REDIS_SERVER) console.warn(REDIS_SKIP_REASON);
 

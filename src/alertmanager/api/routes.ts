@@ -12,6 +12,7 @@ import type { Engine, AlertQuery, JsonPieces } from '../engine.js';
 import { parseMatcher, MatcherParseError, type Matcher } from '../matchers.js';
 import { compileAnchored, RegexError } from '../regex.js';
 import { SilenceInvalid, SilenceNotFound } from '../silences.js';
+import { StorageUnavailable } from '../../store/unavailable.js';
 import { formatTime, goQuote } from '../timefmt.js';
 import { checkJsonContentType, frameworkError, readPostableAlerts, readPostableSilence } from './bodies.js';
 import { goJson, goJsonString } from './json.js';
@@ -147,10 +148,11 @@ export function registerApiRoutes(router: Router, deps: ApiDeps): void {
     if (input.endsAt < engine.clock.now()) throw amError(400, "Failed to create silence: end time can't be in the past");
     let id: string;
     try {
-      id = engine.silences.set(input);
+      id = await engine.silences.set(input);
     } catch (e) {
       if (e instanceof SilenceNotFound) throw amError(404, e.message);
       if (e instanceof SilenceInvalid) throw amError(400, e.message);
+      if (e instanceof StorageUnavailable) throw amError(503, `Failed to create silence: ${e.message}`);
       throw e;
     }
     sendAmJson(ctx, '{"silenceID":' + goJsonString(id) + '}');
@@ -163,13 +165,14 @@ export function registerApiRoutes(router: Router, deps: ApiDeps): void {
     sendAmJson(ctx, engine.silenceJson(s, engine.clock.now()));
   });
 
-  router.delete('/api/v2/silence/:silenceID', (ctx) => {
+  router.delete('/api/v2/silence/:silenceID', async (ctx) => {
     const id = silenceIdParam(ctx);
     try {
-      engine.silences.expire(id);
+      await engine.silences.expire(id);
     } catch (e) {
       // 0.25 answered 500 "silence not found"; 0.26+ answers 404 with no body.
       if (e instanceof SilenceNotFound) return sendEmpty(ctx.res, 404);
+      if (e instanceof StorageUnavailable) throw amError(503, `Failed to expire silence: ${e.message}`);
       throw e;
     }
     sendEmpty(ctx.res, 200);

@@ -17,7 +17,7 @@ import type { Alert } from '../alerts.js';
 import { compareAlertOrder, type LabelSet } from '../labels.js';
 import { GO_ZERO_MS } from '../timefmt.js';
 import { labelSetString, routeKeys } from './keys.js';
-import { NotificationLog, needsUpdate } from './nflog.js';
+import { NotificationLog, needsUpdate, type NflogEntry, type NotificationLedger } from './nflog.js';
 import { buildIntegrations, type Attempt, type Integration, type NotifyAlert } from '../receivers/index.js';
 import type { Templates } from '../../gotemplate/index.js';
 import { anyIntervalContains } from './time-intervals.js';
@@ -27,7 +27,7 @@ export interface DispatcherDeps {
   clock: Clock;
   log: Logger;
   egress: Egress;
-  nflog: NotificationLog;
+  nflog: NotificationLedger;
   /** The `externalURL` of notifications (read when one is sent: the listener's port may change). */
   externalURL(): string;
   /** The stored alert of a fingerprint (its latest state). */
@@ -48,6 +48,9 @@ interface Group {
   flushed: boolean;
   flushing: boolean;
 }
+
+/** How long past a send's deadline a shared log keeps the key for the daemon sending it. */
+const HOLD_MARGIN_MS = 5000;
 
 export class Dispatcher {
   private groups = new Map<string, Group>();
@@ -166,22 +169,31 @@ export class Dispatcher {
     const firing = new Set(all.filter((a) => !a.resolved).map((a) => a.fingerprint));
     const resolved = new Set(all.filter((a) => a.resolved).map((a) => a.fingerprint));
     const now = this.deps.clock.now();
-    if (!needsUpdate(this.deps.nflog.get(logKey, now), firing, resolved, integration.sendResolved, g.route.repeatIntervalMs, now)) return true;
-    const alerts = integration.sendResolved ? all : all.filter((a) => !a.resolved);
-    if (alerts.length > 0) {
-      const m = this.deps.metrics;
-      m?.add(m.notifications, integration.kind);
-      const started = performance.now();
-      const n = { receiver, groupKey: g.key, groupLabels: g.labels, alerts, externalURL: this.deps.externalURL(), templates: this.templates, deadline };
-      const ok = await this.send(integration, n, receiver);
-      if (!ok) {
-        m?.add(m.notificationsFailed, integration.kind);
-        return false;
+    // Held past the send's deadline: a daemon that dies mid-send leaves the key to another after that.
+    const turn = await this.deps.nflog.begin(logKey, now, deadline - now + HOLD_MARGIN_MS);
+    // Another daemon of the cluster is notifying for this key now; the next flush looks again.
+    if (!turn) return false;
+    let sent: NflogEntry | undefined;
+    try {
+      if (!needsUpdate(turn.entry, firing, resolved, integration.sendResolved, g.route.repeatIntervalMs, now)) return true;
+      const alerts = integration.sendResolved ? all : all.filter((a) => !a.resolved);
+      if (alerts.length > 0) {
+        const m = this.deps.metrics;
+        m?.add(m.notifications, integration.kind);
+        const started = performance.now();
+        const n = { receiver, groupKey: g.key, groupLabels: g.labels, alerts, externalURL: this.deps.externalURL(), templates: this.templates, deadline };
+        const ok = await this.send(integration, n, receiver);
+        if (!ok) {
+          m?.add(m.notificationsFailed, integration.kind);
+          return false;
+        }
+        m?.observeLatency(integration.kind, (performance.now() - started) / 1000);
       }
-      m?.observeLatency(integration.kind, (performance.now() - started) / 1000);
+      sent = { firing: [...firing], resolved: [...resolved], at: this.deps.clock.now() };
+      return true;
+    } finally {
+      await turn.finish(sent);
     }
-    this.deps.nflog.log(logKey, { firing: [...firing], resolved: [...resolved], at: this.deps.clock.now() });
-    return true;
   }
 
   /** Attempts with backoff (up to 10 s apart) until one succeeds, one fails for good, or the next flush is due. */

@@ -27,7 +27,27 @@ export const NFLOG_MIGRATION = {
   `,
 };
 
-export class NotificationLog {
+/** One flush's use of a log entry: what was logged, and the right to notify for it now. */
+export interface NflogTurn {
+  entry: NflogEntry | undefined;
+  /** Done: log `sent` when a notification went out (else the entry stays), and give the right back. */
+  finish(sent?: NflogEntry): void | Promise<void>;
+}
+
+/**
+ * What the dispatcher needs of a notification log: this daemon's own (NotificationLog) or the one
+ * several daemons share (shared/nflog.ts), where `begin` answers null while another daemon is
+ * notifying for the same key, so the cluster sends each notification once.
+ */
+export interface NotificationLedger {
+  /** The entry of `key`; held for this flush until `finish` or, should this process die, until `holdMs` pass. */
+  begin(key: string, now: number, holdMs: number): NflogTurn | null | Promise<NflogTurn | null>;
+  readonly size: number;
+  gc(now: number): number | Promise<number>;
+  commit(): void;
+}
+
+export class NotificationLog implements NotificationLedger {
   /** Entries logged since the last commit: written together, once per event-loop turn. */
   private pending = new Map<string, NflogEntry>();
   private commitScheduled = false;
@@ -36,6 +56,15 @@ export class NotificationLog {
     private readonly store: Store,
     private readonly retentionMs: number,
   ) {}
+
+  begin(key: string, now: number): NflogTurn {
+    return {
+      entry: this.get(key, now),
+      finish: (sent) => {
+        if (sent) this.log(key, sent);
+      },
+    };
+  }
 
   static key(groupKey: string, receiver: string, integration: string, index: number): string {
     return `${groupKey}\u0000${receiver}\u0000${integration}\u0000${index}`;

@@ -13,7 +13,7 @@ export const REDIS_SERVER =
     .find((p) => existsSync(p)) ?? null;
 
 /** One clear line for suites that skip because redis-server is absent. */
-export const REDIS_SKIP_REASON = 'redis-server not installed: skipping the Redis rate limiter tests (.ci/run installs it)';
+export const REDIS_SKIP_REASON = 'redis-server not installed: skipping the tests that need Redis (.ci/run installs it)';
 
 export class RedisServer {
   private proc: ChildProcess | null = null;
