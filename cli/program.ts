@@ -12,6 +12,7 @@ export interface CommandGroup {
 export const GROUPS: CommandGroup[] = [
   { commands: ['serve'], load: () => import('./serve.js') },
   { commands: ['status', 'daemon'], load: () => import('./daemon.js') },
+  { commands: ['cluster'], load: () => import('./cluster.js') },
   { commands: ['silence', 'alert', 'config'], load: () => import('./alertmanager.js') },
   { commands: ['ratelimit'], load: () => import('./ratelimit.js') },
   { commands: ['gateway'], load: () => import('./gateway.js') },

@@ -55,6 +55,18 @@ export interface RateLimitAdmin {
   reset(filter: { route?: string; ip?: string; server?: string }): Promise<number>;
 }
 
+/** A certificate and its private key, PEM. */
+export interface KeyPair {
+  cert: string;
+  key: string;
+}
+
+/** Shared storage settings (ctl.yaml `storage:`), handed to members that join a cluster. */
+export interface StorageSettings {
+  postgres?: string;
+  redis?: string;
+}
+
 export interface DaemonControl {
   info(): DaemonInfo;
   ready(): { ready: boolean; reason?: string };
@@ -66,4 +78,22 @@ export interface DaemonControl {
   /** Legacy servers map (GET|PUT /core/1.0/daemon/servers). */
   putServers(body: unknown): Promise<Record<string, ServerAddress>>;
   ratelimit?: RateLimitAdmin;
+  /**
+   * Bootstrap or join: record `name` and `address` in daemon.yaml, turn the pre-init listener off
+   * for good, and serve the Core API on `address` over HTTPS with `tls` (the cluster certificate),
+   * asking clients for their certificate. Also called at start-up by an initialised member.
+   */
+  initCluster(o: { name: string; address: string; tls: KeyPair }): Promise<void>;
+  /** This daemon left the cluster: the cluster listener stops and daemon.yaml's address is cleared. */
+  leaveCluster(): Promise<void>;
+  /** Address the cluster listener is bound to, when it runs. */
+  clusterBoundAddress(): string | undefined;
+  /** The member identity `certificates/server.crt` (made when missing). */
+  serverKeyPair(): Promise<KeyPair>;
+  /** A new self-signed ECDSA P-384 key pair. */
+  newKeyPair(commonName: string): Promise<KeyPair>;
+  /** ctl.yaml `storage:` as this daemon runs with it. */
+  storage(): StorageSettings;
+  /** Take the cluster's storage settings on join: written to ctl.yaml, connected, components restarted on it. */
+  adoptStorage(s: StorageSettings): Promise<void>;
 }

@@ -1,6 +1,8 @@
 import { Router, HttpError, readJson, badRequest, type RequestContext } from '../http/index.js';
 import type { DaemonControl } from './daemon-control.js';
 import { sendSync } from './envelope.js';
+import { clusterRoutes, peerFingerprint } from './cluster/routes.js';
+import type { ClusterService } from './cluster/service.js';
 
 /** Default limits on mutating Core API routes (per client IP; the socket is one bucket `0.0.0.0`). */
 export const CORE_MUTATION_LIMIT = { limit: 120, interval: 60 };
@@ -13,7 +15,7 @@ export function parseRestart(ctx: RequestContext): boolean {
   throw badRequest(`Invalid value for restart: ${JSON.stringify(v)} (want true or false)`);
 }
 
-async function readObject(ctx: RequestContext): Promise<Record<string, unknown>> {
+export async function readObject(ctx: RequestContext): Promise<Record<string, unknown>> {
   let body: unknown;
   try {
     // Like microcluster, the body is JSON whatever the Content-Type says (so `curl -d` works).
@@ -27,14 +29,41 @@ async function readObject(ctx: RequestContext): Promise<Record<string, unknown>>
   return body as Record<string, unknown>;
 }
 
-export function coreRoutes(daemon: () => DaemonControl, extensions: string[]): Router {
+/** What the access rules need to know of the cluster. */
+export interface ClusterAccess {
+  initialised(): boolean;
+  trustedFingerprint(fp: string | undefined): boolean;
+}
+
+/**
+ * Who may do what. The control socket: everything (whoever can open it is trusted). Over TCP:
+ * `/core/control` does not exist; before bootstrap or join (the pre-init listener) reads only;
+ * on the cluster address, a client presenting a member's certificate may read and use
+ * `/core/internal`, anyone else only `GET /`, `GET /core/1.0` and the join request. Changes to the
+ * daemon through `/core/1.0` stay on the socket.
+ */
+function admit(ctx: RequestContext, method: string, pattern: string, cluster?: ClusterAccess): void {
+  if (ctx.viaSocket) return;
+  if (pattern.startsWith('/core/control')) throw new HttpError(404, 'not found');
+  const open = (method === 'GET' && (pattern === '/' || pattern === '/core/1.0')) || (method === 'POST' && pattern === '/core/internal/cluster');
+  if (!cluster?.initialised()) {
+    if (pattern.startsWith('/core/internal') && !open) throw new HttpError(403, 'not authorized');
+    if (method !== 'GET' && !open) throw new HttpError(403, 'Core API changes are only accepted on the control socket');
+    return;
+  }
+  if (open) return;
+  if (!cluster.trustedFingerprint(peerFingerprint(ctx))) throw new HttpError(403, 'not authorized');
+  if (method !== 'GET' && !pattern.startsWith('/core/internal')) throw new HttpError(403, 'Core API changes are only accepted on the control socket');
+}
+
+export function coreRoutes(daemon: () => DaemonControl, extensions: string[], cluster?: ClusterService): Router {
   const r = new Router();
   const { limit, interval } = CORE_MUTATION_LIMIT;
-  // Whoever can open the socket is trusted; over TCP (the pre-init listener) the Core API is read-only.
   r.use(async (ctx, route, next) => {
-    if (route.method !== 'GET' && !ctx.viaSocket) throw new HttpError(403, 'Core API changes are only accepted on the control socket');
+    admit(ctx, route.method, route.pattern, cluster);
     await next();
   });
+  if (cluster) clusterRoutes(r, cluster, readObject);
 
   r.get('/', (ctx) => sendSync(ctx.res, ['/1.0']));
   r.get('/core/1.0', (ctx) => sendSync(ctx.res, { ...daemon().info(), extensions }));

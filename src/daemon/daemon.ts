@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import type { TlsOptions } from 'node:tls';
+import YAML from 'yaml';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import {
@@ -19,14 +21,14 @@ import type { SharedState } from '../http/component.js';
 import { Store, type Migration } from '../store/index.js';
 import { redactUrl } from '../store/storage-config.js';
 import { Egress } from '../egress/index.js';
-import type { DaemonConfig, DaemonControl, DaemonInfo, ServerAddress, ServerStatus, RateLimitAdmin } from '../core/daemon-control.js';
+import type { DaemonConfig, DaemonControl, DaemonInfo, KeyPair, ServerAddress, ServerStatus, RateLimitAdmin, StorageSettings } from '../core/daemon-control.js';
 import { StateDirLock } from './state-dir-lock.js';
 import { loadWebConfig, tlsServerOptions } from './web-config.js';
 import { WebAuth } from './web-auth.js';
 import { DEFAULT_BODY_BUDGET, setBodyBudget } from '../http/body-budget.js';
 import { downComponent } from './down-component.js';
 import { applyPatch, applyPut, loadDaemonYaml, parseListenAddress, saveDaemonYaml, parseServers, checkAddressConflicts } from './daemon-config.js';
-import { ensureStateDir, type StatePaths } from './state-dir.js';
+import { ensureStateDir, writeFileAtomic, type StatePaths } from './state-dir.js';
 import { loadStartupConfig, serverSettings, type StartupConfig } from './startup-config.js';
 import { Listener, type ListenerHandlers } from './listener.js';
 import { ctlVersion } from './version.js';
@@ -87,6 +89,8 @@ export class Daemon implements DaemonControl {
   private readonly slots = new Map<string, ServerSlot>();
   private socket?: Listener;
   private preInit?: Listener;
+  /** The Core API on daemon.yaml's address once this daemon bootstrapped or joined a cluster. */
+  private clusterListener?: Listener;
   private egress!: Egress;
   /** ctl.yaml `storage:` connections, shared with the other daemons of a cluster. */
   private shared?: SharedState;
@@ -172,7 +176,8 @@ export class Daemon implements DaemonControl {
         this.log.error({ server: name, address: s.address, err: slot.error }, `server ${name} could not listen on ${s.address}: ${slot.error}`);
       }
     }
-    if (this.startup.preInitListenAddress ?? this.opts.preInitListenAddress) await this.startPreInit();
+    // The pre-init listener is off for good once this daemon is a cluster member.
+    if ((this.startup.preInitListenAddress ?? this.opts.preInitListenAddress) && !this.clusterInitialised()) await this.startPreInit();
     for (const inst of this.instances.values()) await inst.start?.();
     for (const a of this.componentAlerts.values()) a.start();
     this.state = 'ready';
@@ -359,7 +364,7 @@ export class Daemon implements DaemonControl {
       guard: () => {
         if (!this.limiter) return undefined;
         // Host-routed listeners (socket, pre-init) serve every component: the route names its server.
-        return viaSocket || listener === 'pre-init' ? this.limiter.guard : this.limiter.guardFor(listener);
+        return viaSocket || listener === 'pre-init' || listener === 'cluster' ? this.limiter.guard : this.limiter.guardFor(listener);
       },
       log: this.log,
     };
@@ -467,7 +472,85 @@ export class Daemon implements DaemonControl {
     }
   }
 
+  /** A member of a cluster: daemon.yaml has its cluster address and the cluster certificate is here. */
+  private clusterInitialised(): boolean {
+    return this.config.address !== '' && existsSync(join(this.paths.certificates, 'cluster.crt'));
+  }
+
   // ---- DaemonControl -------------------------------------------------------------------------
+
+  initCluster(o: { name: string; address: string; tls: KeyPair }): Promise<void> {
+    return this.mutex.run(async () => {
+      const { host, port } = parseListenAddress(o.address);
+      checkAddressConflicts({ ...this.config, address: o.address });
+      const tls: TlsOptions = { cert: o.tls.cert, key: o.tls.key, requestCert: true, rejectUnauthorized: false };
+      const old = this.clusterListener;
+      // The pre-init listener is off for good from here; closed first when the cluster address takes its port.
+      const preInit = this.preInit;
+      this.preInit = undefined;
+      if (preInit && samePort(preInit.boundAddress, o.address)) await preInit.close(1000);
+      if (old && old.address === o.address) old.setTls(tls);
+      else {
+        try {
+          this.clusterListener = await Listener.tcp('cluster', host, port, o.address, this.handlersFor('cluster', false, () => this.instances.get('core')!), tls, serverSettings(this.startup, 'core').limits);
+        } catch (e) {
+          if (preInit && samePort(preInit.boundAddress, o.address)) await this.startPreInit();
+          else this.preInit = preInit;
+          throw e;
+        }
+        await old?.close(1000);
+      }
+      if (preInit) {
+        await preInit.close(1000);
+        this.log.info('pre-init listener turned off for good (this daemon is a cluster member)');
+      }
+      if (this.config.name !== o.name || this.config.address !== o.address) {
+        this.config = { ...this.config, name: o.name, address: o.address };
+        saveDaemonYaml(this.paths.daemonYaml, this.config);
+      }
+      this.log.info({ name: o.name, address: this.clusterListener!.boundAddress }, 'Core API serving the cluster address');
+    });
+  }
+
+  leaveCluster(): Promise<void> {
+    return this.mutex.run(async () => {
+      const l = this.clusterListener;
+      this.clusterListener = undefined;
+      await l?.close(1000);
+      this.config = { ...this.config, address: '' };
+      saveDaemonYaml(this.paths.daemonYaml, this.config);
+    });
+  }
+
+  clusterBoundAddress(): string | undefined {
+    return this.clusterListener?.boundAddress;
+  }
+
+  async serverKeyPair(): Promise<KeyPair> {
+    return (await this.certificateFor('server', true))!;
+  }
+
+  async newKeyPair(commonName: string): Promise<KeyPair> {
+    const { generateSelfSigned } = await import('./certificates.js');
+    return generateSelfSigned(commonName);
+  }
+
+  storage(): StorageSettings {
+    return { ...this.startup.storage };
+  }
+
+  async adoptStorage(s: StorageSettings): Promise<void> {
+    const file = this.opts.configPath ?? this.paths.ctlYaml;
+    const doc = existsSync(file) ? YAML.parseDocument(readFileSync(file, 'utf8')) : new YAML.Document({});
+    doc.set('storage', { ...s });
+    writeFileAtomic(file, doc.toString(), 0o600);
+    this.startup.storage = { ...s };
+    await this.shared?.postgres?.close();
+    this.shared = undefined;
+    await this.connectSharedStorage();
+    // Components take shared state when they are created: create them again on it.
+    for (const def of this.defs) if (def.name !== 'core') await this.restartComponent(def).catch((e) => this.log.error({ component: def.name, err: (e as Error).message }, 'restart on the shared storage failed'));
+  }
 
   get ratelimit(): RateLimitAdmin | undefined {
     return this.limiter;
@@ -639,6 +722,7 @@ export class Daemon implements DaemonControl {
     const closing: Promise<void>[] = [];
     for (const [name, slot] of this.slots) if (slot.listener) closing.push(slot.listener.close(serverSettings(this.startup, name).drainTimeoutMs));
     if (this.preInit) closing.push(this.preInit.close(1000));
+    if (this.clusterListener) closing.push(this.clusterListener.close(serverSettings(this.startup, 'core').drainTimeoutMs));
     await Promise.all(closing);
     for (const a of this.componentAlerts.values()) a.stop();
     for (const [name, inst] of [...this.instances].reverse()) {

@@ -1,0 +1,134 @@
+/**
+ * The Core API's own record of the cluster (`database/core.db`): the members this daemon trusts
+ * (its trust store: name, address, certificate, failure domain, role, last heartbeat), the join
+ * tokens it issued, and members removed (so a stale heartbeat from a peer that missed the removal
+ * cannot bring one back).
+ */
+import type { Migration, Store } from '../../store/index.js';
+
+export const CORE_MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    up: `
+      CREATE TABLE cluster_members (
+        name TEXT PRIMARY KEY,
+        address TEXT NOT NULL,
+        certificate TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        role TEXT NOT NULL,
+        failure_domain INTEGER NOT NULL DEFAULT 0,
+        joined_at INTEGER NOT NULL,
+        heartbeat INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE TABLE cluster_tokens (
+        name TEXT PRIMARY KEY,
+        secret TEXT NOT NULL UNIQUE,
+        expires_at INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL
+      );
+      CREATE TABLE cluster_removed (
+        fingerprint TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        removed_at INTEGER NOT NULL
+      );
+    `,
+  },
+];
+
+export interface Member {
+  name: string;
+  address: string;
+  certificate: string;
+  fingerprint: string;
+  role: string;
+  failure_domain: number;
+  joined_at: number;
+  heartbeat: number;
+}
+
+export interface TokenRecord {
+  name: string;
+  secret: string;
+  expires_at: number;
+  created_at: number;
+}
+
+export class ClusterStore {
+  constructor(private readonly store: Store) {}
+
+  members(): Member[] {
+    return this.store.prepare('SELECT * FROM cluster_members ORDER BY name').all() as Member[];
+  }
+
+  member(name: string): Member | undefined {
+    return this.store.prepare('SELECT * FROM cluster_members WHERE name = ?').get(name) as Member | undefined;
+  }
+
+  memberByFingerprint(fp: string): Member | undefined {
+    return this.store.prepare('SELECT * FROM cluster_members WHERE fingerprint = ?').get(fp) as Member | undefined;
+  }
+
+  /** Add or replace a member (its heartbeat and join time kept when it was known). */
+  putMember(m: Member): void {
+    this.store
+      .prepare(
+        `INSERT INTO cluster_members (name, address, certificate, fingerprint, role, failure_domain, joined_at, heartbeat)
+         VALUES (@name, @address, @certificate, @fingerprint, @role, @failure_domain, @joined_at, @heartbeat)
+         ON CONFLICT (name) DO UPDATE SET address = excluded.address, certificate = excluded.certificate,
+           fingerprint = excluded.fingerprint, role = excluded.role, failure_domain = excluded.failure_domain,
+           heartbeat = MAX(cluster_members.heartbeat, excluded.heartbeat)`,
+      )
+      .run(m);
+    this.store.prepare('DELETE FROM cluster_removed WHERE fingerprint = ?').run(m.fingerprint);
+  }
+
+  heartbeat(name: string, at: number, failureDomain?: number, role?: string): void {
+    this.store
+      .prepare('UPDATE cluster_members SET heartbeat = MAX(heartbeat, ?), failure_domain = COALESCE(?, failure_domain), role = COALESCE(?, role) WHERE name = ?')
+      .run(at, failureDomain ?? null, role ?? null, name);
+  }
+
+  removeMember(name: string, now: number): Member | undefined {
+    const m = this.member(name);
+    if (!m) return undefined;
+    this.store.transaction(() => {
+      this.store.prepare('DELETE FROM cluster_members WHERE name = ?').run(name);
+      this.store.prepare('INSERT OR REPLACE INTO cluster_removed (fingerprint, name, removed_at) VALUES (?, ?, ?)').run(m.fingerprint, name, now);
+    });
+    return m;
+  }
+
+  wasRemoved(fp: string): boolean {
+    return this.store.prepare('SELECT 1 FROM cluster_removed WHERE fingerprint = ?').get(fp) !== undefined;
+  }
+
+  /** Forget the cluster (this daemon was removed from it). */
+  clear(): void {
+    this.store.transaction(() => {
+      this.store.prepare('DELETE FROM cluster_members').run();
+      this.store.prepare('DELETE FROM cluster_tokens').run();
+      this.store.prepare('DELETE FROM cluster_removed').run();
+    });
+  }
+
+  tokens(now: number): TokenRecord[] {
+    this.purgeTokens(now);
+    return this.store.prepare('SELECT * FROM cluster_tokens ORDER BY name').all() as TokenRecord[];
+  }
+
+  token(secret: string): TokenRecord | undefined {
+    return this.store.prepare('SELECT * FROM cluster_tokens WHERE secret = ?').get(secret) as TokenRecord | undefined;
+  }
+
+  addToken(t: TokenRecord): boolean {
+    return this.store.prepare('INSERT OR IGNORE INTO cluster_tokens (name, secret, expires_at, created_at) VALUES (@name, @secret, @expires_at, @created_at)').run(t).changes === 1;
+  }
+
+  deleteToken(name: string): boolean {
+    return this.store.prepare('DELETE FROM cluster_tokens WHERE name = ?').run(name).changes === 1;
+  }
+
+  purgeTokens(now: number): void {
+    this.store.prepare('DELETE FROM cluster_tokens WHERE expires_at > 0 AND expires_at <= ?').run(now);
+  }
+}
