@@ -296,6 +296,7 @@ export class GatewayAuth {
     this.db.setSetting('password_hash', await hashPassword(password));
     this.db.deleteAllSessions();
     this.sessions.clear();
+    await this.db.settled();
   }
 }
 

@@ -29,6 +29,7 @@ import { gatewayRouter, renderGatewayError } from './routes/index.js';
 import { LayeredSettings } from './runtime-settings.js';
 import type { GatewayServices, RuntimeSettings } from './services.js';
 import { GatewayState } from './state.js';
+import type { CatalogChange } from './catalog.js';
 import { GATEWAY_MIGRATIONS, GatewayStore } from './store.js';
 import { ProxyRegistry } from './proxies/registry.js';
 import { ProxyProber, proxyProbeTarget } from './proxies/probe.js';
@@ -166,9 +167,21 @@ function parseMetrics(raw: string | undefined): { hits?: number; misses?: number
   }
 }
 
-export function createGatewayServices(ctx: Parameters<ComponentDefinition['create']>[0]): GatewayServices {
+/**
+ * The gateway's database: its own SQLite file, or, with ctl.yaml storage.postgres, the shared
+ * configuration (providers, models, aliases, combos, mappings, keys, pricing, settings) in
+ * PostgreSQL over that file (which keeps the rest).
+ */
+export async function openGatewayStore(ctx: Parameters<ComponentDefinition['create']>[0]): Promise<GatewayStore> {
+  const local = ctx.openStore(GATEWAY_MIGRATIONS);
+  const pg = ctx.shared?.postgres;
+  if (!pg) return new GatewayStore(local);
+  const { SharedConfigStore } = await import('./shared/config-store.js');
+  return SharedConfigStore.open(local, pg, ctx.shared!.daemonId, ctx.log, () => ctx.clock.now());
+}
+
+export function createGatewayServices(ctx: Parameters<ComponentDefinition['create']>[0], db: GatewayStore = new GatewayStore(ctx.openStore(GATEWAY_MIGRATIONS))): GatewayServices {
   const env = effectiveEnv(ctx.env, ctx.config ?? {});
-  const db = new GatewayStore(ctx.openStore(GATEWAY_MIGRATIONS));
   // Before the catalog: OAuth accounts take their access tokens from the OAuth service.
   const oauth = new OAuthService(db, new Vault(join(ctx.stateDir, 'secrets')), oauthProvidersOf(ctx.config ?? {}, env), ctx.egress, () => ctx.clock.now(), ctx.log);
   const state = new GatewayState(db, ctx.stateDir, env, ctx.clock);
@@ -280,11 +293,23 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
   return svc;
 }
 
+/** With shared storage: other daemons' configuration changes rebuild this daemon's catalog and settings. */
+function followSharedChanges(svc: GatewayServices): void {
+  const db = svc.state.db as GatewayStore & { onRemoteChange?: (c: { catalog: CatalogChange; settings: string[] }) => void };
+  if (!('onRemoteChange' in db)) return;
+  const layered: Record<string, { reloadSaved(): void }> = { ...svc.runtime };
+  db.onRemoteChange = (c) => {
+    svc.state.rebuild(c.catalog);
+    for (const key of c.settings) layered[key]?.reloadSaved();
+  };
+}
+
 export const gatewayComponent: ComponentDefinition = {
   name: 'gateway',
   defaultAddress: '127.0.0.1:20128',
-  create(ctx): ComponentInstance {
-    const svc = createGatewayServices(ctx);
+  async create(ctx): Promise<ComponentInstance> {
+    const svc = createGatewayServices(ctx, await openGatewayStore(ctx));
+    followSharedChanges(svc);
     // The strategy context reads prices of the current catalog; deleted providers lose their state.
     svc.state.onChange(() => {
       svc.strategy.pricing = svc.state.catalog.pricing;
@@ -353,6 +378,9 @@ export const gatewayComponent: ComponentDefinition = {
       async stop() {
         await svc.batches.stop();
         await svc.webhooks.stop();
+        // Shared configuration: what is still queued is committed before the store goes.
+        await svc.state.db.settled().catch((e) => ctx.log.error({ err: (e as Error).message }, 'gateway: last configuration writes did not reach the shared database'));
+        (svc.state.db as GatewayStore & { close?: () => void }).close?.();
         await svc.mcp.closeAll();
         svc.backups.stop();
         svc.proxyProber.stop();

@@ -113,6 +113,40 @@ export class LayeredSettings<T extends object> {
     return merged;
   }
 
+  /** `patch`, resolving once the change is durable (committed to the shared database when there is one). */
+  async save(body: unknown): Promise<T> {
+    const merged = this.patch(body);
+    await this.db.settled();
+    return merged;
+  }
+
+  /** `resetOverrides`, resolving once durable. */
+  async reset(): Promise<T> {
+    const merged = this.resetOverrides();
+    await this.db.settled();
+    return merged;
+  }
+
+  /** Read the saved overrides again (another daemon changed them in the shared database). */
+  reloadSaved(): void {
+    const raw = this.db.getSetting(this.key);
+    let saved: Plain = {};
+    try {
+      const parsed = raw === undefined ? {} : (JSON.parse(raw) as unknown);
+      if (isPlain(parsed) && this.validatePatch(parsed)) saved = parsed;
+    } catch {
+      /* a corrupt value is ignored, as at start-up */
+    }
+    this.saved = saved;
+    let merged = this.merge(this.file, saved);
+    try {
+      this.check(merged);
+    } catch {
+      merged = this.merge(this.file, {});
+    }
+    this.apply(merged);
+  }
+
   /** Drop every API override (back to the file and the defaults). */
   resetOverrides(): T {
     this.db.setSetting(this.key, '{}');

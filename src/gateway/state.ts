@@ -47,6 +47,15 @@ export class GatewayState {
     this.swap(new Catalog(this.db, this.file, this.current, change));
   }
 
+  /**
+   * `rebuild`, then wait until the change is durable (with shared storage: committed to PostgreSQL;
+   * a failed commit rejects with 503). Management routes await this before they answer.
+   */
+  async commit(change: CatalogChange): Promise<void> {
+    this.rebuild(change);
+    await this.db.settled();
+  }
+
   /** Called after every rebuild (routing metrics prune targets, caches reset). */
   onChange(fn: () => void): void {
     this.listeners.push(fn);

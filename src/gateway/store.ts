@@ -851,6 +851,14 @@ export class GatewayStore {
     return this.store.transaction(fn);
   }
 
+  /**
+   * Resolves when every write made so far is durable. SQLite writes are durable when they return;
+   * the shared store (shared/config-store.ts) commits in the background and says so here.
+   */
+  settled(): Promise<void> {
+    return Promise.resolve();
+  }
+
   // ----- providers ---------------------------------------------------------------------------
 
   /** Every provider, or only those of `ids` (the catalog's incremental update after a write). */
@@ -937,6 +945,11 @@ export class GatewayStore {
       for (const a of accounts) this.upsertAccount(providerId, a, now);
       this.store.prepare('UPDATE providers SET updated_at = ? WHERE id = ?').run(now, providerId);
     });
+  }
+
+  /** Remove one account, whatever provider it belongs to. */
+  deleteAccount(id: string): void {
+    this.store.prepare('DELETE FROM provider_accounts WHERE id = ?').run(id);
   }
 
   deleteProvider(id: string): boolean {

@@ -81,11 +81,11 @@ export function compressionRoutes(r: Router, svc: CompressionService, now: () =>
   };
 
   m(r.get('/api/settings/compression', (ctx) => ok(ctx, settings.value)));
-  m(r.put('/api/settings/compression', async (ctx) => ok(ctx, settings.patch(await readPlainObject(ctx)))));
-  m(r.patch('/api/settings/compression', async (ctx) => ok(ctx, settings.patch(await readPlainObject(ctx)))));
+  m(r.put('/api/settings/compression', async (ctx) => ok(ctx, await settings.save(await readPlainObject(ctx)))));
+  m(r.patch('/api/settings/compression', async (ctx) => ok(ctx, await settings.save(await readPlainObject(ctx)))));
   for (const part of ['caveman', 'rtk'] as const) {
     m(r.get(`/api/context/${part}/config`, (ctx) => ok(ctx, settings.value[part])));
-    m(r.put(`/api/context/${part}/config`, async (ctx) => ok(ctx, settings.patch({ [part]: await readPlainObject(ctx) })[part])));
+    m(r.put(`/api/context/${part}/config`, async (ctx) => ok(ctx, (await settings.save({ [part]: await readPlainObject(ctx) }))[part])));
   }
 
   m(

@@ -60,7 +60,7 @@ export function oauthRoutes(r: Router, svc: GatewayServices): void {
         }
         case 'logout': {
           const b = validated(validateAccount, await readPlainObject(ctx, true));
-          return ok(ctx, { provider: id, loggedOut: o.logout(id, b.accountId) });
+          return ok(ctx, { provider: id, loggedOut: await o.logout(id, b.accountId) });
         }
         default:
           throw notFound(`no OAuth action ${ctx.params.action} (device, poll, authorize, exchange, refresh, logout)`);

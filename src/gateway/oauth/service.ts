@@ -166,7 +166,7 @@ export class OAuthService {
       throw new HttpError(502, `${p.id}: token endpoint: ${r.error} ${r.description}`.trim(), { code: 'oauth_upstream' });
     }
     this.flows.delete(flowId);
-    return { status: 'authorized', ...this.complete(p, r.body) };
+    return { status: 'authorized', ...(await this.complete(p, r.body)) };
   }
 
   startAuthorize(id: string): Record<string, unknown> {
@@ -200,11 +200,11 @@ export class OAuthService {
     this.flows.delete(f.id);
     const r = await this.tokenCall(p, { grant_type: 'authorization_code', code, redirect_uri: p.redirectUri!, code_verifier: f.verifier! });
     if (!r.ok) throw new HttpError(r.status >= 400 && r.status < 500 ? 400 : 502, `${p.id}: the code was refused: ${r.error} ${r.description}`.trim(), { code: 'oauth_refused' });
-    return { status: 'authorized', ...this.complete(p, r.body) };
+    return { status: 'authorized', ...(await this.complete(p, r.body)) };
   }
 
   /** Keep the tokens and make (or renew) the account; the provider is created on its first login. */
-  private complete(p: OAuthProviderConfig, t: Tokens & Record<string, unknown>): Record<string, unknown> {
+  private async complete(p: OAuthProviderConfig, t: Tokens & Record<string, unknown>): Promise<Record<string, unknown>> {
     const state = this.state!;
     const existing = state.catalog.providers.get(p.id);
     if (existing && existing.config.source === 'file') throw conflict(`provider ${p.id} is defined in gateway.yaml; give the OAuth provider another id`);
@@ -229,7 +229,7 @@ export class OAuthService {
       this.db.addAccounts(p.id, [{ id: accountId, name: label, apiKey: '', enabled: true, priority: 0 }], now);
     });
     this.access.set(accountId, t.access_token);
-    state.rebuild({ providers: [p.id] });
+    await state.commit({ providers: [p.id] });
     return { provider: p.id, accountId, label, expiresAt: expiresAt === null ? null : new Date(expiresAt).toISOString() };
   }
 
@@ -250,7 +250,7 @@ export class OAuthService {
     const expiresAt = typeof r.body.expires_in === 'number' ? now + r.body.expires_in * 1000 : null;
     this.db.store.prepare('UPDATE oauth_tokens SET sealed = ?, expires_at = ?, last_error = NULL, updated_at = ? WHERE account_id = ?').run(this.vault.seal(next), expiresAt, now, accountId);
     this.access.set(accountId, next.access_token);
-    this.state!.rebuild({ providers: [p.id] });
+    await this.state!.commit({ providers: [p.id] });
     return this.accounts(p.id).find((a) => a.id === accountId)!;
   }
 
@@ -284,17 +284,17 @@ export class OAuthService {
   }
 
   /** Log out: the tokens and the account go (one account, or all of the provider's). */
-  logout(providerId: string, accountId?: string): number {
+  async logout(providerId: string, accountId?: string): Promise<number> {
     const rows = this.rows(providerId).filter((r) => accountId === undefined || r.account_id === accountId);
     if (accountId !== undefined && rows.length === 0) throw notFound(`no OAuth account ${accountId} on ${providerId}`);
     this.db.transaction(() => {
       for (const r of rows) {
         this.db.store.prepare('DELETE FROM oauth_tokens WHERE account_id = ?').run(r.account_id);
-        this.db.store.prepare('DELETE FROM provider_accounts WHERE id = ?').run(r.account_id);
+        this.db.deleteAccount(r.account_id);
         this.access.delete(r.account_id);
       }
     });
-    this.state!.rebuild({ providers: [providerId] });
+    await this.state!.commit({ providers: [providerId] });
     return rows.length;
   }
 }

@@ -19,7 +19,7 @@ export function settingsRoutes(r: Router, svc: GatewayServices, changed: () => v
   const m = (route: ReturnType<Router['get']>) => route.tag('auth', 'management');
   const general = () => svc.runtime.general;
   const update = async (ctx: RequestContext) => {
-    const next = general().patch(await readPlainObject(ctx));
+    const next = await general().save(await readPlainObject(ctx));
     changed();
     ok(ctx, { ...next });
   };
@@ -34,14 +34,14 @@ export function settingsRoutes(r: Router, svc: GatewayServices, changed: () => v
   ];
   for (const [path, key] of parts) {
     m(r.get(`/api/settings/${path}`, (ctx) => ok(ctx, general().value[key])));
-    m(r.put(`/api/settings/${path}`, async (ctx) => ok(ctx, general().patch({ [key]: await readPlainObject(ctx) })[key])));
+    m(r.put(`/api/settings/${path}`, async (ctx) => ok(ctx, (await general().save({ [key]: await readPlainObject(ctx) }))[key])));
   }
   m(r.get('/api/settings/require-login', (ctx) => ok(ctx, { requireLogin: general().value.requireLogin })));
   m(
     r.put('/api/settings/require-login', async (ctx) => {
       const b = await readPlainObject(ctx);
       if (typeof b.requireLogin !== 'boolean' || Object.keys(b).length !== 1) throw badRequest('send {"requireLogin": true|false}');
-      ok(ctx, { requireLogin: general().patch({ requireLogin: b.requireLogin }).requireLogin });
+      ok(ctx, { requireLogin: (await general().save({ requireLogin: b.requireLogin })).requireLogin });
     }),
   );
   m(

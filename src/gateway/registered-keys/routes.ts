@@ -62,13 +62,13 @@ export function registeredKeyRoutes(r: Router, svc: GatewayServices): void {
       const issuer = issuerOf(ctx);
       const b = validated(validateIssue, await readPlainObject(ctx));
       const expiresAt = expiryOf(b.expiresAt);
-      const res = reg().issue(issuer, { ...b, ...(expiresAt !== undefined ? { expiresAt } : { expiresAt: undefined }) });
+      const res = await reg().issue(issuer, { ...b, ...(expiresAt !== undefined ? { expiresAt } : { expiresAt: undefined }) });
       ok(ctx, res.body, res.status);
     }),
   );
   pub(r.get('/api/v1/registered-keys/:id', (ctx) => ok(ctx, reg().get(issuerOf(ctx), ctx.params.id!))));
-  const revoke = (ctx: RequestContext) => {
-    const k = reg().revoke(issuerOf(ctx), ctx.params.id!);
+  const revoke = async (ctx: RequestContext) => {
+    const k = await reg().revoke(issuerOf(ctx), ctx.params.id!);
     svc.webhooks.emit('key.revoked', { id: k.id, name: k.name, prefix: k.prefix });
     ok(ctx, { id: k.id, revoked: true, deleted: true });
   };

@@ -149,7 +149,7 @@ export class RegisteredKeys {
   }
 
   /** Issue a key: 201 with the raw key; a repeated idempotencyKey answers 200 with the same key. */
-  issue(issuer: Issuer, req: IssueRequest): { status: number; body: Record<string, unknown> } {
+  async issue(issuer: Issuer, req: IssueRequest): Promise<{ status: number; body: Record<string, unknown> }> {
     const now = this.now();
     if (req.idempotencyKey !== undefined) {
       const prev = this.store.prepare('SELECT * FROM registered_keys WHERE issuer = ? AND idempotency_key = ?').get(issuer.id, req.idempotencyKey) as Row | undefined;
@@ -190,7 +190,7 @@ export class RegisteredKeys {
       this.state.db.saveKey(k);
       this.store.prepare('INSERT INTO registered_keys (key_id, issuer, provider, account_id, idempotency_key, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(row.key_id, row.issuer, row.provider, row.account_id, row.idempotency_key, row.created_at);
     });
-    this.state.rebuild({ keys: true });
+    await this.state.commit({ keys: true });
     if (req.dailyBudget !== undefined || req.hourlyBudget !== undefined) {
       this.budgets.set({
         apiKeyId: id,
@@ -213,7 +213,9 @@ export class RegisteredKeys {
 
   /** Rows of revoked keys older than the hourly window are no longer needed. */
   private pruneRevoked(now: number): void {
-    this.store.prepare('DELETE FROM registered_keys WHERE created_at < ? AND key_id NOT IN (SELECT id FROM api_keys)').run(now - HOUR);
+    // The keys come from the gateway store (with shared storage they are not in this file's api_keys).
+    const live = JSON.stringify(this.state.db.listKeys().map((k) => k.id));
+    this.store.prepare('DELETE FROM registered_keys WHERE created_at < ? AND key_id NOT IN (SELECT value FROM json_each(?))').run(now - HOUR, live);
   }
 
   list(issuer: Issuer): Record<string, unknown>[] {
@@ -235,13 +237,13 @@ export class RegisteredKeys {
   }
 
   /** Revoke = delete: the key stops working at once; its budget goes with it. */
-  revoke(issuer: Issuer, keyId: string): ApiKeyRecord {
+  async revoke(issuer: Issuer, keyId: string): Promise<ApiKeyRecord> {
     this.visible(issuer, keyId);
     const k = this.state.catalog.keysById.get(keyId)!;
     // The registered_keys row stays for an hour: keys issued per hour count revoked ones too.
     this.state.db.deleteKey(keyId);
     this.budgets.remove(keyId);
-    this.state.rebuild({ keys: true });
+    await this.state.commit({ keys: true });
     return k;
   }
 

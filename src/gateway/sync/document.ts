@@ -53,7 +53,7 @@ export function checkDocument(v: unknown): SyncDocument {
 }
 
 /** Merge a document into the database (one transaction); answers what changed. Providers gateway.yaml defines are left alone. */
-export function importConfig(state: GatewayState, d: SyncDocument, now: number): { providers: number; combos: number; aliases: number; mappings: number; prices: number; skipped: string[] } {
+export async function importConfig(state: GatewayState, d: SyncDocument, now: number): Promise<{ providers: number; combos: number; aliases: number; mappings: number; prices: number; skipped: string[] }> {
   const db = state.db;
   const fileProviders = new Set([...state.catalog.providers.values()].filter((p) => p.config.source === 'file').map((p) => p.config.id));
   const fileCombos = new Set([...state.catalog.combos.values()].filter((c) => c.source === 'file').map((c) => c.name));
@@ -95,6 +95,6 @@ export function importConfig(state: GatewayState, d: SyncDocument, now: number):
       out.prices++;
     }
   });
-  state.rebuild({ providers: d.providers.map((p) => p.id), combos: true, aliases: true, mappings: true, pricing: true });
+  await state.commit({ providers: d.providers.map((p) => p.id), combos: true, aliases: true, mappings: true, pricing: true });
   return out;
 }

@@ -75,7 +75,7 @@ export function syncRoutes(r: Router, svc: GatewayServices, cfg: SyncConfig | un
       } catch (e) {
         return failed(new Error(`the remote document is not a gateway configuration: ${(e as Error).message}`));
       }
-      const changed = importConfig(svc.state, doc, now());
+      const changed = await importConfig(svc.state, doc, now());
       const s: SyncState = { ...state(), lastPull: new Date(now()).toISOString() };
       delete s.lastError;
       setState(s);
@@ -122,7 +122,7 @@ export function syncRoutes(r: Router, svc: GatewayServices, cfg: SyncConfig | un
       if (!account) throw notFound(b.accountId ? `account ${b.accountId} not found on provider ${b.provider}` : `provider ${b.provider} has no account`);
       const accounts = rt.config.accounts.map((a) => (a.id === account.id ? { ...a, apiKey: b.apiKey } : a));
       svc.state.db.saveProvider({ ...rt.config, accounts, updatedAt: now() });
-      svc.state.rebuild({ providers: [b.provider] });
+      await svc.state.commit({ providers: [b.provider] });
       ok(ctx, { updated: true, provider: b.provider, accountId: account.id, apiKey: maskSecret(b.apiKey) });
     }),
   );

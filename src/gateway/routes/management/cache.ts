@@ -88,7 +88,7 @@ export function cacheRoutes(r: Router, svc: GatewayServices): void {
   m(r.get('/api/cache', (ctx) => ok(ctx, { settings: svc.runtime.cache.value, overrides: svc.runtime.cache.overrides, stats: cacheStats(svc) })));
   m(
     r.patch('/api/cache', async (ctx) => {
-      const settings = svc.runtime.cache.patch(await readSettingsBody(ctx));
+      const settings = await svc.runtime.cache.save(await readSettingsBody(ctx));
       ok(ctx, { settings, overrides: svc.runtime.cache.overrides, stats: cacheStats(svc) });
     }),
   );

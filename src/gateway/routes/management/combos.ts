@@ -113,7 +113,7 @@ export function comboRoutes(r: Router, svc: GatewayServices): void {
       };
       Object.assign(combo, asBadRequest(() => parseComboOptions(body, combo.targets.map((t) => t.model), 'combo')));
       svc.state.db.saveCombo(combo);
-      svc.state.rebuild({ combos: true });
+      await svc.state.commit({ combos: true });
       ok(ctx, comboView(combo), 201);
     }),
   );
@@ -187,19 +187,19 @@ export function comboRoutes(r: Router, svc: GatewayServices): void {
     delete next.sla;
     Object.assign(next, opts);
     svc.state.db.saveCombo(next);
-    svc.state.rebuild({ combos: true });
+    await svc.state.commit({ combos: true });
     ok(ctx, comboView(next));
   };
   m(r.put('/api/combos/:id', updateCombo));
   m(r.patch('/api/combos/:id', updateCombo));
 
   m(
-    r.delete('/api/combos/:id', (ctx) => {
+    r.delete('/api/combos/:id', async (ctx) => {
       const prev = findCombo(ctx.params.id!);
       if (prev.source === 'file') throw conflict(`combo ${prev.name} is defined in gateway.yaml`);
       svc.state.db.deleteCombo(prev.id);
       // The combo's mappings go with it (store.deleteCombo).
-      svc.state.rebuild({ combos: true, mappings: true });
+      await svc.state.commit({ combos: true, mappings: true });
       ok(ctx, { id: prev.id, name: prev.name, deleted: true });
     }),
   );
@@ -242,7 +242,7 @@ export function comboRoutes(r: Router, svc: GatewayServices): void {
         updatedAt: now,
       };
       svc.state.db.saveMapping(mp);
-      svc.state.rebuild({ mappings: true });
+      await svc.state.commit({ mappings: true });
       ok(ctx, mappingView(mp, mappingName(mp)), 201);
     }),
   );
@@ -267,18 +267,18 @@ export function comboRoutes(r: Router, svc: GatewayServices): void {
     };
     if (body.description !== undefined) next.description = body.description;
     svc.state.db.saveMapping(next);
-    svc.state.rebuild({ mappings: true });
+    await svc.state.commit({ mappings: true });
     ok(ctx, mappingView(next, mappingName(next)));
   };
   m(r.put('/api/model-combo-mappings/:id', updateMapping));
   m(r.patch('/api/model-combo-mappings/:id', updateMapping));
 
   m(
-    r.delete('/api/model-combo-mappings/:id', (ctx) => {
+    r.delete('/api/model-combo-mappings/:id', async (ctx) => {
       const prev = findMapping(ctx.params.id!);
       if (prev.source === 'file') throw conflict(`mapping ${prev.id} is defined in gateway.yaml`);
       svc.state.db.deleteMapping(prev.id);
-      svc.state.rebuild({ mappings: true });
+      await svc.state.commit({ mappings: true });
       ok(ctx, { id: prev.id, deleted: true });
     }),
   );

@@ -80,7 +80,7 @@ export function keyRoutes(r: Router, svc: GatewayServices): void {
         source: 'api',
       };
       svc.state.db.saveKey(k);
-      svc.state.rebuild({ keys: true });
+      await svc.state.commit({ keys: true });
       svc.webhooks.emit('key.created', { id: k.id, name: k.name, prefix: k.prefix, models: k.models, scopes: k.scopes });
       ok(ctx, { ...keyView(k, now()), key: raw, notice: 'store this key now: it is not shown again' }, 201);
     }),
@@ -104,28 +104,28 @@ export function keyRoutes(r: Router, svc: GatewayServices): void {
       else next.expiresAt = t;
     }
     svc.state.db.saveKey(next);
-    svc.state.rebuild({ keys: true });
+    await svc.state.commit({ keys: true });
     ok(ctx, keyView(next, now()));
   };
   m(r.put('/api/keys/:id', update));
   m(r.patch('/api/keys/:id', update));
 
   m(
-    r.post('/api/keys/:id/revoke', (ctx) => {
+    r.post('/api/keys/:id/revoke', async (ctx) => {
       const prev = apiKey(ctx.params.id!);
       const next: ApiKeyRecord = { ...prev, revokedAt: prev.revokedAt ?? now() };
       svc.state.db.saveKey(next);
-      svc.state.rebuild({ keys: true });
+      await svc.state.commit({ keys: true });
       if (prev.revokedAt === undefined) svc.webhooks.emit('key.revoked', { id: next.id, name: next.name, prefix: next.prefix });
       ok(ctx, keyView(next, now()));
     }),
   );
 
   m(
-    r.delete('/api/keys/:id', (ctx) => {
+    r.delete('/api/keys/:id', async (ctx) => {
       const prev = apiKey(ctx.params.id!);
       svc.state.db.deleteKey(prev.id);
-      svc.state.rebuild({ keys: true });
+      await svc.state.commit({ keys: true });
       ok(ctx, { id: prev.id, deleted: true });
     }),
   );

@@ -86,7 +86,7 @@ export function modelRoutes(r: Router, svc: GatewayServices): void {
     const now = svc.clock.now();
     const existed = rt.models.has(id);
     svc.state.db.saveModel(provider, spec, now);
-    svc.state.rebuild({ providers: [provider] });
+    await svc.state.commit({ providers: [provider] });
     ok(ctx, { provider, ...publicSpec(spec), ref: `${provider}/${spec.id}` }, partial || existed ? 200 : 201);
   };
   m(r.post('/api/provider-models', (ctx) => saveModel(ctx, false)));
@@ -104,7 +104,7 @@ export function modelRoutes(r: Router, svc: GatewayServices): void {
         if (rt.models.has(model)) throw conflict(`model ${provider}/${model} is declared in gateway.yaml; hide it with PATCH {hidden: true} instead`);
         throw notFound(`model ${provider}/${model} not found`);
       }
-      svc.state.rebuild({ providers: [provider] });
+      await svc.state.commit({ providers: [provider] });
       ok(ctx, { provider, model, deleted: true });
     }),
   );
@@ -129,7 +129,7 @@ export function modelRoutes(r: Router, svc: GatewayServices): void {
       if (svc.state.catalog.combos.has(alias)) throw conflict(`${alias} is a combo name`);
       if (alias === model) throw badRequest('an alias cannot point at itself');
       svc.state.db.saveAlias(alias, model, svc.clock.now());
-      svc.state.rebuild({ aliases: true });
+      await svc.state.commit({ aliases: true });
       ok(ctx, { alias, model, ...aliasList() }, existing ? 200 : 201);
     }),
   );
@@ -140,7 +140,7 @@ export function modelRoutes(r: Router, svc: GatewayServices): void {
     const existing = svc.state.catalog.aliases.get(alias);
     if (existing?.source === 'file') throw conflict(`alias ${alias} is defined in gateway.yaml`);
     if (!svc.state.db.deleteAlias(alias)) throw notFound(`alias ${alias} not found`);
-    svc.state.rebuild({ aliases: true });
+    await svc.state.commit({ aliases: true });
     ok(ctx, { alias, deleted: true });
   };
   m(r.delete('/api/models/alias', deleteAlias));
@@ -207,7 +207,7 @@ export function modelRoutes(r: Router, svc: GatewayServices): void {
         );
       }
     });
-    svc.state.rebuild({ pricing: true });
+    await svc.state.commit({ pricing: true });
     ok(ctx, { pricing: checked.map((e) => priceView(svc.state.catalog.pricing.get(e.model)!)) });
   };
   m(r.put('/api/pricing', savePrices));
@@ -219,7 +219,7 @@ export function modelRoutes(r: Router, svc: GatewayServices): void {
       const body = ctx.url.search ? {} : await readObject(ctx, true);
       const model = param(ctx, body, 'model');
       if (!svc.state.db.deletePrice(model)) throw notFound(`no price override for ${model}`);
-      svc.state.rebuild({ pricing: true });
+      await svc.state.commit({ pricing: true });
       ok(ctx, { model, deleted: true });
     }),
   );

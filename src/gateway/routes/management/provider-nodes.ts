@@ -100,17 +100,17 @@ export function providerNodeRoutes(r: Router, svc: GatewayServices): void {
         throw badRequest(`baseUrl is ${kind}'s public default: add it as a provider (/api/providers), not a node`);
       }
       const { provider } = createProvider(svc, body, false);
-      svc.state.rebuild({ providers: [provider.id] });
+      await svc.state.commit({ providers: [provider.id] });
       ok(ctx, view(svc.state.catalog.providers.get(provider.id)!), 201);
     }),
   );
   m(r.get('/api/provider-nodes/:id', (ctx) => ok(ctx, view(node(ctx.params.id!)))));
   m(
-    r.delete('/api/provider-nodes/:id', (ctx) => {
+    r.delete('/api/provider-nodes/:id', async (ctx) => {
       const rt = node(ctx.params.id!);
       if (rt.config.source === 'file') throw badRequest(`provider ${rt.config.id} is defined in gateway.yaml; edit the file and reload`);
       svc.state.db.deleteProvider(rt.config.id);
-      svc.state.rebuild({ providers: [rt.config.id] });
+      await svc.state.commit({ providers: [rt.config.id] });
       ok(ctx, { id: rt.config.id, deleted: true });
     }),
   );

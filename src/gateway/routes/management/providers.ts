@@ -159,7 +159,7 @@ export function providerRoutes(r: Router, svc: GatewayServices): void {
     r.post('/api/providers', async (ctx) => {
       const body = await readObject(ctx);
       const { provider } = createProvider(svc, body, false);
-      svc.state.rebuild({ providers: [provider.id] });
+      await svc.state.commit({ providers: [provider.id] });
       ok(ctx, providerView(svc.state.catalog.providers.get(provider.id)?.config ?? provider), 201);
     }),
   );
@@ -207,7 +207,7 @@ export function providerRoutes(r: Router, svc: GatewayServices): void {
       });
       if (added.length > 0) {
         svc.state.db.addAccounts(id, added, svc.clock.now());
-        svc.state.rebuild({ providers: [id] });
+        await svc.state.commit({ providers: [id] });
       }
       ok(ctx, {
         provider: id,
@@ -240,7 +240,7 @@ export function providerRoutes(r: Router, svc: GatewayServices): void {
           results.push({ row: i, ...(typeof id === 'string' ? { id } : {}), status: 'error', code: status, error: (e as Error).message });
         }
       }
-      if (written.length > 0) svc.state.rebuild({ providers: written });
+      if (written.length > 0) await svc.state.commit({ providers: written });
       ok(ctx, { total: rows.length, created, updated, failed: rows.length - created - updated, results });
     }),
   );
@@ -263,7 +263,7 @@ export function providerRoutes(r: Router, svc: GatewayServices): void {
       svc.state.db.saveProvider(provider);
       if (models) svc.state.db.replaceModels(provider.id, models, now);
     });
-    svc.state.rebuild({ providers: [provider.id] });
+    await svc.state.commit({ providers: [provider.id] });
     // Seed: a connection's cool-down is cleared by updating the connection.
     svc.policy.cooldowns.clear(provider.id);
     svc.resilienceState.flush();
@@ -273,10 +273,10 @@ export function providerRoutes(r: Router, svc: GatewayServices): void {
   m(r.patch('/api/providers/:id', update));
 
   m(
-    r.delete('/api/providers/:id', (ctx) => {
+    r.delete('/api/providers/:id', async (ctx) => {
       apiProvider(svc, ctx.params.id!);
       svc.state.db.deleteProvider(ctx.params.id!);
-      svc.state.rebuild({ providers: [ctx.params.id!] });
+      await svc.state.commit({ providers: [ctx.params.id!] });
       ok(ctx, { id: ctx.params.id, deleted: true });
     }),
   );

@@ -104,7 +104,7 @@ export function resilienceRoutes(r: Router, svc: GatewayServices): void {
   m(r.get('/api/resilience', (ctx) => ok(ctx, resilienceView(svc))));
   m(
     r.patch('/api/resilience', async (ctx) => {
-      svc.runtime.resilience.patch(await readSettingsBody(ctx));
+      await svc.runtime.resilience.save(await readSettingsBody(ctx));
       ok(ctx, resilienceView(svc));
     }),
   );
@@ -119,7 +119,7 @@ export function resilienceRoutes(r: Router, svc: GatewayServices): void {
       if (bool(body.cooldowns, 'cooldowns', false)) out.cooldownsCleared = svc.policy.cooldowns.clear(provider);
       if (bool(body.lockouts, 'lockouts', false)) out.lockoutsCleared = svc.policy.lockouts.clear(provider !== undefined ? { provider } : {});
       if (bool(body.settings, 'settings', false)) {
-        svc.runtime.resilience.resetOverrides();
+        await svc.runtime.resilience.reset();
         out.settingsReset = true;
       }
       svc.resilienceState.flush();
@@ -184,7 +184,7 @@ export function resilienceRoutes(r: Router, svc: GatewayServices): void {
         const pp = body.perProvider as Record<string, unknown>;
         for (const [k, v] of Object.entries(pp)) if (v === 0) pp[k] = null;
       }
-      svc.runtime.concurrency.patch(body);
+      await svc.runtime.concurrency.save(body);
       ok(ctx, concurrencyView(svc));
     }),
   );

@@ -1,0 +1,107 @@
+/**
+ * Two real gateways on one private PostgreSQL (ctl.yaml storage.postgres): a provider, key, combo,
+ * alias, price or setting written through one daemon is in force on the other within a second;
+ * everything survives a restart; with the database gone writes answer 503 at once while inference
+ * keeps being served from memory, and writes work again when it is back.
+ */
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
+import { PG_BIN, PG_SKIP_REASON, PostgresServer } from '../helpers/postgres-server.js';
+
+async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 1000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await ok()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+}
+
+describe.skipIf(!PG_BIN)('gateway configuration shared by two daemons', () => {
+  if (!PG_BIN) console.log(PG_SKIP_REASON);
+  let pg: PostgresServer;
+  let mock: MockUpstream;
+  let a: TestDaemon;
+  let b: TestDaemon;
+  let key: string;
+
+  beforeAll(async () => {
+    pg = await PostgresServer.start();
+    const url = await pg.createDatabase('gw');
+    mock = await startLlmUpstream({ apiKey: 'sk-up' });
+    const opts = { ctlYaml: { storage: { postgres: url } }, env: { REQUIRE_API_KEY: 'true' } };
+    [a, b] = await Promise.all([startDaemon(opts), startDaemon(opts)]);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([a?.cleanup(), b?.cleanup()]);
+    await mock?.close();
+    await pg?.destroy();
+  });
+
+  const gw = (d: TestDaemon, method: string, path: string, body?: unknown) => d.request('gateway', method, path, body);
+  const chat = async (d: TestDaemon, model: string, apiKey = key) => {
+    const client = new OpenAI({ baseURL: `${await d.baseUrl('gateway')}/v1`, apiKey, maxRetries: 0 });
+    return client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] });
+  };
+
+  it('a provider and a key made on one daemon serve inference on the other', async () => {
+    const p = await gw(a, 'POST', '/api/providers', { id: 'oa', kind: 'openai', base_url: mock.baseUrl('openai'), api_key: 'sk-up', models: ['m1'] });
+    expect(p.status, p.text).toBe(201);
+    const k = await gw(a, 'POST', '/api/keys', { name: 'app' });
+    expect(k.status, k.text).toBe(201);
+    key = k.json.key;
+    await until('b to list the provider and the key', async () => {
+      const [ps, ks] = [await gw(b, 'GET', '/api/providers'), await gw(b, 'GET', '/api/keys')];
+      return ps.json.providers?.some((x: { id: string }) => x.id === 'oa') && ks.json.keys?.some((x: { name: string }) => x.name === 'app');
+    });
+    const out = await chat(b, 'oa/m1');
+    expect(out.choices[0]!.message.content).toBe('Hello from openai');
+  });
+
+  it('combos, aliases, pricing and settings travel too', async () => {
+    expect((await gw(b, 'POST', '/api/combos', { name: 'shared-combo', strategy: 'priority', targets: ['oa/m1'] })).status).toBe(201);
+    expect((await gw(b, 'POST', '/api/models/alias', { alias: 'fast', model: 'oa/m1' })).status).toBeLessThan(300);
+    expect((await gw(b, 'PUT', '/api/pricing', { model: 'oa/m1', input: 2, output: 4 })).status).toBeLessThan(300);
+    expect((await gw(b, 'PATCH', '/api/settings', { a2aEnabled: true })).json).toMatchObject({ a2aEnabled: true });
+    await until('a to have them all', async () => {
+      const combos = (await gw(a, 'GET', '/api/combos')).json;
+      const settings = (await gw(a, 'GET', '/api/settings')).json;
+      return JSON.stringify(combos).includes('shared-combo') && settings.a2aEnabled === true;
+    });
+    expect((await chat(a, 'shared-combo')).model).toBe('oa/m1');
+    expect((await chat(a, 'fast')).model).toBe('oa/m1');
+    const pricing = JSON.stringify((await gw(a, 'GET', '/api/pricing')).json);
+    expect(pricing).toContain('oa/m1');
+  });
+
+  it('a key revoked on one daemon stops working on the other within a second', async () => {
+    const k = await gw(b, 'POST', '/api/keys', { name: 'short-lived' });
+    const raw = k.json.key as string;
+    await until('a to accept the new key', async () => (await chat(a, 'oa/m1', raw).then(() => true, () => false)));
+    expect((await gw(b, 'POST', `/api/keys/${k.json.id}/revoke`)).status).toBe(200);
+    await until('a to refuse the revoked key', async () => (await chat(a, 'oa/m1', raw).then(() => false, (e: { status?: number }) => e.status === 401)));
+  });
+
+  it('a daemon restarted reads everything back from the database', async () => {
+    await a.restart();
+    const ps = (await gw(a, 'GET', '/api/providers')).json.providers.map((x: { id: string }) => x.id);
+    expect(ps).toContain('oa');
+    expect((await chat(a, 'shared-combo')).choices[0]!.message.content).toBe('Hello from openai');
+  }, 30_000);
+
+  it('with the database gone: writes answer 503 at once, inference goes on, and writes work when it is back', async () => {
+    await pg.stop();
+    const t0 = Date.now();
+    const w = await gw(a, 'POST', '/api/keys', { name: 'while-down' });
+    expect(w.status).toBe(503);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect((await chat(a, 'oa/m1')).choices[0]!.message.content).toBe('Hello from openai');
+    await pg.start();
+    await until('writes to work again', async () => (await gw(a, 'POST', '/api/keys', { name: 'after' })).status === 201, 10_000);
+    // The refused write did not stay in memory either.
+    await until('b to see the key made after', async () => JSON.stringify((await gw(b, 'GET', '/api/keys')).json).includes('"after"'), 3000);
+    expect(JSON.stringify((await gw(a, 'GET', '/api/keys')).json)).not.toContain('while-down');
+  }, 30_000);
+});
