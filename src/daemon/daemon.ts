@@ -198,14 +198,24 @@ export class Daemon implements DaemonControl {
     const shared: SharedState = { daemonId: `${this.config.name || 'ctl'}/${process.pid}/${randomBytes(4).toString('hex')}` };
     try {
       // Loaded only here: a daemon without shared storage never loads `pg`.
-      const { SharedPostgres } = await import('../store/postgres.js');
-      if (storage.postgres) shared.postgres = await SharedPostgres.connect(storage.postgres, this.log.child({ storage: 'postgres' }), this.egress);
+      if (storage.postgres) {
+        const { SharedPostgres } = await import('../store/postgres.js');
+        shared.postgres = await SharedPostgres.connect(storage.postgres, this.log.child({ storage: 'postgres' }), this.egress);
+      }
+      if (storage.redis) {
+        const { SharedRedis } = await import('../store/redis.js');
+        shared.redis = await SharedRedis.connect(storage.redis, this.log.child({ storage: 'redis' }), this.egress);
+      }
     } catch (e) {
       await shared.postgres?.close();
+      await shared.redis?.close();
       throw e;
     }
     this.shared = shared;
-    this.log.info({ daemonId: shared.daemonId, postgres: storage.postgres ? redactUrl(storage.postgres) : undefined }, 'shared storage connected');
+    this.log.info(
+      { daemonId: shared.daemonId, postgres: storage.postgres ? redactUrl(storage.postgres) : undefined, redis: storage.redis ? redactUrl(storage.redis) : undefined },
+      'shared storage connected',
+    );
   }
 
   /** Create a component; a failed create leaves no database of its open. */
@@ -546,6 +556,7 @@ export class Daemon implements DaemonControl {
     writeFileAtomic(file, doc.toString(), 0o600);
     this.startup.storage = { ...s };
     await this.shared?.postgres?.close();
+    await this.shared?.redis?.close();
     this.shared = undefined;
     await this.connectSharedStorage();
     // Components take shared state when they are created: create them again on it.
@@ -736,6 +747,7 @@ export class Daemon implements DaemonControl {
     await this.limiter?.close().catch(() => undefined);
     for (const s of this.stores) s.close();
     await this.shared?.postgres?.close();
+    await this.shared?.redis?.close();
     await this.egress?.close().catch(() => undefined);
     this.lock?.release();
     this.state = 'stopped';

@@ -29,7 +29,9 @@ import { gatewayRouter, renderGatewayError } from './routes/index.js';
 import { LayeredSettings } from './runtime-settings.js';
 import type { GatewayServices, RuntimeSettings } from './services.js';
 import { GatewayState } from './state.js';
-import type { CatalogChange } from './catalog.js';
+import { SharedConfigStore } from './shared/config-store.js';
+import { SharedLimitsStore } from './shared/limits-store.js';
+import { RedisBudgetWindows } from './shared/budget-windows.js';
 import { GATEWAY_MIGRATIONS, GatewayStore } from './store.js';
 import { ProxyRegistry } from './proxies/registry.js';
 import { ProxyProber, proxyProbeTarget } from './proxies/probe.js';
@@ -176,7 +178,6 @@ export async function openGatewayStore(ctx: Parameters<ComponentDefinition['crea
   const local = ctx.openStore(GATEWAY_MIGRATIONS);
   const pg = ctx.shared?.postgres;
   if (!pg) return new GatewayStore(local);
-  const { SharedConfigStore } = await import('./shared/config-store.js');
   return SharedConfigStore.open(local, pg, ctx.shared!.daemonId, ctx.log, () => ctx.clock.now());
 }
 
@@ -203,8 +204,10 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
   };
   applyFileSections(runtime, state.fileConfig);
 
-  const limitsDb = new LimitsStore(db.store);
+  // With shared storage, budgets and token limits are kept with the shared configuration.
+  const limitsDb = db instanceof SharedConfigStore ? new SharedLimitsStore(db.store, db) : new LimitsStore(db.store);
   const budgets = new Budgets(limitsDb, ctx.log, () => usage.flush());
+  if (ctx.shared?.redis) budgets.useSharedWindows(new RedisBudgetWindows(ctx.shared.redis));
   const tokenLimits = new TokenLimits(limitsDb, () => usage.flush());
   const policy = new ResilientPolicy({
     settings: () => runtime.resilience.value,
@@ -295,12 +298,14 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
 
 /** With shared storage: other daemons' configuration changes rebuild this daemon's catalog and settings. */
 function followSharedChanges(svc: GatewayServices): void {
-  const db = svc.state.db as GatewayStore & { onRemoteChange?: (c: { catalog: CatalogChange; settings: string[] }) => void };
-  if (!('onRemoteChange' in db)) return;
+  const db = svc.state.db;
+  if (!(db instanceof SharedConfigStore)) return;
   const layered: Record<string, { reloadSaved(): void }> = { ...svc.runtime };
   db.onRemoteChange = (c) => {
     svc.state.rebuild(c.catalog);
     for (const key of c.settings) layered[key]?.reloadSaved();
+    if (c.records.includes('budget')) svc.budgets.reload();
+    if (c.records.includes('token_limit')) svc.tokenLimits.reload();
   };
 }
 

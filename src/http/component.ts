@@ -8,6 +8,7 @@ import type { Router } from './router.js';
 import type { Store, Migration } from '../store/index.js';
 import type { Egress } from '../egress/index.js';
 import type { SharedPostgres } from '../store/postgres.js';
+import type { SharedRedis } from '../store/redis.js';
 
 /**
  * The contract between the daemon and a component. Each component module exports one
@@ -86,6 +87,8 @@ export interface SharedState {
   daemonId: string;
   /** `storage.postgres`: the shared database (migrate, query, transaction, notify, subscribe). */
   postgres?: SharedPostgres;
+  /** `storage.redis`: shared hot counters (Lua scripts, fail fast). */
+  redis?: SharedRedis;
 }
 
 /** One alert a component raises: its name and labels identify it (`component` is added). */

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Egress } from '../egress/index.js';
 import type { CounterStore, HitResult } from './adapter.js';
 import type { RedisAdapterConfig } from './config.js';
-import { egressConnector } from './redis-connector.js';
+import { egressConnector } from '../egress/redis-connector.js';
 import { ThrottledLog } from './throttled-log.js';
 
 /**

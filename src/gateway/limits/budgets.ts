@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import { HttpError } from '../../http/errors.js';
 import { compile } from '../../http/schema.js';
 import type { BudgetConfig, LimitsStore } from './store.js';
+import type { RedisBudgetWindows, WindowRef } from '../shared/budget-windows.js';
 import { RESET_INTERVALS, RESET_TIME_PATTERN, windowAt, type ResetInterval, type Window } from './windows.js';
 
 export const BUDGET_PERIODS = ['hourly', 'daily', 'weekly', 'monthly'] as const;
@@ -62,9 +63,23 @@ export interface PeriodStatus {
 const round = (n: number) => Number(n.toFixed(10));
 const cap = (p: BudgetPeriod) => p[0]!.toUpperCase() + p.slice(1);
 
+/** A cluster reservation waiting for its request's real cost. */
+interface Reservation {
+  apiKeyId: string;
+  windows: WindowRef[];
+  estimate: number;
+  at: number;
+}
+
+/** A reservation whose request never reported its cost is released after this long. */
+const RESERVATION_TTL_MS = 15 * 60_000;
+
 export class Budgets {
   private readonly configs = new Map<string, BudgetConfig>();
   private readonly counters = new Map<string, Partial<Record<BudgetPeriod, Counter>>>();
+  /** With storage.redis: windows counted in Redis for the whole cluster (admit/onUsage). */
+  private windows?: RedisBudgetWindows;
+  private readonly reservations = new Map<string, Reservation>();
 
   constructor(
     private readonly db: LimitsStore,
@@ -77,6 +92,23 @@ export class Budgets {
 
   get size(): number {
     return this.configs.size;
+  }
+
+  /** Count the windows in Redis from now on (several daemons, one budget). */
+  useSharedWindows(w: RedisBudgetWindows): void {
+    this.windows = w;
+  }
+
+  /** True when admission goes through `admit` (shared windows). */
+  get shared(): boolean {
+    return this.windows !== undefined;
+  }
+
+  /** Budgets changed on another daemon: read them again (windows are rebuilt on next use). */
+  reload(): void {
+    this.configs.clear();
+    for (const b of this.db.listBudgets()) this.configs.set(b.apiKeyId, b);
+    this.counters.clear();
   }
 
   get(apiKeyId: string): BudgetConfig | undefined {
@@ -143,8 +175,78 @@ export class Budgets {
     return warning;
   }
 
+  /**
+   * Shared windows: reserve `estimate` dollars in every window of the key for request `requestId`,
+   * atomically for the cluster; 429 when a window's spent and reserved dollars reached its limit,
+   * 503 when Redis cannot be reached. Returns the warning to send, as `check` does.
+   */
+  async admit(apiKeyId: string, now: number, estimate: number, requestId: string): Promise<string | undefined> {
+    const w = this.windows;
+    if (!w) return this.check(apiKeyId, now);
+    const b = this.configs.get(apiKeyId);
+    if (!b) return undefined;
+    const periods = this.periods(b);
+    if (periods.length === 0) return undefined;
+    const counters = periods.map((p) => this.counter(b, p, now));
+    const windows = periods.map((p, i) => ({ period: p, start: counters[i]!.start, end: counters[i]!.end, limit: b[LIMIT_FIELD[p]]!, seed: () => counters[i]!.spent }));
+    let r;
+    try {
+      r = await w.reserve(apiKeyId, windows, estimate, now);
+    } catch (e) {
+      throw new HttpError(503, `budget windows cannot be checked: ${(e as Error).message}`, { code: 'storage_unavailable' });
+    }
+    if (!r.ok) {
+      const win = windows[r.index]!;
+      counters[r.index]!.spent = r.spent;
+      throw new HttpError(429, `${cap(win.period)} budget exceeded: $${r.spent.toFixed(4)} / $${win.limit.toFixed(4)}`, {
+        code: 'budget_exceeded',
+        headers: { 'Retry-After': String(Math.max(1, Math.ceil((win.end - now) / 1000))) },
+      });
+    }
+    r.spent.forEach((spent, i) => (counters[i]!.spent = spent));
+    this.sweepReservations(now);
+    this.reservations.set(requestId, { apiKeyId, windows: windows.map(({ period, start, end }) => ({ period, start, end })), estimate, at: now });
+    let warning: string | undefined;
+    periods.forEach((p, i) => {
+      const limit = b[LIMIT_FIELD[p]]!;
+      if (counters[i]!.spent >= limit * b.warningThreshold) warning ??= `${p} ${Math.floor((counters[i]!.spent / limit) * 100)}%`;
+    });
+    return warning;
+  }
+
+  /** Reservations whose requests never reported (should not happen) give their dollars back. */
+  private sweepReservations(now: number): void {
+    if (this.reservations.size < 1000) return;
+    for (const [id, r] of this.reservations) {
+      if (now - r.at < RESERVATION_TTL_MS) continue;
+      this.reservations.delete(id);
+      void this.windows?.reconcile(r.apiKeyId, r.windows, r.estimate, 0).catch(() => {});
+    }
+  }
+
+  /** Shared windows: the request's reservation becomes its real cost. */
+  private reconcile(apiKeyId: string, cost: number, ts: number, requestId: string | undefined): void {
+    const w = this.windows!;
+    const r = requestId !== undefined ? this.reservations.get(requestId) : undefined;
+    if (r) this.reservations.delete(requestId!);
+    const b = this.configs.get(apiKeyId);
+    if (!r && (!b || !(cost > 0))) return;
+    // A request admitted before its key had a budget still counts, in the windows it started in.
+    const windows = r?.windows ?? this.periods(b!).map((p) => ({ period: p, ...windowAt(p, b!.resetTime, ts) }));
+    const counters = this.counters.get(apiKeyId);
+    w.reconcile(apiKeyId, windows, r?.estimate ?? 0, cost).then(
+      (spent) =>
+        windows.forEach((win, i) => {
+          const c = counters?.[win.period as BudgetPeriod];
+          if (c && c.start === win.start && spent[i] !== undefined) c.spent = spent[i]!;
+        }),
+      (e) => this.log.error({ err: (e as Error).message, apiKeyId, costUsd: cost }, 'gateway: recording spend in the shared budget windows failed'),
+    );
+  }
+
   /** A finished request's cost (`ts` is when it started). */
-  onUsage(apiKeyId: string, cost: number, ts: number, now: number): void {
+  onUsage(apiKeyId: string, cost: number, ts: number, now: number, requestId?: string): void {
+    if (this.windows) return this.reconcile(apiKeyId, cost, ts, requestId);
     if (this.configs.size === 0 || !(cost > 0)) return;
     const b = this.configs.get(apiKeyId);
     if (!b) return;
@@ -160,6 +262,23 @@ export class Budgets {
         c.warned = true;
         this.log.warn({ apiKeyId, period: p, spentUsd: round(c.spent), limitUsd: limit }, `gateway: API key ${apiKeyId} reached ${Math.round(b.warningThreshold * 100)}% of its ${p} budget`);
       }
+    }
+  }
+
+  /** Shared windows: read the key's spend from Redis into the counters the views show. */
+  async refresh(apiKeyId: string, now: number): Promise<void> {
+    const w = this.windows;
+    const b = this.configs.get(apiKeyId);
+    if (!w || !b) return;
+    const periods = this.periods(b);
+    const counters = periods.map((p) => this.counter(b, p, now));
+    try {
+      const spent = await w.spent(apiKeyId, counters.map((c, i) => ({ period: periods[i]!, start: c.start, end: c.end })));
+      spent.forEach((v, i) => {
+        if (v !== undefined) counters[i]!.spent = v;
+      });
+    } catch {
+      /* Redis away: the view shows what this daemon last heard */
     }
   }
 

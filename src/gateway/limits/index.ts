@@ -17,15 +17,25 @@ export interface LimitCheck {
 
 const NONE: LimitCheck = {};
 
-/** Throws 429 (budget_exceeded, token_limit_exceeded) when the calling key may not spend more. */
-export function checkLimits(svc: GatewayServices, principal: Principal, resolution: Resolution): LimitCheck {
+/** A request's cluster budget reservation: its id and estimated cost (limits/estimate.ts). */
+export interface Reserve {
+  requestId: string;
+  estimateUsd: number;
+}
+
+/**
+ * Throws 429 (budget_exceeded, token_limit_exceeded) when the calling key may not spend more. With
+ * shared budget windows (storage.redis) the budget check reserves `reserve.estimateUsd` for the
+ * cluster, given back as the real cost when the request is recorded.
+ */
+export async function checkLimits(svc: GatewayServices, principal: Principal, resolution: Resolution, reserve?: Reserve): Promise<LimitCheck> {
   const key = principal.key;
   if (!key || (svc.budgets.size === 0 && svc.tokenLimits.size === 0)) return NONE;
   const now = svc.clock.now();
   let budgetWarning: string | undefined;
   let tokensLeft: number | undefined;
   try {
-    budgetWarning = svc.budgets.check(key.id, now);
+    budgetWarning = svc.budgets.shared ? await svc.budgets.admit(key.id, now, reserve?.estimateUsd ?? 0, reserve?.requestId ?? '') : svc.budgets.check(key.id, now);
     const t = resolution.targets.length === 1 && !resolution.combo ? resolution.targets[0]! : undefined;
     tokensLeft = svc.tokenLimits.checkRequest(key.id, resolution.requested, t ? { provider: t.provider.config.id, ref: t.ref, modelId: t.modelId } : undefined, now);
   } catch (e) {
@@ -51,10 +61,14 @@ function warnOnce(svc: GatewayServices, keyId: string, keyName: string, warning:
 
 /** A recorded request's spend and tokens go to its key's budget and limit windows. */
 export function accountUsage(svc: GatewayServices, e: RequestLogEntry): void {
-  if (e.apiKeyId === undefined || e.cache === 'hit' || e.cache === 'replay') return;
+  if (e.apiKeyId === undefined || e.cache === 'hit' || e.cache === 'replay') {
+    // A cluster reservation is given back whatever happened to the request.
+    if (e.apiKeyId !== undefined && svc.budgets.shared) svc.budgets.onUsage(e.apiKeyId, 0, e.ts, svc.clock.now(), e.requestId);
+    return;
+  }
   if (svc.budgets.size === 0 && svc.tokenLimits.size === 0) return;
   const now = svc.clock.now();
-  svc.budgets.onUsage(e.apiKeyId, e.cost, e.ts, now);
+  svc.budgets.onUsage(e.apiKeyId, e.cost, e.ts, now, e.requestId);
   svc.tokenLimits.onUsage(
     {
       apiKeyId: e.apiKeyId,

@@ -91,6 +91,14 @@ export class TokenLimits {
     return this.byId.size;
   }
 
+  /** Limits changed on another daemon: read them again. */
+  reload(): void {
+    this.byId.clear();
+    this.byKey.clear();
+    this.counters.clear();
+    for (const l of this.db.listLimits()) this.index(l);
+  }
+
   get(id: string): TokenLimit | undefined {
     return this.byId.get(id);
   }

@@ -36,10 +36,13 @@ export const GATEWAY_SHARED_MIGRATIONS: PgMigration[] = [
   },
 ];
 
-type Kind = 'provider' | 'model' | 'alias' | 'combo' | 'mapping' | 'key' | 'key_used' | 'price' | 'setting';
+type Kind = 'provider' | 'model' | 'alias' | 'combo' | 'mapping' | 'key' | 'key_used' | 'price' | 'setting' | RecordKind;
+
+/** Kinds other stores of the gateway keep here through `putRecord` (budgets and token limits). */
+export type RecordKind = 'budget' | 'token_limit';
 
 /** Kinds other daemons are told about (a key's last use is not worth a notification). */
-const ANNOUNCED = new Set<Kind>(['provider', 'model', 'alias', 'combo', 'mapping', 'key', 'price', 'setting']);
+const ANNOUNCED = new Set<Kind>(['provider', 'model', 'alias', 'combo', 'mapping', 'key', 'price', 'setting', 'budget', 'token_limit']);
 
 interface Op {
   kind: Kind;
@@ -57,10 +60,11 @@ interface Announcement {
   all?: true;
 }
 
-/** What other daemons changed, as the gateway needs it: catalog sections and setting keys. */
+/** What other daemons changed, as the gateway needs it: catalog sections, setting keys, other records. */
 export interface RemoteChange {
   catalog: CatalogChange;
   settings: string[];
+  records: RecordKind[];
 }
 
 interface StoredAlias {
@@ -129,7 +133,11 @@ export class SharedConfigStore extends GatewayStore {
   private async reload(): Promise<void> {
     try {
       await this.loadAll();
-      this.onRemoteChange({ catalog: { providers: this.listProviderIds(), aliases: true, combos: true, mappings: true, keys: true, pricing: true }, settings: [...this.table('setting').keys()] });
+      this.onRemoteChange({
+        catalog: { providers: this.listProviderIds(), aliases: true, combos: true, mappings: true, keys: true, pricing: true },
+        settings: [...this.table('setting').keys()],
+        records: ['budget', 'token_limit'],
+      });
     } catch (e) {
       this.log.error({ err: (e as Error).message }, 'gateway: reloading the shared configuration failed; it is reloaded when the database is back');
     }
@@ -220,6 +228,7 @@ export class SharedConfigStore extends GatewayStore {
     const catalog: CatalogChange = {};
     const providers = new Set<string>();
     const settings: string[] = [];
+    const records = new Set<RecordKind>();
     for (const r of rows) {
       if (r.data === null) this.table(r.kind).delete(r.id);
       else this.table(r.kind).set(r.id, JSON.parse(r.data));
@@ -249,10 +258,28 @@ export class SharedConfigStore extends GatewayStore {
         case 'setting':
           settings.push(r.id);
           break;
+        case 'budget':
+        case 'token_limit':
+          records.add(r.kind);
+          break;
       }
     }
     if (providers.size > 0) catalog.providers = [...providers];
-    this.onRemoteChange({ catalog, settings });
+    this.onRemoteChange({ catalog, settings, records: [...records] });
+  }
+
+  // ----- records of other gateway stores ------------------------------------------------------
+
+  records<T>(kind: RecordKind): T[] {
+    return [...this.table<T>(kind).values()];
+  }
+
+  putRecord(kind: RecordKind, id: string, value: unknown): void {
+    this.put(kind, id, value);
+  }
+
+  deleteRecord(kind: RecordKind, id: string): boolean {
+    return this.del(kind, id);
   }
 
   // ----- providers ---------------------------------------------------------------------------

@@ -33,15 +33,19 @@ export function limitRoutes(r: Router, svc: GatewayServices): void {
   const m = (route: ReturnType<Router['get']>) => route.tag('auth', 'management');
 
   m(
-    r.get('/api/usage/budget', (ctx) => {
+    r.get('/api/usage/budget', async (ctx) => {
       const now = svc.clock.now();
       const id = ctx.query.get('apiKeyId') ?? ctx.query.get('api_key_id');
       if (id) {
         const b = svc.budgets.get(id);
         if (!b) throw new HttpError(404, `no budget for API key ${id}`, { code: 'not_found' });
+        await svc.budgets.refresh(id, now);
         return ok(ctx, svc.budgets.view(b, now));
       }
-      ok(ctx, { budgets: svc.budgets.list().map((b) => svc.budgets.view(b, now)) });
+      const list = svc.budgets.list();
+      // With shared windows the spend is the cluster's, read from Redis.
+      if (svc.budgets.shared) await Promise.all(list.map((b) => svc.budgets.refresh(b.apiKeyId, now)));
+      ok(ctx, { budgets: list.map((b) => svc.budgets.view(b, now)) });
     }),
   );
 
@@ -74,15 +78,18 @@ export function limitRoutes(r: Router, svc: GatewayServices): void {
         updatedAt: now,
       };
       svc.budgets.set(cfg);
+      await svc.state.db.settled();
+      await svc.budgets.refresh(cfg.apiKeyId, now);
       ok(ctx, svc.budgets.view(cfg, now), prev ? 200 : 201);
     }),
   );
 
   m(
-    r.delete('/api/usage/budget', (ctx) => {
+    r.delete('/api/usage/budget', async (ctx) => {
       const id = ctx.query.get('apiKeyId') ?? ctx.query.get('api_key_id');
       if (!id) throw badRequest('query parameter apiKeyId is required', { code: 'invalid_request' });
       if (!svc.budgets.remove(id)) throw new HttpError(404, `no budget for API key ${id}`, { code: 'not_found' });
+      await svc.state.db.settled();
       ok(ctx, { apiKeyId: id, deleted: true });
     }),
   );
@@ -108,15 +115,17 @@ export function limitRoutes(r: Router, svc: GatewayServices): void {
       knownKey(svc, b.apiKeyId);
       const now = svc.clock.now();
       const { limit, created } = svc.tokenLimits.save(b, now);
+      await svc.state.db.settled();
       ok(ctx, svc.tokenLimits.view(limit, now), created ? 201 : 200);
     }),
   );
 
   m(
-    r.delete('/api/usage/token-limits', (ctx) => {
+    r.delete('/api/usage/token-limits', async (ctx) => {
       const id = ctx.query.get('id');
       if (!id) throw badRequest('query parameter id is required', { code: 'invalid_request' });
       if (!svc.tokenLimits.remove(id)) throw new HttpError(404, `token limit ${id} not found`, { code: 'not_found' });
+      await svc.state.db.settled();
       ok(ctx, { id, deleted: true });
     }),
   );

@@ -1,7 +1,7 @@
 import { createConnection, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { AbstractConnector } from 'ioredis';
-import type { Egress } from '../egress/index.js';
+import type { Egress } from './index.js';
 
 interface Options {
   host: string;

@@ -1,0 +1,48 @@
+/**
+ * Budgets and token limits kept with the shared configuration (records of SharedConfigStore), so a
+ * budget set through one daemon binds the key on every daemon. The spend and token sums read from
+ * the request log stay this daemon's (its own file); with storage.redis the windows themselves are
+ * counted in Redis (budget-windows.ts).
+ */
+import type { Store } from '../../store/index.js';
+import { LimitsStore, type BudgetConfig, type TokenLimit } from '../limits/store.js';
+import type { SharedConfigStore } from './config-store.js';
+
+const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+export class SharedLimitsStore extends LimitsStore {
+  constructor(
+    local: Store,
+    private readonly shared: SharedConfigStore,
+  ) {
+    super(local);
+  }
+
+  override listBudgets(): BudgetConfig[] {
+    return this.shared.records<BudgetConfig>('budget').sort((a, b) => byString(a.apiKeyId, b.apiKeyId));
+  }
+
+  override saveBudget(b: BudgetConfig): void {
+    const prev = this.shared.records<BudgetConfig>('budget').find((x) => x.apiKeyId === b.apiKeyId);
+    this.shared.putRecord('budget', b.apiKeyId, { ...b, createdAt: prev?.createdAt ?? b.createdAt });
+  }
+
+  override deleteBudget(apiKeyId: string): boolean {
+    return this.shared.deleteRecord('budget', apiKeyId);
+  }
+
+  override listLimits(): TokenLimit[] {
+    return this.shared
+      .records<TokenLimit>('token_limit')
+      .sort((a, b) => byString(a.apiKeyId, b.apiKeyId) || a.createdAt - b.createdAt || byString(a.id, b.id));
+  }
+
+  override saveLimit(l: TokenLimit): void {
+    const prev = this.shared.records<TokenLimit>('token_limit').find((x) => x.id === l.id);
+    this.shared.putRecord('token_limit', l.id, { ...l, createdAt: prev?.createdAt ?? l.createdAt });
+  }
+
+  override deleteLimit(id: string): boolean {
+    return this.shared.deleteRecord('token_limit', id);
+  }
+}
