@@ -31,7 +31,7 @@ import type { GatewayServices, RuntimeSettings } from './services.js';
 import { GatewayState } from './state.js';
 import { SharedConfigStore } from './shared/config-store.js';
 import { SharedLimitsStore } from './shared/limits-store.js';
-import { RedisBudgetWindows } from './shared/budget-windows.js';
+import { RedisWindows } from './shared/redis-windows.js';
 import { GATEWAY_MIGRATIONS, GatewayStore } from './store.js';
 import { ProxyRegistry } from './proxies/registry.js';
 import { ProxyProber, proxyProbeTarget } from './proxies/probe.js';
@@ -207,8 +207,9 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
   // With shared storage, budgets and token limits are kept with the shared configuration.
   const limitsDb = db instanceof SharedConfigStore ? new SharedLimitsStore(db.store, db) : new LimitsStore(db.store);
   const budgets = new Budgets(limitsDb, ctx.log, () => usage.flush());
-  if (ctx.shared?.redis) budgets.useSharedWindows(new RedisBudgetWindows(ctx.shared.redis));
+  if (ctx.shared?.redis) budgets.useSharedWindows(new RedisWindows(ctx.shared.redis, 'budget'));
   const tokenLimits = new TokenLimits(limitsDb, () => usage.flush());
+  if (ctx.shared?.redis) tokenLimits.useSharedWindows(new RedisWindows(ctx.shared.redis, 'tokens'));
   const policy = new ResilientPolicy({
     settings: () => runtime.resilience.value,
     defaultCooldownMs: () => state.catalog.settings.rateLimitCooldownMs,

@@ -94,6 +94,37 @@ describe.skipIf(!PG_BIN || !REDIS_SERVER)('a budget held by three gateways', () 
     expect(await chat(daemons[2]!, key)).toBe(429);
   }, 60_000);
 
+  it('a token limit holds for the cluster too, within one request of it', async () => {
+    const a = daemons[0]!;
+    const k = await a.request('gateway', 'POST', '/api/keys', { name: 'tokens' });
+    const limited = k.json.key as string;
+    const limit = 10 * 18; // ten requests of 11 + 7 tokens
+    expect((await a.request('gateway', 'POST', '/api/usage/token-limits', { apiKeyId: k.json.id, scopeType: 'global', tokenLimit: limit, resetInterval: 'daily' })).status).toBe(201);
+    for (const d of daemons) {
+      for (let i = 0; i < 40; i++) {
+        if (((await d.request('gateway', 'GET', `/api/usage/token-limits?apiKeyId=${k.json.id}`)).json.total ?? 0) === 1) break;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    }
+    const statuses: number[] = [];
+    const client = async (d: TestDaemon) => {
+      for (let i = 0; i < 20; i++) {
+        const s = await chat(d, limited);
+        statuses.push(s);
+        if (s !== 200) return;
+      }
+    };
+    await Promise.all(daemons.flatMap((d) => Array.from({ length: 50 }, () => client(d))));
+    const served = statuses.filter((s) => s === 200).length;
+    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+    console.log(`cluster token limit: ${limit} tokens, ${served} requests served = ${served * 18} tokens`);
+    expect(served * 18).toBeLessThanOrEqual(limit + daemons.length * 18);
+    expect(served).toBeGreaterThanOrEqual(5);
+    await new Promise((r) => setTimeout(r, 200));
+    const view = (await daemons[2]!.request('gateway', 'GET', `/api/usage/token-limits?apiKeyId=${k.json.id}`)).json.limits[0];
+    expect(view.tokensUsed).toBe(served * 18);
+  }, 60_000);
+
   it('without Redis, budgeted requests answer 503 at once while others are served; then it recovers', async () => {
     await redis.stop();
     const d = daemons[1]!;

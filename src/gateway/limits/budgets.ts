@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { HttpError } from '../../http/errors.js';
 import { compile } from '../../http/schema.js';
 import type { BudgetConfig, LimitsStore } from './store.js';
-import type { RedisBudgetWindows, WindowRef } from '../shared/budget-windows.js';
+import type { RedisWindows, WindowRef } from '../shared/redis-windows.js';
 import { RESET_INTERVALS, RESET_TIME_PATTERN, windowAt, type ResetInterval, type Window } from './windows.js';
 
 export const BUDGET_PERIODS = ['hourly', 'daily', 'weekly', 'monthly'] as const;
@@ -66,7 +66,7 @@ const cap = (p: BudgetPeriod) => p[0]!.toUpperCase() + p.slice(1);
 /** A cluster reservation waiting for its request's real cost. */
 interface Reservation {
   apiKeyId: string;
-  windows: WindowRef[];
+  windows: (WindowRef & { period: BudgetPeriod })[];
   estimate: number;
   at: number;
 }
@@ -78,7 +78,7 @@ export class Budgets {
   private readonly configs = new Map<string, BudgetConfig>();
   private readonly counters = new Map<string, Partial<Record<BudgetPeriod, Counter>>>();
   /** With storage.redis: windows counted in Redis for the whole cluster (admit/onUsage). */
-  private windows?: RedisBudgetWindows;
+  private windows?: RedisWindows;
   private readonly reservations = new Map<string, Reservation>();
 
   constructor(
@@ -95,7 +95,7 @@ export class Budgets {
   }
 
   /** Count the windows in Redis from now on (several daemons, one budget). */
-  useSharedWindows(w: RedisBudgetWindows): void {
+  useSharedWindows(w: RedisWindows): void {
     this.windows = w;
   }
 
@@ -188,10 +188,17 @@ export class Budgets {
     const periods = this.periods(b);
     if (periods.length === 0) return undefined;
     const counters = periods.map((p) => this.counter(b, p, now));
-    const windows = periods.map((p, i) => ({ period: p, start: counters[i]!.start, end: counters[i]!.end, limit: b[LIMIT_FIELD[p]]!, seed: () => counters[i]!.spent }));
+    const windows = periods.map((p, i) => ({
+      key: `${apiKeyId}:${p}:${counters[i]!.start}`,
+      period: p,
+      start: counters[i]!.start,
+      end: counters[i]!.end,
+      limit: b[LIMIT_FIELD[p]]!,
+      seed: () => counters[i]!.spent,
+    }));
     let r;
     try {
-      r = await w.reserve(apiKeyId, windows, estimate, now);
+      r = await w.reserve(windows, estimate, now);
     } catch (e) {
       throw new HttpError(503, `budget windows cannot be checked: ${(e as Error).message}`, { code: 'storage_unavailable' });
     }
@@ -205,7 +212,7 @@ export class Budgets {
     }
     r.spent.forEach((spent, i) => (counters[i]!.spent = spent));
     this.sweepReservations(now);
-    this.reservations.set(requestId, { apiKeyId, windows: windows.map(({ period, start, end }) => ({ period, start, end })), estimate, at: now });
+    this.reservations.set(requestId, { apiKeyId, windows: windows.map(({ key, period, start, end }) => ({ key, period, start, end })), estimate, at: now });
     let warning: string | undefined;
     periods.forEach((p, i) => {
       const limit = b[LIMIT_FIELD[p]]!;
@@ -220,7 +227,7 @@ export class Budgets {
     for (const [id, r] of this.reservations) {
       if (now - r.at < RESERVATION_TTL_MS) continue;
       this.reservations.delete(id);
-      void this.windows?.reconcile(r.apiKeyId, r.windows, r.estimate, 0).catch(() => {});
+      void this.windows?.reconcile(r.windows, r.estimate, 0).catch(() => {});
     }
   }
 
@@ -232,12 +239,17 @@ export class Budgets {
     const b = this.configs.get(apiKeyId);
     if (!r && (!b || !(cost > 0))) return;
     // A request admitted before its key had a budget still counts, in the windows it started in.
-    const windows = r?.windows ?? this.periods(b!).map((p) => ({ period: p, ...windowAt(p, b!.resetTime, ts) }));
+    const windows =
+      r?.windows ??
+      this.periods(b!).map((p) => {
+        const win = windowAt(p, b!.resetTime, ts);
+        return { key: `${apiKeyId}:${p}:${win.start}`, period: p, start: win.start, end: win.end };
+      });
     const counters = this.counters.get(apiKeyId);
-    w.reconcile(apiKeyId, windows, r?.estimate ?? 0, cost).then(
+    w.reconcile(windows, r?.estimate ?? 0, cost).then(
       (spent) =>
         windows.forEach((win, i) => {
-          const c = counters?.[win.period as BudgetPeriod];
+          const c = counters?.[win.period];
           if (c && c.start === win.start && spent[i] !== undefined) c.spent = spent[i]!;
         }),
       (e) => this.log.error({ err: (e as Error).message, apiKeyId, costUsd: cost }, 'gateway: recording spend in the shared budget windows failed'),
@@ -273,7 +285,7 @@ export class Budgets {
     const periods = this.periods(b);
     const counters = periods.map((p) => this.counter(b, p, now));
     try {
-      const spent = await w.spent(apiKeyId, counters.map((c, i) => ({ period: periods[i]!, start: c.start, end: c.end })));
+      const spent = await w.spent(counters.map((c, i) => ({ key: `${apiKeyId}:${periods[i]!}:${c.start}`, start: c.start, end: c.end })));
       spent.forEach((v, i) => {
         if (v !== undefined) counters[i]!.spent = v;
       });

@@ -20,13 +20,16 @@ const NONE: LimitCheck = {};
 /** A request's cluster budget reservation: its id and estimated cost (limits/estimate.ts). */
 export interface Reserve {
   requestId: string;
-  estimateUsd: number;
+  /** Dollars and tokens the request may use (limits/estimate.ts). */
+  usd: number;
+  tokens: number;
 }
 
 /**
  * Throws 429 (budget_exceeded, token_limit_exceeded) when the calling key may not spend more. With
- * shared budget windows (storage.redis) the budget check reserves `reserve.estimateUsd` for the
- * cluster, given back as the real cost when the request is recorded.
+ * shared windows (storage.redis) the budget check reserves `reserve.usd` for the
+ * cluster (and shared token limits `reserve.tokens`), turned into the real use when the request is
+ * recorded.
  */
 export async function checkLimits(svc: GatewayServices, principal: Principal, resolution: Resolution, reserve?: Reserve): Promise<LimitCheck> {
   const key = principal.key;
@@ -35,9 +38,12 @@ export async function checkLimits(svc: GatewayServices, principal: Principal, re
   let budgetWarning: string | undefined;
   let tokensLeft: number | undefined;
   try {
-    budgetWarning = svc.budgets.shared ? await svc.budgets.admit(key.id, now, reserve?.estimateUsd ?? 0, reserve?.requestId ?? '') : svc.budgets.check(key.id, now);
+    budgetWarning = svc.budgets.shared ? await svc.budgets.admit(key.id, now, reserve?.usd ?? 0, reserve?.requestId ?? '') : svc.budgets.check(key.id, now);
     const t = resolution.targets.length === 1 && !resolution.combo ? resolution.targets[0]! : undefined;
-    tokensLeft = svc.tokenLimits.checkRequest(key.id, resolution.requested, t ? { provider: t.provider.config.id, ref: t.ref, modelId: t.modelId } : undefined, now);
+    const single = t ? { provider: t.provider.config.id, ref: t.ref, modelId: t.modelId } : undefined;
+    tokensLeft = svc.tokenLimits.shared
+      ? await svc.tokenLimits.admitRequest(key.id, resolution.requested, single, now, reserve?.tokens ?? 0, reserve?.requestId ?? '')
+      : svc.tokenLimits.checkRequest(key.id, resolution.requested, single, now);
   } catch (e) {
     const code = (e as { code?: unknown }).code;
     if (code === 'budget_exceeded') svc.webhooks.emit('budget.exceeded', { apiKeyId: key.id, keyName: key.name, model: resolution.requested, message: (e as Error).message });
@@ -64,6 +70,7 @@ export function accountUsage(svc: GatewayServices, e: RequestLogEntry): void {
   if (e.apiKeyId === undefined || e.cache === 'hit' || e.cache === 'replay') {
     // A cluster reservation is given back whatever happened to the request.
     if (e.apiKeyId !== undefined && svc.budgets.shared) svc.budgets.onUsage(e.apiKeyId, 0, e.ts, svc.clock.now(), e.requestId);
+    if (e.apiKeyId !== undefined && svc.tokenLimits.shared) svc.tokenLimits.onUsage({ apiKeyId: e.apiKeyId, tokens: 0, ts: e.ts }, svc.clock.now(), e.requestId);
     return;
   }
   if (svc.budgets.size === 0 && svc.tokenLimits.size === 0) return;
@@ -79,5 +86,6 @@ export function accountUsage(svc: GatewayServices, e: RequestLogEntry): void {
       ts: e.ts,
     },
     now,
+    e.requestId,
   );
 }

@@ -18,6 +18,16 @@ import { compile } from '../../http/schema.js';
 import type { Admission } from '../routing/policy.js';
 import type { LimitsStore, ScopeType, TokenLimit } from './store.js';
 import { RESET_INTERVALS, RESET_TIME_PATTERN, windowAt } from './windows.js';
+import type { RedisWindows, WindowRef } from '../shared/redis-windows.js';
+
+/** A cluster reservation of tokens waiting for its request's real use. */
+interface Reservation {
+  windows: (WindowRef & { limitId: string })[];
+  estimate: number;
+  at: number;
+}
+
+const RESERVATION_TTL_MS = 15 * 60_000;
 
 /** The seed's setTokenLimitSchema (tokenLimit may arrive as a string; it is coerced first). */
 export const SetTokenLimitSchema = Type.Object(
@@ -72,6 +82,9 @@ export class TokenLimits {
   private readonly byKey = new Map<string, TokenLimit[]>();
   private readonly byId = new Map<string, TokenLimit>();
   private readonly counters = new Map<string, Counter>();
+  /** With storage.redis: windows counted in Redis for the whole cluster. */
+  private windows?: RedisWindows;
+  private readonly reservations = new Map<string, Reservation>();
 
   constructor(
     private readonly db: LimitsStore,
@@ -89,6 +102,15 @@ export class TokenLimits {
 
   get size(): number {
     return this.byId.size;
+  }
+
+  /** Count the windows in Redis from now on (several daemons, one limit). */
+  useSharedWindows(w: RedisWindows): void {
+    this.windows = w;
+  }
+
+  get shared(): boolean {
+    return this.windows !== undefined;
   }
 
   /** Limits changed on another daemon: read them again. */
@@ -162,6 +184,54 @@ export class TokenLimits {
     });
   }
 
+  /** The enabled limits of a key that apply to a request as a whole. */
+  private requestLimits(apiKeyId: string, requested: string, single: { provider: string; ref: string; modelId: string } | undefined): TokenLimit[] {
+    const list = this.byKey.get(apiKeyId);
+    if (!list) return [];
+    return list.filter(
+      (l) =>
+        l.enabled &&
+        (l.scopeType === 'global' ||
+          (l.scopeType === 'model' && matchesModel(l, requested, single?.ref, single?.modelId)) ||
+          (l.scopeType === 'provider' && single !== undefined && l.scopeValue === single.provider)),
+    );
+  }
+
+  /**
+   * Shared windows: reserve `estimate` tokens in every limit that applies to the request as a whole,
+   * atomically for the cluster; 429 when one is used up, 503 when Redis cannot be reached. Returns
+   * the tokens left under the tightest one.
+   */
+  async admitRequest(apiKeyId: string, requested: string, single: { provider: string; ref: string; modelId: string } | undefined, now: number, estimate: number, requestId: string): Promise<number | undefined> {
+    const w = this.windows;
+    if (!w) return this.checkRequest(apiKeyId, requested, single, now);
+    if (this.byId.size === 0) return undefined;
+    const limits = this.requestLimits(apiKeyId, requested, single);
+    if (limits.length === 0) return undefined;
+    const counters = limits.map((l) => this.counter(l, now));
+    const windows = limits.map((l, i) => ({ key: `${l.id}:${counters[i]!.start}`, limitId: l.id, start: counters[i]!.start, end: counters[i]!.end, limit: l.tokenLimit, seed: () => counters[i]!.used }));
+    let r;
+    try {
+      r = await w.reserve(windows, estimate, now);
+    } catch (e) {
+      throw new HttpError(503, `token-limit windows cannot be checked: ${(e as Error).message}`, { code: 'storage_unavailable' });
+    }
+    if (!r.ok) {
+      counters[r.index]!.used = r.spent;
+      throw this.tooMany(limits[r.index]!, counters[r.index]!, now, `API key ${apiKeyId}`);
+    }
+    r.spent.forEach((used, i) => (counters[i]!.used = used));
+    if (this.reservations.size >= 1000) {
+      for (const [id, res] of this.reservations) {
+        if (now - res.at < RESERVATION_TTL_MS) continue;
+        this.reservations.delete(id);
+        void w.reconcile(res.windows, res.estimate, 0).catch(() => {});
+      }
+    }
+    this.reservations.set(requestId, { windows: windows.map(({ key, limitId, start, end }) => ({ key, limitId, start, end })), estimate, at: now });
+    return Math.min(...limits.map((l, i) => l.tokenLimit - counters[i]!.used));
+  }
+
   /**
    * Before routing: global limits and model limits naming the requested id (or, for a single target,
    * its provider and `<provider>/<model>`). Throws 429 when the most restrictive one is spent; else
@@ -169,16 +239,8 @@ export class TokenLimits {
    */
   checkRequest(apiKeyId: string, requested: string, single: { provider: string; ref: string; modelId: string } | undefined, now: number): number | undefined {
     if (this.byId.size === 0) return undefined;
-    const list = this.byKey.get(apiKeyId);
-    if (!list) return undefined;
     let tightest: { l: TokenLimit; c: Counter; left: number } | undefined;
-    for (const l of list) {
-      if (!l.enabled) continue;
-      const applies =
-        l.scopeType === 'global' ||
-        (l.scopeType === 'model' && matchesModel(l, requested, single?.ref, single?.modelId)) ||
-        (l.scopeType === 'provider' && single !== undefined && l.scopeValue === single.provider);
-      if (!applies) continue;
+    for (const l of this.requestLimits(apiKeyId, requested, single)) {
       const c = this.counter(l, now);
       const left = l.tokenLimit - c.used;
       if (!tightest || left < tightest.left) tightest = { l, c, left };
@@ -212,7 +274,8 @@ export class TokenLimits {
   }
 
   /** A finished request's tokens go to every limit of its key that matches it. */
-  onUsage(u: TokenUsage, now: number): void {
+  onUsage(u: TokenUsage, now: number, requestId?: string): void {
+    if (this.windows) return this.reconcile(u, requestId);
     if (this.byId.size === 0 || !(u.tokens > 0)) return;
     const list = this.byKey.get(u.apiKeyId);
     if (!list) return;
@@ -225,6 +288,53 @@ export class TokenLimits {
       if (!applies) continue;
       const cur = this.counter(l, now);
       if (u.ts >= cur.from && u.ts < cur.end) cur.used += u.tokens;
+    }
+  }
+
+  /** Shared windows: the reservation becomes the tokens used; limits it did not cover get them added. */
+  private reconcile(u: TokenUsage, requestId: string | undefined): void {
+    const w = this.windows!;
+    const res = requestId !== undefined ? this.reservations.get(requestId) : undefined;
+    if (res) this.reservations.delete(requestId!);
+    const ref = u.provider !== undefined && u.model !== undefined ? `${u.provider}/${u.model}` : undefined;
+    const matching = (this.byKey.get(u.apiKeyId) ?? []).filter(
+      (l) => l.scopeType === 'global' || (l.scopeType === 'provider' ? l.scopeValue === u.provider : matchesModel(l, u.requestedModel, ref, u.model)),
+    );
+    const reserved = new Set(res?.windows.map((x) => x.limitId));
+    const used = u.tokens > 0 ? u.tokens : 0;
+    const log = (e: unknown) => void e;
+    const apply = (windows: (WindowRef & { limitId: string })[], estimate: number, actual: number) =>
+      w.reconcile(windows, estimate, actual).then((values) =>
+        windows.forEach((win, i) => {
+          const c = this.counters.get(win.limitId);
+          if (c && c.start === win.start && values[i] !== undefined) c.used = values[i]!;
+        }),
+      log);
+    if (res) {
+      const hit = res.windows.filter((x) => matching.some((l) => l.id === x.limitId));
+      const missed = res.windows.filter((x) => !hit.includes(x));
+      if (hit.length > 0) void apply(hit, res.estimate, used);
+      if (missed.length > 0) void apply(missed, res.estimate, 0);
+    }
+    if (used === 0) return;
+    const extra = matching
+      .filter((l) => !reserved.has(l.id))
+      .map((l) => {
+        const win = windowAt(l.resetInterval, l.resetTime, u.ts);
+        return { key: `${l.id}:${win.start}`, limitId: l.id, start: win.start, end: win.end };
+      });
+    if (extra.length > 0) void apply(extra, 0, used);
+  }
+
+  /** Shared windows: read the limit's use from Redis into the counter the view shows. */
+  async refresh(l: TokenLimit, now: number): Promise<void> {
+    if (!this.windows) return;
+    const c = this.counter(l, now);
+    try {
+      const [v] = await this.windows.spent([{ key: `${l.id}:${c.start}`, start: c.start, end: c.end }]);
+      if (v !== undefined) c.used = v;
+    } catch {
+      /* Redis away: the view shows what this daemon last heard */
     }
   }
 

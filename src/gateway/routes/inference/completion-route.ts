@@ -24,7 +24,7 @@ import { ReasoningTap } from '../../cache/reasoning.js';
 import { idempotencyKeyOf } from '../../cache/idempotency.js';
 import { isDeterministic, requestSignature } from '../../cache/signature.js';
 import { costFor, failRequest, recordRequest, resolveFor, startCompletion, type CompletionStarted, type FinishInfo } from '../../completion.js';
-import { estimateCostUsd } from '../../limits/estimate.js';
+import { estimateUse } from '../../limits/estimate.js';
 import { checkLimits, type LimitCheck } from '../../limits/index.js';
 import type { Resolution } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
@@ -187,7 +187,12 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
         return;
       }
     }
-    limits = await checkLimits(svc, principal, resolution, svc.budgets.shared ? { requestId: ctx.requestId, estimateUsd: estimateCostUsd(svc.state.catalog.pricing, resolution, canonical) } : undefined);
+    limits = await checkLimits(
+      svc,
+      principal,
+      resolution,
+      svc.budgets.shared || svc.tokenLimits.shared ? { requestId: ctx.requestId, ...estimateUse(svc.state.catalog.pricing, resolution, canonical) } : undefined,
+    );
     releaseGlobal = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort));
     const header = ctx.req.headers['x-gateway-compression'];
     compressed = svc.compression.compress(canonical, { header: typeof header === 'string' ? header : undefined, routingCombo: resolution.combo?.name, cacheMarkers: () => hasCacheMarkers(body) });

@@ -31,7 +31,7 @@ export async function attemptOperation<T>(
   call: (s: AttemptSubject, signal: AbortLike) => Promise<T>,
 ): Promise<{ run: AttemptSuccess<T>; release: () => void }> {
   const settings = svc.state.catalog.settings;
-  await checkLimits(svc, o.principal, o.resolution, { requestId: o.requestId, estimateUsd: 0 });
+  await checkLimits(svc, o.principal, o.resolution, { requestId: o.requestId, usd: 0, tokens: 0 });
   const release = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(o.abort));
   try {
     const run = await runAttempts(

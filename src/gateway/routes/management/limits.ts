@@ -95,10 +95,13 @@ export function limitRoutes(r: Router, svc: GatewayServices): void {
   );
 
   m(
-    r.get('/api/usage/token-limits', (ctx) => {
+    r.get('/api/usage/token-limits', async (ctx) => {
       const now = svc.clock.now();
       const id = ctx.query.get('apiKeyId') ?? ctx.query.get('api_key_id') ?? undefined;
-      const limits = svc.tokenLimits.list(id).map((l) => svc.tokenLimits.view(l, now));
+      const list = svc.tokenLimits.list(id);
+      // With shared windows the use is the cluster's, read from Redis.
+      if (svc.tokenLimits.shared) await Promise.all(list.map((l) => svc.tokenLimits.refresh(l, now)));
+      const limits = list.map((l) => svc.tokenLimits.view(l, now));
       ok(ctx, { total: limits.length, limits });
     }),
   );

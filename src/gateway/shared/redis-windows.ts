@@ -1,20 +1,19 @@
 /**
- * Budget windows counted in the shared Redis (ctl.yaml storage.redis), so a key's budget holds for
- * the cluster, not per daemon. Each window of a key (`hourly`, `daily`, ...) is one hash with the
- * dollars `spent` and `reserved`. Before a call the gateway reserves the call's estimated cost in
- * every window of the key, atomically (one Lua script): a window whose spent + reserved already
- * reached its limit refuses, and nothing is reserved anywhere. After the call the reservation is
- * replaced by the actual cost (reconcile). So concurrent requests on any number of daemons are
- * admitted only while their reservations fit, and a limit is overshot by at most the one request
- * that crosses it plus whatever the estimates fell short of (TensorZero's way; LiteLLM checks
- * spend after the fact and overshoots by every request in flight).
+ * Limit windows counted in the shared Redis (ctl.yaml storage.redis), so a limit holds for the
+ * cluster, not per daemon: budget windows (dollars) and token-limit windows (tokens). Each window is
+ * one hash with the amount `spent` and `reserved`. Before a call the gateway reserves the call's
+ * estimate in every window that applies, atomically (one Lua script): a window whose spent +
+ * reserved already reached its limit refuses, and nothing is reserved anywhere. After the call the
+ * reservation is replaced by the actual amount (reconcile). So concurrent requests on any number of
+ * daemons are admitted only while their reservations fit, and a limit is overshot by at most the
+ * one request that crosses it plus whatever the estimates fell short of (TensorZero's way; LiteLLM
+ * checks spend after the fact and overshoots by every request in flight).
  *
  * A window seen for the first time starts from this daemon's own request log for that window
  * (the best it knows); it expires from Redis a day after it ends.
  */
 import type { SharedRedis } from '../../store/redis.js';
 
-const PREFIX = 'ctl:gw:budget:';
 const KEEP_AFTER_END_MS = 86_400_000;
 
 /** KEYS: window hashes. ARGV: estimate, then per window its limit, seed and time to live (ms). */
@@ -59,7 +58,8 @@ return out
 `;
 
 export interface WindowRef {
-  period: string;
+  /** Names the window within its kind (`<api key>:<period>:<start>`, `<limit id>:<start>`). */
+  key: string;
   start: number;
   end: number;
 }
@@ -74,41 +74,48 @@ export type ReserveResult = { ok: true; spent: number[] } | { ok: false; index: 
 
 type ReserveCommand = (...args: (string | number)[]) => Promise<(string | number)[]>;
 
-export class RedisBudgetWindows {
-  constructor(private readonly redis: SharedRedis) {
-    redis.client.defineCommand('ctlBudgetReserve', { lua: RESERVE });
-    redis.client.defineCommand('ctlBudgetReconcile', { lua: RECONCILE });
+export class RedisWindows {
+  /** `kind`: `budget` or `tokens` (the Redis key prefix `ctl:gw:<kind>:`). */
+  constructor(
+    private readonly redis: SharedRedis,
+    private readonly kind: string,
+  ) {
+    const c = redis.client as unknown as Record<string, unknown>;
+    if (typeof c.ctlWindowReserve !== 'function') {
+      redis.client.defineCommand('ctlWindowReserve', { lua: RESERVE });
+      redis.client.defineCommand('ctlWindowReconcile', { lua: RECONCILE });
+    }
   }
 
-  private key(apiKeyId: string, w: WindowRef): string {
-    return `${PREFIX}${apiKeyId}:${w.period}:${w.start}`;
+  private key(w: WindowRef): string {
+    return `ctl:gw:${this.kind}:${w.key}`;
   }
 
-  async reserve(apiKeyId: string, windows: readonly ReserveWindow[], estimate: number, now: number): Promise<ReserveResult> {
-    const keys = windows.map((w) => this.key(apiKeyId, w));
+  async reserve(windows: readonly ReserveWindow[], estimate: number, now: number): Promise<ReserveResult> {
+    const keys = windows.map((w) => this.key(w));
     const args = [
       String(estimate),
       ...windows.map((w) => String(w.limit)),
       ...windows.map((w) => String(w.seed())),
       ...windows.map((w) => String(Math.max(1000, w.end - now + KEEP_AFTER_END_MS))),
     ];
-    const r = await this.redis.run((c) => (c as unknown as { ctlBudgetReserve: ReserveCommand }).ctlBudgetReserve(keys.length, ...keys, ...args));
+    const r = await this.redis.run((c) => (c as unknown as { ctlWindowReserve: ReserveCommand }).ctlWindowReserve(keys.length, ...keys, ...args));
     const index = Number(r[0]);
     if (index > 0) return { ok: false, index: index - 1, spent: Number(r[1]), reserved: Number(r[2]) };
     return { ok: true, spent: r.slice(1).map(Number) };
   }
 
-  async reconcile(apiKeyId: string, windows: readonly WindowRef[], estimate: number, actual: number): Promise<number[]> {
+  async reconcile(windows: readonly WindowRef[], estimate: number, actual: number): Promise<number[]> {
     if (windows.length === 0) return [];
-    const keys = windows.map((w) => this.key(apiKeyId, w));
-    const r = await this.redis.run((c) => (c as unknown as { ctlBudgetReconcile: ReserveCommand }).ctlBudgetReconcile(keys.length, ...keys, String(estimate), String(actual)));
+    const keys = windows.map((w) => this.key(w));
+    const r = await this.redis.run((c) => (c as unknown as { ctlWindowReconcile: ReserveCommand }).ctlWindowReconcile(keys.length, ...keys, String(estimate), String(actual)));
     return r.map(Number);
   }
 
   /** Spent per window, as Redis counts it now (views and metrics). */
-  async spent(apiKeyId: string, windows: readonly WindowRef[]): Promise<(number | undefined)[]> {
+  async spent(windows: readonly WindowRef[]): Promise<(number | undefined)[]> {
     if (windows.length === 0) return [];
-    const values = await this.redis.run((c) => Promise.all(windows.map((w) => c.hget(this.key(apiKeyId, w), 'spent'))));
+    const values = await this.redis.run((c) => Promise.all(windows.map((w) => c.hget(this.key(w), 'spent'))));
     return values.map((v) => (v === null ? undefined : Number(v)));
   }
 }
