@@ -207,9 +207,9 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
   // With shared storage, budgets and token limits are kept with the shared configuration.
   const limitsDb = db instanceof SharedConfigStore ? new SharedLimitsStore(db.store, db) : new LimitsStore(db.store);
   const budgets = new Budgets(limitsDb, ctx.log, () => usage.flush());
-  if (ctx.shared?.redis) budgets.useSharedWindows(new RedisWindows(ctx.shared.redis, 'budget'));
+  if (ctx.shared?.redis) budgets.useSharedWindows(new RedisWindows(ctx.shared.redis, 'budget', ctx.shared.daemonId));
   const tokenLimits = new TokenLimits(limitsDb, () => usage.flush());
-  if (ctx.shared?.redis) tokenLimits.useSharedWindows(new RedisWindows(ctx.shared.redis, 'tokens'));
+  if (ctx.shared?.redis) tokenLimits.useSharedWindows(new RedisWindows(ctx.shared.redis, 'tokens', ctx.shared.daemonId));
   const policy = new ResilientPolicy({
     settings: () => runtime.resilience.value,
     defaultCooldownMs: () => state.catalog.settings.rateLimitCooldownMs,
@@ -384,6 +384,8 @@ export const gatewayComponent: ComponentDefinition = {
       async stop() {
         await svc.batches.stop();
         await svc.webhooks.stop();
+        await svc.budgets.close();
+        await svc.tokenLimits.close();
         // Shared configuration: what is still queued is committed before the store goes.
         await svc.state.db.settled().catch((e) => ctx.log.error({ err: (e as Error).message }, 'gateway: last configuration writes did not reach the shared database'));
         (svc.state.db as GatewayStore & { close?: () => void }).close?.();

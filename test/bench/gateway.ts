@@ -24,13 +24,13 @@ import { Pool } from 'undici';
 import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
 import { CTL, ROOT, fmt, listeningPort, percentile, report, section, socketGet } from './util.js';
 
-const KEY = 'sk-gw-bench-000000000';
-const BODY = JSON.stringify({ model: 'mock/m1', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 32 });
-const STREAM_BODY = JSON.stringify({ model: 'mock/m1', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 32, stream: true });
-const DIRECT_BODY = JSON.stringify({ model: 'm1', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 32 });
-const DIRECT_STREAM_BODY = JSON.stringify({ model: 'm1', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 32, stream: true });
+export const KEY = 'sk-gw-bench-000000000';
+export const BODY = JSON.stringify({ model: 'mock/m1', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 32 });
+export const STREAM_BODY = JSON.stringify({ model: 'mock/m1', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 32, stream: true });
+export const DIRECT_BODY = JSON.stringify({ model: 'm1', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 32 });
+export const DIRECT_STREAM_BODY = JSON.stringify({ model: 'm1', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 32, stream: true });
 
-interface Path {
+export interface Path {
   name: string;
   origin: string;
   path: string;
@@ -62,7 +62,7 @@ function wantPinning(): boolean {
   return spawnSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' }).status === 0;
 }
 
-function rssMb(pid: number): number {
+export function rssMb(pid: number): number {
   try {
     const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) / 1024 : NaN;
@@ -71,7 +71,7 @@ function rssMb(pid: number): number {
   }
 }
 
-function socketJson(socket: string, host: string, path: string): Promise<any> {
+export function socketJson(socket: string, host: string, path: string): Promise<any> {
   return new Promise((resolve, reject) => {
     import('node:http').then(({ default: http }) => {
       const req = http.request({ socketPath: socket, path, headers: { Host: host } }, (res) => {
@@ -93,9 +93,10 @@ interface Daemon {
   stop(): Promise<void>;
 }
 
-async function startGatewayDaemon(mock: MockUpstream, pin: boolean): Promise<Daemon> {
+export async function startGatewayDaemon(mock: MockUpstream, pin: boolean, ctlYaml?: string): Promise<Daemon> {
   const dir = mkdtempSync(join(tmpdir(), 'ctl-bench-gw-'));
   writeFileSync(join(dir, 'daemon.yaml'), 'servers:\n  gateway: {address: "127.0.0.1:0"}\n');
+  if (ctlYaml) writeFileSync(join(dir, 'ctl.yaml'), ctlYaml);
   writeFileSync(
     join(dir, 'gateway.yaml'),
     `providers:\n  - {id: mock, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: "sk-up", models: [m1]}\n` +
@@ -254,7 +255,7 @@ async function ttfb(pool: Pool, p: Path): Promise<number> {
 }
 
 /** A: one connection per path, warm-up, then rounds alternating between the paths. */
-async function sequential(paths: Path[], rounds = 5, perRound = 300, warmup = 200): Promise<Map<string, { plain: number[]; ttfb: number[] }>> {
+export async function sequential(paths: Path[], rounds = 5, perRound = 300, warmup = 200): Promise<Map<string, { plain: number[]; ttfb: number[] }>> {
   const pools = new Map(paths.map((p) => [p.name, new Pool(p.origin, { connections: 1, pipelining: 1 })]));
   const out = new Map(paths.map((p) => [p.name, { plain: [] as number[], ttfb: [] as number[] }]));
   try {
@@ -281,7 +282,7 @@ type LoadResult = { rps: number; p50: number; p99: number; errors: number };
  * pool with its own warm-up second, against a mock answering after `mockMs`; RPS over all the measured
  * seconds, percentiles over every measured request.
  */
-async function loadRounds(mock: MockUpstream, paths: Path[], mockMs: number, rounds = 2, seconds = 3): Promise<Map<string, LoadResult>> {
+export async function loadRounds(mock: MockUpstream, paths: Path[], mockMs: number, rounds = 2, seconds = 3): Promise<Map<string, LoadResult>> {
   const acc = new Map(paths.map((p) => [p.name, { n: 0, secs: 0, lat: [] as number[], errors: 0 }]));
   for (let r = 0; r < rounds; r++) {
     for (const p of r % 2 === 0 ? paths : [...paths].reverse()) {

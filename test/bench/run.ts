@@ -31,6 +31,7 @@ const benches: Bench[] = [
   await optional('alertmanager-silences', './alertmanager-silences.js', 'runAlertmanagerSilencesBench'),
   await optional('gateway', './gateway.js', 'runGatewayBench'),
   await optional('gateway-catalog', './gateway-catalog.js', 'runGatewayCatalogBench'),
+  await optional('gateway-shared', './gateway-shared.js', 'runGatewaySharedBench'),
   await optional('gateway-media', './gateway-media.js', 'runGatewayMediaBench'),
   await optional('gateway-batch', './gateway-batch.js', 'runGatewayBatchBench'),
   await optional('gateway-guardrails', './gateway-guardrails.js', 'runGatewayGuardrailsBench'),

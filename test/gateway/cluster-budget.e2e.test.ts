@@ -125,6 +125,34 @@ describe.skipIf(!PG_BIN || !REDIS_SERVER)('a budget held by three gateways', () 
     expect(view.tokensUsed).toBe(served * 18);
   }, 60_000);
 
+  it('a daemon killed with a reservation held gives it up once its liveness key runs out', async () => {
+    const [a, , c] = daemons;
+    const k = await a!.request('gateway', 'POST', '/api/keys', { name: 'killed-mid-request' });
+    expect((await a!.request('gateway', 'POST', '/api/usage/budget', { apiKeyId: k.json.id, dailyLimitUsd: BUDGET })).status).toBe(201);
+    for (let i = 0; i < 40; i++) {
+      if ((await c!.request('gateway', 'GET', `/api/usage/budget?apiKeyId=${k.json.id}`)).status === 200) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    // One slow request on c reserves its estimate ($0.051 for max_tokens 50), then c is killed.
+    mock.enqueue({ latencyMs: 10_000 }, 'openai');
+    const stuck = chat(c!, k.json.key).catch(() => 0);
+    await new Promise((r) => setTimeout(r, 300));
+    await c!.kill9();
+    await stuck;
+    const spend = async () => {
+      let n = 0;
+      for (let i = 0; i < 20 && (await chat(a!, k.json.key)) === 200; i++) n++;
+      return n;
+    };
+    // While c's reservation is held the others can spend only what is left beside it.
+    const before = await spend();
+    expect(before).toBeLessThan(10);
+    // c's liveness key lives 20 s: then its reservation no longer counts, and the rest is spent.
+    await new Promise((r) => setTimeout(r, 21_000));
+    const after = await spend();
+    expect(before + after).toBe(10);
+  }, 60_000);
+
   it('without Redis, budgeted requests answer 503 at once while others are served; then it recovers', async () => {
     await redis.stop();
     const d = daemons[1]!;

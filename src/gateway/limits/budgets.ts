@@ -99,6 +99,11 @@ export class Budgets {
     this.windows = w;
   }
 
+  /** Send what is queued for the shared windows and stop (the component stops). */
+  async close(): Promise<void> {
+    await this.windows?.close();
+  }
+
   /** True when admission goes through `admit` (shared windows). */
   get shared(): boolean {
     return this.windows !== undefined;

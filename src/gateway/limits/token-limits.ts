@@ -109,6 +109,11 @@ export class TokenLimits {
     this.windows = w;
   }
 
+  /** Send what is queued for the shared windows and stop (the component stops). */
+  async close(): Promise<void> {
+    await this.windows?.close();
+  }
+
   get shared(): boolean {
     return this.windows !== undefined;
   }
