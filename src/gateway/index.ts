@@ -32,6 +32,7 @@ import { GatewayState } from './state.js';
 import { SharedConfigStore } from './shared/config-store.js';
 import { SharedLimitsStore } from './shared/limits-store.js';
 import { RedisWindows } from './shared/redis-windows.js';
+import { SharedIdempotency } from './shared/idempotency.js';
 import { GATEWAY_MIGRATIONS, GatewayStore } from './store.js';
 import { ProxyRegistry } from './proxies/registry.js';
 import { ProxyProber, proxyProbeTarget } from './proxies/probe.js';
@@ -294,6 +295,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     startedAt: ctx.clock.now(),
     sleep: sleepWithSignal,
   };
+  if (ctx.shared?.redis) svc.idempotency.useShared(new SharedIdempotency(ctx.shared.redis, ctx.shared.daemonId, svc.idempotency.windowMs), ctx.log);
   return svc;
 }
 

@@ -125,6 +125,33 @@ describe.skipIf(!PG_BIN || !REDIS_SERVER)('a budget held by three gateways', () 
     expect(view.tokensUsed).toBe(served * 18);
   }, 60_000);
 
+  it('an idempotency key holds across daemons: one upstream call, the duplicate elsewhere replays it', async () => {
+    const [a, b] = daemons;
+    const send = async (d: TestDaemon, idem: string, content = 'once') => {
+      const r = await fetch(`${await d.baseUrl('gateway')}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${free}`, 'idempotency-key': idem },
+        body: JSON.stringify({ model: 'oa/m1', messages: [{ role: 'user', content }] }),
+      });
+      return { status: r.status, replay: r.headers.get('x-gateway-idempotent'), body: await r.text() };
+    };
+    mock.reset();
+    mock.enqueue({ latencyMs: 400, text: 'only one of these' }, 'openai');
+    const before = mock.requests.length;
+    const [first, second] = await Promise.all([send(a!, 'idem-1'), new Promise((r) => setTimeout(r, 100)).then(() => send(b!, 'idem-1'))]);
+    expect(first.status).toBe(200);
+    expect(second.status).toBe(200);
+    expect(mock.requests.length - before).toBe(1);
+    expect(JSON.parse(second.body).choices[0].message.content).toBe('only one of these');
+    expect(JSON.parse(second.body).id).toBe(JSON.parse(first.body).id);
+    expect([first.replay, second.replay]).toContain('true');
+    // Within the window: another daemon replays; another body under the same key is refused.
+    const again = await send(b!, 'idem-1');
+    expect(again.replay).toBe('true');
+    expect(mock.requests.length - before).toBe(1);
+    expect((await send(b!, 'idem-1', 'something else')).status).toBe(409);
+  });
+
   it('a daemon killed with a reservation held gives it up once its liveness key runs out', async () => {
     const [a, , c] = daemons;
     const k = await a!.request('gateway', 'POST', '/api/keys', { name: 'killed-mid-request' });
@@ -160,6 +187,13 @@ describe.skipIf(!PG_BIN || !REDIS_SERVER)('a budget held by three gateways', () 
     expect(await chat(d, key)).toBe(503);
     expect(Date.now() - t0).toBeLessThan(3000);
     expect(await chat(d, free)).toBe(200);
+    // A request that asks not to be served twice cannot be promised that now either.
+    const idem = await fetch(`${await d.baseUrl('gateway')}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${free}`, 'idempotency-key': 'while-redis-is-down' },
+      body: JSON.stringify({ model: 'oa/m1', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(idem.status).toBe(503);
     await redis.start();
     // A fresh Redis starts the window from this daemon's own log: the key is still over budget.
     let status = 0;

@@ -7,7 +7,10 @@
  * The same key with a different request body within the window is refused (409), so a reused
  * request id never returns somebody else's answer.
  */
+import type { Logger } from 'pino';
+import { HttpError } from '../../http/errors.js';
 import type { StoredAnswer } from './answer.js';
+import type { SharedIdempotency } from '../shared/idempotency.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 5000;
 
@@ -41,6 +44,8 @@ export function idempotencyKeyOf(headers: Record<string, string | string[] | und
 export class IdempotencyStore {
   private readonly entries = new Map<string, Entry>();
   private timer: NodeJS.Timeout | undefined;
+  /** With storage.redis: keys are claimed across daemons too (`claimAcross`). */
+  private acrossDaemons?: { shared: SharedIdempotency; log: Logger };
 
   constructor(
     private readonly now: () => number,
@@ -56,6 +61,50 @@ export class IdempotencyStore {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+  }
+
+  useShared(shared: SharedIdempotency, log: Logger): void {
+    this.acrossDaemons = { shared, log };
+  }
+
+  get shared(): boolean {
+    return this.acrossDaemons !== undefined;
+  }
+
+  /**
+   * `claim`, then (shared storage) the same claim in Redis, so a duplicate sent to another daemon
+   * waits for or replays this answer. Duplicates on this daemon wait here without asking Redis.
+   * 503 when Redis cannot be asked: the client asked not to be served twice, and that cannot be
+   * promised now.
+   */
+  async claimAcross(key: string, fingerprint: string): Promise<Claim> {
+    const local = this.claim(key, fingerprint);
+    const across = this.acrossDaemons;
+    if (local.kind !== 'leader' || !across) return local;
+    let remote;
+    try {
+      remote = await across.shared.claim(key, fingerprint);
+    } catch (e) {
+      local.complete(undefined);
+      throw new HttpError(503, `idempotency keys cannot be checked: ${(e as Error).message}`, { code: 'storage_unavailable' });
+    }
+    switch (remote.kind) {
+      case 'leader':
+        return {
+          kind: 'leader',
+          complete: (answer) => {
+            local.complete(answer);
+            remote.complete(answer).catch((e: Error) => across.log.warn({ err: e.message }, 'gateway: recording an idempotent answer in Redis failed'));
+          },
+        };
+      case 'replay':
+        local.complete(remote.answer);
+        return remote;
+      case 'wait':
+      case 'conflict':
+        local.complete(undefined);
+        return remote;
+    }
   }
 
   /** Claim `key` for a request whose body hashes to `fingerprint`. */

@@ -156,7 +156,7 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
     if (idemKey !== undefined) {
       const fingerprint = `${requestSignature(canonical, ns)}|${route.format}|${canonical.stream ? 's' : 'j'}`;
       for (;;) {
-        const claim = svc.idempotency.claim(`${ns}\u0000${idemKey}`, fingerprint);
+        const claim = svc.idempotency.shared ? await svc.idempotency.claimAcross(`${ns}\u0000${idemKey}`, fingerprint) : svc.idempotency.claim(`${ns}\u0000${idemKey}`, fingerprint);
         if (claim.kind === 'conflict') {
           throw new HttpError(409, `idempotency key ${JSON.stringify(idemKey)} was used for a different request within ${svc.idempotency.windowMs} ms`, {
             code: 'idempotency_key_reused',
