@@ -1,5 +1,5 @@
 /**
- * One budget for three gateways (ctl.yaml storage.postgres + storage.redis, private servers):
+ * Three gateways on one PostgreSQL and one Redis (ctl.yaml storage.postgres + storage.redis, private servers):
  * 3 daemons × 50 concurrent clients spend a key's daily budget; reservations before each call and
  * reconciliation after keep the cluster's spend within one request of the limit. Then Redis goes
  * away (budgeted requests answer 503 at once, others are served) and comes back.
@@ -15,7 +15,7 @@ const PRICE = 1000;
 const PER_REQUEST = ((11 + 7) * PRICE) / 1e6;
 const BUDGET = 0.18; // ten requests
 
-describe.skipIf(!PG_BIN || !REDIS_SERVER)('a budget held by three gateways', () => {
+describe.skipIf(!PG_BIN || !REDIS_SERVER)('three gateways sharing PostgreSQL and Redis: budgets, token limits, idempotency', () => {
   if (!PG_BIN) console.log(PG_SKIP_REASON);
   if (!REDIS_SERVER) console.log(REDIS_SKIP_REASON);
   let pg: PostgresServer;
