@@ -191,11 +191,11 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
   const auth = new GatewayAuth(db, () => state.catalog, ctx.clock, env);
   const usage = new UsageRecorder(db, ctx.log, auth.lastUsed);
   const metrics = new RoutingMetrics();
-  try {
-    metrics.seed(db.comboTargetCounts(ctx.clock.now() - METRICS_SEED_MS));
-  } catch (e) {
-    ctx.log.warn({ err: e }, 'gateway: could not seed combo metrics from the request log');
-  }
+  // From the request log (the cluster's, with shared storage: read in the background).
+  db.logs.comboTargetCounts(ctx.clock.now() - METRICS_SEED_MS).then(
+    (counts) => metrics.seed(counts),
+    (e: unknown) => ctx.log.warn({ err: e }, 'gateway: could not seed combo metrics from the request log'),
+  );
   const runtime: RuntimeSettings = {
     resilience: new LayeredSettings(db, 'resilience', DEFAULT_RESILIENCE, validateResiliencePatch, checkResilience),
     cache: new LayeredSettings(db, 'cache', DEFAULT_CACHE, validateCachePatch),
@@ -390,7 +390,7 @@ export const gatewayComponent: ComponentDefinition = {
         await svc.tokenLimits.close();
         // Shared configuration: what is still queued is committed before the store goes.
         await svc.state.db.settled().catch((e) => ctx.log.error({ err: (e as Error).message }, 'gateway: last configuration writes did not reach the shared database'));
-        (svc.state.db as GatewayStore & { close?: () => void }).close?.();
+        if (svc.state.db instanceof SharedConfigStore) await svc.state.db.close();
         await svc.mcp.closeAll();
         svc.backups.stop();
         svc.proxyProber.stop();

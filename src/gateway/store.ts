@@ -4,6 +4,7 @@
  * login sessions and the request log. All SQL lives here so another backend can replace it.
  */
 import { MODALITY_SQL, modalityOf } from './modality.js';
+import { SqliteLogReader, type RequestLogReader } from './log-reader.js';
 import type { Migration, Store } from '../store/index.js';
 import type { ProviderKind } from './canonical.js';
 import type {
@@ -754,7 +755,7 @@ export interface RequestLogRow extends RequestLogEntry {
   modality: string;
 }
 
-const LOG_COLUMNS = `request_id, ts, endpoint, api_key_id, session_id, requested_model, combo, strategy, provider, model,
+export const LOG_COLUMNS = `request_id, ts, endpoint, api_key_id, session_id, requested_model, combo, strategy, provider, model,
   account, status, error, stream, tokens_in, tokens_out, tokens_cached, tokens_reasoning, cost, latency_ms, ttfb_ms,
   fallback_attempts, attempts, client_aborted, cache, cost_saved, tokens_cache_write, guardrails`;
 const LOG_ROW = `(${new Array(28).fill('?').join(', ')})`;
@@ -770,7 +771,7 @@ function logInsertSql(rows: number): string {
 }
 
 /** One row's values, in LOG_COLUMNS order. */
-function pushLogValues(e: RequestLogEntry, out: unknown[]): void {
+export function pushLogValues(e: RequestLogEntry, out: unknown[]): void {
   out.push(
     e.requestId,
     e.ts,
@@ -846,6 +847,13 @@ export class GatewayStore {
 
   /** The kit store (the issue-6 stores in store-*.ts share it). */
   constructor(readonly store: Store) {}
+
+  private reader?: RequestLogReader;
+
+  /** Asynchronous reads of the request log (routes use these: the log may be shared). */
+  get logs(): RequestLogReader {
+    return (this.reader ??= new SqliteLogReader(this));
+  }
 
   transaction<T>(fn: () => T): T {
     return this.store.transaction(fn);
@@ -1339,7 +1347,7 @@ export class GatewayStore {
   }
 }
 
-function toLogRow(r: Record<string, unknown>): RequestLogRow {
+export function toLogRow(r: Record<string, unknown>): RequestLogRow {
   const s = (k: string) => opt(r[k] as string | null);
   return {
     id: r.id as number,

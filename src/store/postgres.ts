@@ -15,6 +15,10 @@ import type { Egress } from '../egress/index.js';
 import { redactUrl } from './storage-config.js';
 import { StorageUnavailable } from './unavailable.js';
 
+// BIGINT (int8) columns and COUNT(*) as numbers, not strings: ctl keeps epoch milliseconds and
+// counts there, all far below 2^53.
+pg.types.setTypeParser(20, (v: string) => Number(v));
+
 export { StorageUnavailable };
 
 

@@ -84,6 +84,29 @@ describe.skipIf(!PG_BIN)('gateway configuration shared by two daemons', () => {
     await until('a to refuse the revoked key', async () => (await chat(a, 'oa/m1', raw).then(() => false, (e: { status?: number }) => e.status === 401)));
   });
 
+  it('the request log is the cluster\'s: logs, history, per-account totals and analytics from either daemon, purged for both', async () => {
+    const total = async (d: TestDaemon) => (await gw(d, 'GET', '/api/usage/request-logs?limit=1')).json.total as number;
+    const start = await total(a);
+    for (let i = 0; i < 3; i++) await chat(a, 'oa/m1');
+    for (let i = 0; i < 2; i++) await chat(b, 'oa/m1');
+    await until('both daemons to list all five', async () => (await total(a)) - start === 5 && (await total(b)) - start === 5, 3000);
+    const rows = (await gw(b, 'GET', '/api/usage/request-logs?limit=5&provider=oa')).json.items as { provider: string; tokensIn: number; timestamp: string }[];
+    expect(rows).toHaveLength(5);
+    expect(rows.every((r) => r.provider === 'oa' && r.tokensIn > 0)).toBe(true);
+    const lines = (await gw(a, 'GET', '/api/usage/logs?limit=2')).json.logs as string[];
+    expect(lines[0]).toMatch(/ 200 .* -> oa\/m1 in=\d+ out=\d+/);
+    const history = (await gw(a, 'GET', '/api/usage/history?days=1&period=hour&groupBy=provider')).json;
+    expect(JSON.stringify(history)).toContain('"group":"oa"');
+    const stats = (await gw(b, 'GET', '/api/usage/model-latency-stats?windowHours=1')).json;
+    expect(stats.entries.some((e: { provider?: string; model?: string }) => JSON.stringify(e).includes('m1'))).toBe(true);
+    const account = (await gw(a, 'GET', '/api/providers')).json.providers.find((p: { id: string }) => p.id === 'oa').accounts[0].id as string;
+    const usage = (await gw(b, 'GET', `/api/usage/${account}`)).json;
+    expect(usage.requests).toBeGreaterThanOrEqual(5);
+    const purged = await gw(b, 'POST', '/api/settings/purge-request-history', {});
+    expect(purged.json.requestLogs).toBeGreaterThanOrEqual(5);
+    expect(await total(a)).toBe(0);
+  });
+
   it('a daemon restarted reads everything back from the database', async () => {
     await a.restart();
     const ps = (await gw(a, 'GET', '/api/providers')).json.providers.map((x: { id: string }) => x.id);

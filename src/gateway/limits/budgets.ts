@@ -48,6 +48,8 @@ export const DEFAULT_WARNING_THRESHOLD = 0.8;
 interface Counter extends Window {
   spent: number;
   warned: boolean;
+  /** Set while the shared request log's sum for the window is on its way. */
+  seeding?: Promise<void>;
 }
 
 export interface PeriodStatus {
@@ -147,7 +149,19 @@ export class Budgets {
     if (c) c = { ...w, spent: 0, warned: false }; // rolled over into a new window
     else {
       this.flushUsage();
-      c = { ...w, spent: this.db.spend(b.apiKeyId, w.start, w.end), warned: false };
+      const seeded: Counter = { ...w, spent: this.db.spend(b.apiKeyId, w.start, w.end), warned: false };
+      // A shared log answers later: the window counts from 0 until the sum arrives, then adds it.
+      seeded.seeding = this.db.spendLater(b.apiKeyId, w.start, w.end)?.then(
+        (v) => {
+          seeded.spent += v;
+          seeded.seeding = undefined;
+        },
+        (e: unknown) => {
+          seeded.seeding = undefined;
+          this.log.warn({ err: (e as Error).message, apiKeyId: b.apiKeyId }, 'gateway: reading a budget window from the shared request log failed');
+        },
+      );
+      c = seeded;
     }
     byPeriod[period] = c;
     return c;
@@ -193,6 +207,8 @@ export class Budgets {
     const periods = this.periods(b);
     if (periods.length === 0) return undefined;
     const counters = periods.map((p) => this.counter(b, p, now));
+    // A window Redis may not know yet is seeded with the log's sum: wait for it.
+    for (const c of counters) if (c.seeding) await c.seeding;
     const windows = periods.map((p, i) => ({
       key: `${apiKeyId}:${p}:${counters[i]!.start}`,
       period: p,

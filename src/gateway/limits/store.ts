@@ -145,6 +145,15 @@ export class LimitsStore {
     return r.c;
   }
 
+  /** What the log holds beyond `spend` when the log is read asynchronously (the shared one); else nothing. */
+  spendLater(_apiKeyId: string, _since: number, _until: number): Promise<number> | undefined {
+    return undefined;
+  }
+
+  tokensLater(_apiKeyId: string, _scope: ScopeType, _value: string | undefined, _since: number, _until: number): Promise<number> | undefined {
+    return undefined;
+  }
+
   /** Tokens (in + out) a key used in [since, until) within a limit's scope. */
   tokens(apiKeyId: string, scope: ScopeType, value: string | undefined, since: number, until: number): number {
     let sql = `SELECT COALESCE(SUM(tokens_in + tokens_out), 0) AS t FROM request_log WHERE api_key_id = ? AND ts >= ? AND ts < ? AND ${UPSTREAM_ROWS}`;

@@ -51,6 +51,8 @@ interface Counter {
   /** Counting starts here (the later of the period start and the limit's creation). */
   from: number;
   used: number;
+  /** Set while the shared request log's sum for the window is on its way. */
+  seeding?: Promise<void>;
 }
 
 /** What a finished request used, for the counters. */
@@ -175,7 +177,16 @@ export class TokenLimits {
     if (c) c = { ...w, from, used: 0 };
     else {
       this.flushUsage();
-      c = { ...w, from, used: this.db.tokens(l.apiKeyId, l.scopeType, l.scopeValue, from, w.end) };
+      const seeded: Counter = { ...w, from, used: this.db.tokens(l.apiKeyId, l.scopeType, l.scopeValue, from, w.end) };
+      // A shared log answers later: the window counts from 0 until the sum arrives, then adds it.
+      seeded.seeding = this.db.tokensLater(l.apiKeyId, l.scopeType, l.scopeValue, from, w.end)?.then(
+        (v) => {
+          seeded.used += v;
+          seeded.seeding = undefined;
+        },
+        () => void (seeded.seeding = undefined),
+      );
+      c = seeded;
     }
     this.counters.set(l.id, c);
     return c;
@@ -214,6 +225,7 @@ export class TokenLimits {
     const limits = this.requestLimits(apiKeyId, requested, single);
     if (limits.length === 0) return undefined;
     const counters = limits.map((l) => this.counter(l, now));
+    for (const c of counters) if (c.seeding) await c.seeding;
     const windows = limits.map((l, i) => ({ key: `${l.id}:${counters[i]!.start}`, limitId: l.id, start: counters[i]!.start, end: counters[i]!.end, limit: l.tokenLimit, seed: () => counters[i]!.used }));
     let r;
     try {

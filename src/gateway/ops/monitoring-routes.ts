@@ -41,14 +41,14 @@ export function monitoringRoutes(r: Router, svc: GatewayServices): void {
     }),
   );
   m(
-    r.get('/api/usage/:connectionId', (ctx) => {
+    r.get('/api/usage/:connectionId', async (ctx) => {
       const id = ctx.params.connectionId!;
       for (const p of svc.state.catalog.providers.values()) {
         const a = p.config.accounts.find((x) => x.id === id);
         if (!a) continue;
         svc.usage.flush();
         const days = intQuery(ctx, 'days', 30, 1, 366);
-        const u = svc.state.db.accountUsage(p.config.id, a.name, svc.clock.now() - days * 86_400_000);
+        const u = await svc.state.db.logs.accountUsage(p.config.id, a.name, svc.clock.now() - days * 86_400_000);
         return ok(ctx, { connectionId: id, provider: p.config.id, account: a.name, enabled: a.enabled, days, ...u, cost: Number(u.cost.toFixed(10)), lastUsedAt: u.lastUsedAt === null ? null : iso(u.lastUsedAt) });
       }
       throw notFound(`no provider account ${id}`);

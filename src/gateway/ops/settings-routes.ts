@@ -54,7 +54,7 @@ export function settingsRoutes(r: Router, svc: GatewayServices, changed: () => v
         before = t;
       }
       svc.usage.flush();
-      ok(ctx, { success: true, ...svc.state.db.purgeRequestHistory(before) });
+      ok(ctx, { success: true, ...(await svc.state.db.logs.purge(before)) });
     }),
   );
 }

@@ -1,8 +1,8 @@
 /**
  * The gateway's configuration in the database several daemons share (ctl.yaml `storage.postgres`):
  * providers with their accounts, custom models, aliases, combos, model-combo mappings, API keys,
- * pricing and settings. Everything else (request logs, files, batches, ...) stays in the daemon's
- * own SQLite file for now.
+ * pricing and settings; and the request log (shared/request-log.ts). Everything else (files,
+ * batches, ...) stays in the daemon's own SQLite file for now.
  *
  * Each record is one row of `gw_config (kind, id, data)`. The gateway reads its configuration
  * synchronously (the catalog is built from it), so this store holds every row in memory, loaded at
@@ -17,7 +17,9 @@ import type { Logger } from 'pino';
 import { HttpError } from '../../http/errors.js';
 import type { SharedPostgres, PgMigration } from '../../store/postgres.js';
 import type { Store } from '../../store/index.js';
-import { GatewayStore, type ProviderModelRecord } from '../store.js';
+import { GatewayStore, type ProviderModelRecord, type RequestLogEntry } from '../store.js';
+import type { RequestLogReader } from '../log-reader.js';
+import { PgRequestLog, REQUEST_LOG_MIGRATION } from './request-log.js';
 import type { CatalogChange } from '../catalog.js';
 import type { ApiKeyRecord, ComboConfig, ComboMapping, ModelSpec, PriceEntry, ProviderAccount, ProviderConfig } from '../types.js';
 
@@ -34,6 +36,7 @@ export const GATEWAY_SHARED_MIGRATIONS: PgMigration[] = [
       );
     `,
   },
+  { version: 2, up: REQUEST_LOG_MIGRATION },
 ];
 
 type Kind = 'provider' | 'model' | 'alias' | 'combo' | 'mapping' | 'key' | 'key_used' | 'price' | 'setting' | RecordKind;
@@ -81,6 +84,8 @@ export class SharedConfigStore extends GatewayStore {
   private inflight?: Promise<void>;
   private chain: Promise<void> = Promise.resolve();
   private unsubscribe?: () => void;
+  /** The cluster's request log. */
+  readonly requestLog: PgRequestLog;
   /** Called after other daemons' changes were applied to memory. */
   onRemoteChange: (c: RemoteChange) => void = () => {};
 
@@ -92,6 +97,16 @@ export class SharedConfigStore extends GatewayStore {
     private readonly clock: () => number,
   ) {
     super(local);
+    this.requestLog = new PgRequestLog(db, log, (before) => local.prepare('DELETE FROM compression_log WHERE ts < ?').run(before).changes);
+  }
+
+  /** Rows go to the shared request log, written behind the request. */
+  override insertRequestLogs(entries: readonly RequestLogEntry[]): void {
+    this.requestLog.append(entries);
+  }
+
+  override get logs(): RequestLogReader {
+    return this.requestLog;
   }
 
   static async open(local: Store, db: SharedPostgres, daemonId: string, log: Logger, clock: () => number): Promise<SharedConfigStore> {
@@ -106,8 +121,9 @@ export class SharedConfigStore extends GatewayStore {
     return s;
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.unsubscribe?.();
+    await this.requestLog.close();
   }
 
   // ----- memory and the write queue -----------------------------------------------------------

@@ -1,11 +1,11 @@
 /**
  * Budgets and token limits kept with the shared configuration (records of SharedConfigStore), so a
  * budget set through one daemon binds the key on every daemon. The spend and token sums read from
- * the request log stay this daemon's (its own file); with storage.redis the windows themselves are
- * counted in Redis (budget-windows.ts).
+ * the cluster's request log; with storage.redis the windows themselves are counted in Redis
+ * (redis-windows.ts).
  */
 import type { Store } from '../../store/index.js';
-import { LimitsStore, type BudgetConfig, type TokenLimit } from '../limits/store.js';
+import { LimitsStore, type BudgetConfig, type ScopeType, type TokenLimit } from '../limits/store.js';
 import type { SharedConfigStore } from './config-store.js';
 
 const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -44,5 +44,22 @@ export class SharedLimitsStore extends LimitsStore {
 
   override deleteLimit(id: string): boolean {
     return this.shared.deleteRecord('token_limit', id);
+  }
+
+  /** The request log is the cluster's (in PostgreSQL): a window starts at 0 and `spendLater` adds the sum. */
+  override spend(): number {
+    return 0;
+  }
+
+  override spendLater(apiKeyId: string, since: number, until: number): Promise<number> {
+    return this.shared.requestLog.spend(apiKeyId, since, until);
+  }
+
+  override tokens(): number {
+    return 0;
+  }
+
+  override tokensLater(apiKeyId: string, scope: ScopeType, value: string | undefined, since: number, until: number): Promise<number> {
+    return this.shared.requestLog.tokens(apiKeyId, scope, value, since, until);
   }
 }

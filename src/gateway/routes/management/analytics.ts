@@ -10,7 +10,6 @@
 import { badRequest } from '../../../http/errors.js';
 import type { RequestContext } from '../../../http/context.js';
 import type { Router } from '../../../http/router.js';
-import { AnalyticsStore } from '../../analytics/store.js';
 import { autoRouting, cacheHealth, diversity, latencyStats, providerLatency } from '../../analytics/summaries.js';
 import type { GatewayServices } from '../../services.js';
 import { intQuery, ok } from '../common.js';
@@ -32,24 +31,24 @@ function windowName(days: number): string {
 
 export function analyticsRoutes(r: Router, svc: GatewayServices): void {
   const m = (route: ReturnType<Router['get']>) => route.tag('auth', 'management');
-  const db = new AnalyticsStore(svc.state.db.store);
+  const db = svc.state.db.logs;
 
   m(
-    r.get('/api/usage/model-latency-stats', (ctx) => {
+    r.get('/api/usage/model-latency-stats', async (ctx) => {
       svc.usage.flush();
       const windowHours = numQuery(ctx, 'windowHours', 24, 0.01, 24 * 30);
       const minSamples = intQuery(ctx, 'minSamples', 1, 1, 10_000);
       const maxRows = intQuery(ctx, 'maxRows', 10_000, 1, 100_000);
       const provider = ctx.query.get('provider') || undefined;
       const model = ctx.query.get('model') || undefined;
-      const rows = db.latencyRows({ since: svc.clock.now() - windowHours * HOUR, maxRows, ...(provider ? { provider } : {}), ...(model ? { model } : {}) });
+      const rows = await db.latencyRows({ since: svc.clock.now() - windowHours * HOUR, maxRows, ...(provider ? { provider } : {}), ...(model ? { model } : {}) });
       const entries = latencyStats(rows, minSamples);
       ok(ctx, { windowHours, minSamples, maxRows, truncated: rows.length >= maxRows, count: entries.length, entries });
     }),
   );
 
   m(
-    r.get('/api/usage/cache-health', (ctx) => {
+    r.get('/api/usage/cache-health', async (ctx) => {
       svc.usage.flush();
       const range = ctx.query.get('range') || '24h';
       const span = RANGES[range];
@@ -57,7 +56,7 @@ export function analyticsRoutes(r: Router, svc: GatewayServices): void {
       const model = ctx.query.get('model') || undefined;
       const since = svc.clock.now() - span;
       const maxRows = 5000;
-      const rows = db.cacheRows({ since, maxRows: maxRows + 1, ...(model ? { model } : {}) });
+      const rows = await db.cacheRows({ since, maxRows: maxRows + 1, ...(model ? { model } : {}) });
       ok(ctx, {
         range,
         since: new Date(since).toISOString(),
@@ -69,29 +68,29 @@ export function analyticsRoutes(r: Router, svc: GatewayServices): void {
   );
 
   m(
-    r.get('/api/telemetry/summary', (ctx) => {
+    r.get('/api/telemetry/summary', async (ctx) => {
       svc.usage.flush();
       const windowHours = numQuery(ctx, 'windowHours', 24, 0.01, 24 * 30);
-      const rows = db.latencyRows({ since: svc.clock.now() - windowHours * HOUR, maxRows: 50_000 });
+      const rows = await db.latencyRows({ since: svc.clock.now() - windowHours * HOUR, maxRows: 50_000 });
       ok(ctx, { windowHours, providers: providerLatency(rows) });
     }),
   );
 
   m(
-    r.get('/api/analytics/auto-routing', (ctx) => {
+    r.get('/api/analytics/auto-routing', async (ctx) => {
       svc.usage.flush();
       const days = intQuery(ctx, 'days', 1, 1, 366);
-      const rows = db.routingRows(svc.clock.now() - days * 24 * HOUR, 100_000);
+      const rows = await db.routingRows(svc.clock.now() - days * 24 * HOUR, 100_000);
       ok(ctx, autoRouting(rows, svc.state.catalog.pricing, windowName(days)));
     }),
   );
 
   m(
-    r.get('/api/analytics/diversity', (ctx) => {
+    r.get('/api/analytics/diversity', async (ctx) => {
       svc.usage.flush();
       const days = intQuery(ctx, 'days', 1, 1, 366);
       const enabled = [...svc.state.catalog.providers.values()].filter((p) => p.config.enabled).length;
-      ok(ctx, diversity(db.providerCounts(svc.clock.now() - days * 24 * HOUR), enabled, windowName(days)));
+      ok(ctx, diversity(await db.providerCounts(svc.clock.now() - days * 24 * HOUR), enabled, windowName(days)));
     }),
   );
 }

@@ -68,7 +68,7 @@ export function usageRoutes(r: Router, svc: GatewayServices): void {
   const m = (route: ReturnType<Router['get']>) => route.tag('auth', 'management');
 
   m(
-    r.get('/api/usage/history', (ctx) => {
+    r.get('/api/usage/history', async (ctx) => {
       svc.usage.flush();
       const days = intQuery(ctx, 'days', 7, 1, 366);
       const period = ctx.query.get('period') ?? 'day';
@@ -79,7 +79,7 @@ export function usageRoutes(r: Router, svc: GatewayServices): void {
       const groupBy = groupParam ? groupMap[groupParam as keyof typeof groupMap] : undefined;
       const since = timeQuery(ctx, 'since') ?? svc.clock.now() - days * DAY;
       const until = timeQuery(ctx, 'until');
-      const buckets = svc.state.db.history({ since, ...(until !== undefined ? { until } : {}), period, ...(groupBy ? { groupBy } : {}) });
+      const buckets = await svc.state.db.logs.history({ since, ...(until !== undefined ? { until } : {}), period, ...(groupBy ? { groupBy } : {}) });
       const totals = buckets.reduce(
         (t, b) => ({
           requests: t.requests + b.requests,
@@ -102,20 +102,20 @@ export function usageRoutes(r: Router, svc: GatewayServices): void {
   );
 
   m(
-    r.get('/api/usage/logs', (ctx) => {
+    r.get('/api/usage/logs', async (ctx) => {
       svc.usage.flush();
       const limit = intQuery(ctx, 'limit', 100, 1, 1000);
-      const { rows } = svc.state.db.queryRequestLogs({ ...filters(ctx), limit, offset: 0 });
+      const { rows } = await svc.state.db.logs.requestLogs({ ...filters(ctx), limit, offset: 0 });
       ok(ctx, { logs: rows.map(logLine) });
     }),
   );
 
   m(
-    r.get('/api/usage/request-logs', (ctx) => {
+    r.get('/api/usage/request-logs', async (ctx) => {
       svc.usage.flush();
       const limit = intQuery(ctx, 'limit', 50, 1, 1000);
       const offset = intQuery(ctx, 'offset', 0, 0, 1_000_000_000);
-      const { total, rows } = svc.state.db.queryRequestLogs({ ...filters(ctx), limit, offset });
+      const { total, rows } = await svc.state.db.logs.requestLogs({ ...filters(ctx), limit, offset });
       ok(ctx, { total, limit, offset, items: rows.map(rowView) });
     }),
   );
