@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse, type Server } 
 import type { AddressInfo } from 'node:net';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { PG_BIN, PG_SKIP_REASON, PostgresServer } from '../helpers/postgres-server.js';
+import { until } from '../helpers/until.js';
 
 interface Hook {
   externalURL: string;
@@ -18,14 +19,6 @@ interface Hook {
 
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, ok: () => boolean | Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await ok()) return;
-    await settle(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe.skipIf(!PG_BIN)('alert manager HA: two daemons sharing PostgreSQL', () => {
   if (!PG_BIN) console.log(PG_SKIP_REASON);

@@ -12,19 +12,12 @@ import { SharedNotificationLog } from '../../src/alertmanager/shared/nflog.js';
 import { SHARED_MIGRATIONS } from '../../src/alertmanager/shared/migrations.js';
 import { SharedPostgres, StorageUnavailable } from '../../src/store/postgres.js';
 import { PG_BIN, PG_SKIP_REASON, PostgresServer } from '../helpers/postgres-server.js';
+import { until } from '../helpers/until.js';
 
 const quiet = pino({ level: 'silent' });
 const H = 3_600_000;
 const matchers = [{ name: 'alertname', value: 'Disk', isRegex: false, isEqual: true }];
 
-async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await ok()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 interface Member {
   db: SharedPostgres;

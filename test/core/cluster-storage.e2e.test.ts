@@ -5,22 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { PG_BIN, PG_SKIP_REASON, PostgresServer } from '../helpers/postgres-server.js';
+import { freePort } from '../helpers/free-port.js';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 describe.skipIf(!PG_BIN)('joining a cluster hands over its storage settings', () => {
   if (!PG_BIN) console.log(PG_SKIP_REASON);

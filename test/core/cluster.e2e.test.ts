@@ -6,30 +6,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { generateSelfSigned } from '../../src/daemon/certificates.js';
+import { freePort } from '../helpers/free-port.js';
+import { until } from '../helpers/until.js';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
-async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await ok()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** An HTTPS request to a cluster address, with a client certificate or none. */
 function tcp(address: string, method: string, path: string, cert?: { cert: string; key: string }): Promise<{ status: number; json: any }> {

@@ -7,25 +7,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
 import { PG_BIN, PostgresServer } from '../helpers/postgres-server.js';
+import { freePort } from '../helpers/free-port.js';
 
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** The nginx block of the "Gateways behind a load balancer" section. */
 function documentedConfig(): string {

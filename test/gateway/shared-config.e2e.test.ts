@@ -9,15 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
 import { PG_BIN, PG_SKIP_REASON, PostgresServer } from '../helpers/postgres-server.js';
+import { until } from '../helpers/until.js';
 
-async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 1000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await ok()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-}
 
 describe.skipIf(!PG_BIN)('gateway configuration shared by two daemons', () => {
   if (!PG_BIN) console.log(PG_SKIP_REASON);
@@ -55,7 +48,7 @@ describe.skipIf(!PG_BIN)('gateway configuration shared by two daemons', () => {
     await until('b to list the provider and the key', async () => {
       const [ps, ks] = [await gw(b, 'GET', '/api/providers'), await gw(b, 'GET', '/api/keys')];
       return ps.json.providers?.some((x: { id: string }) => x.id === 'oa') && ks.json.keys?.some((x: { name: string }) => x.name === 'app');
-    });
+    }, 1000);
     const out = await chat(b, 'oa/m1');
     expect(out.choices[0]!.message.content).toBe('Hello from openai');
   });
@@ -69,7 +62,7 @@ describe.skipIf(!PG_BIN)('gateway configuration shared by two daemons', () => {
       const combos = (await gw(a, 'GET', '/api/combos')).json;
       const settings = (await gw(a, 'GET', '/api/settings')).json;
       return JSON.stringify(combos).includes('shared-combo') && settings.a2aEnabled === true;
-    });
+    }, 1000);
     expect((await chat(a, 'shared-combo')).model).toBe('oa/m1');
     expect((await chat(a, 'fast')).model).toBe('oa/m1');
     const pricing = JSON.stringify((await gw(a, 'GET', '/api/pricing')).json);
@@ -79,9 +72,9 @@ describe.skipIf(!PG_BIN)('gateway configuration shared by two daemons', () => {
   it('a key revoked on one daemon stops working on the other within a second', async () => {
     const k = await gw(b, 'POST', '/api/keys', { name: 'short-lived' });
     const raw = k.json.key as string;
-    await until('a to accept the new key', async () => (await chat(a, 'oa/m1', raw).then(() => true, () => false)));
+    await until('a to accept the new key', async () => (await chat(a, 'oa/m1', raw).then(() => true, () => false)), 1000);
     expect((await gw(b, 'POST', `/api/keys/${k.json.id}/revoke`)).status).toBe(200);
-    await until('a to refuse the revoked key', async () => (await chat(a, 'oa/m1', raw).then(() => false, (e: { status?: number }) => e.status === 401)));
+    await until('a to refuse the revoked key', async () => (await chat(a, 'oa/m1', raw).then(() => false, (e: { status?: number }) => e.status === 401)), 1000);
   });
 
   it('the request log is the cluster\'s: logs, history, per-account totals and analytics from either daemon, purged for both', async () => {

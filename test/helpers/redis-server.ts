@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { delimiter, join } from 'node:path';
+import { freePort } from './free-port.js';
 
 /**
  * A private redis-server for tests and the bench: loopback only, a free port, no persistence.
@@ -72,16 +73,6 @@ export class RedisServer {
   }
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function ping(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
