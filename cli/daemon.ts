@@ -22,6 +22,7 @@ interface Info {
   state_dir: string;
   pid: number;
   servers: Record<string, ServerStatus>;
+  storage?: Record<string, { url: string; available: boolean }>;
 }
 type DaemonConfig = { name: string; address: string; servers: Record<string, { address: string }>; 'failure-domain': number };
 
@@ -43,6 +44,7 @@ async function showStatus(): Promise<void> {
       ['ready', info.ready],
       ['state dir', info.state_dir],
       ['pid', info.pid],
+      ...Object.entries(info.storage ?? {}).map(([k, v]): [string, unknown] => [`storage.${k}`, `${v.url} (${v.available ? 'reachable' : 'UNREACHABLE'})`]),
     ],
     info,
   );

@@ -46,6 +46,13 @@ export interface DaemonInfo {
   state_dir: string;
   pid: number;
   servers: Record<string, ServerStatus>;
+  /** ctl.yaml `storage:` servers (passwords hidden) and whether they answer now; absent without shared storage. */
+  storage?: { postgres?: SharedServerStatus; redis?: SharedServerStatus };
+}
+
+export interface SharedServerStatus {
+  url: string;
+  available: boolean;
 }
 
 export interface RateLimitAdmin {

@@ -579,7 +579,16 @@ export class Daemon implements DaemonControl {
       state_dir: this.paths.dir,
       pid: process.pid,
       servers: this.serverStatuses(),
+      ...(this.shared ? { storage: this.storageStatus() } : {}),
     };
+  }
+
+  private storageStatus(): NonNullable<DaemonInfo['storage']> {
+    const s = this.startup.storage;
+    const out: NonNullable<DaemonInfo['storage']> = {};
+    if (s.postgres && this.shared?.postgres) out.postgres = { url: redactUrl(s.postgres), available: this.shared.postgres.available };
+    if (s.redis && this.shared?.redis) out.redis = { url: redactUrl(s.redis), available: this.shared.redis.available };
+    return out;
   }
 
   private serverStatuses(): Record<string, ServerStatus> {

@@ -123,6 +123,13 @@ describe.skipIf(!PG_BIN)('alert manager HA: two daemons sharing PostgreSQL', () 
     expect(again[0]).toMatchObject({ status: 'firing', groupKey: first.groupKey });
   }, 40_000);
 
+  it('ctl status shows the shared database and whether it answers', async () => {
+    const live = [a, b].find((d) => d.child.exitCode === null && d.child.signalCode === null)!;
+    const out = await live.cli(['status']);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stdout).toMatch(/storage\.postgres:\s+postgres:\/\/postgres@127\.0\.0\.1:\d+\/ha \(reachable\)/);
+  });
+
   it('a daemon whose shared database cannot be reached does not start, and says why', async () => {
     const d = await startDaemon({ ctlYaml: { storage: { postgres: 'postgres://postgres@127.0.0.1:1/none' } } }).catch((e: Error) => e);
     expect(d).toBeInstanceOf(Error);
