@@ -177,7 +177,9 @@ describe.skipIf(!PG_BIN || !REDIS_SERVER)('three gateways sharing PostgreSQL and
     // c's liveness key lives 20 s: then its reservation no longer counts, and the rest is spent.
     await new Promise((r) => setTimeout(r, 21_000));
     const after = await spend();
-    expect(before + after).toBe(10);
+    // All ten of the budget, and at most the one call that crosses the limit on top.
+    expect(before + after).toBeGreaterThanOrEqual(10);
+    expect(before + after).toBeLessThanOrEqual(11);
   }, 60_000);
 
   it('without Redis, budgeted requests answer 503 at once while others are served; then it recovers', async () => {

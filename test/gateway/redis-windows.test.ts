@@ -71,6 +71,18 @@ describe.skipIf(!REDIS_SERVER)('shared limit windows in Redis', () => {
     expect(admitted).toBeGreaterThanOrEqual(38);
   });
 
+  it('spending settled while Redis does not answer is kept and sent when it does', async () => {
+    const w = make('blip');
+    const window = win('blip', 100);
+    expect((await w.reserve([window], 1, Date.now())).ok).toBe(true);
+    server.freeze();
+    const settled = w.reconcile([window], 1, 0.75);
+    await new Promise((r) => setTimeout(r, 1500)); // past the command timeout: the first attempt failed
+    server.thaw();
+    expect(await settled).toEqual([0.75]);
+    expect(Number(await redis.client.hget('ctl:gw:test:blip', 'spent'))).toBe(0.75);
+  }, 15_000);
+
   it('a slice nobody uses goes back to the window', async () => {
     const w = make('idle');
     expect((await w.reserve([win('idle', 100)], 1, Date.now())).ok).toBe(true);

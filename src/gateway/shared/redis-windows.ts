@@ -34,7 +34,8 @@ const KEEP_AFTER_END_MS = 86_400_000;
  * killed while it held some holds nothing for long.
  * A window with plenty left (twice the slice) grants a whole slice; nearer its limit only what the
  * call needs, and the daemon gives back what the call did not spend at once (nothing lingers).
- * ARGV: nr, daemon id, then 2·nr settlement values, then per window limit, seed, time to live, and
+ * ARGV: nr, daemon id, settlement batch id, then 2·nr settlement values, then per window limit, seed,
+ * time to live, and
  * (want, slice) pairs. Returns {blocked window (0 = none), spent of every settled key, then per
  * window spent, granted, ample (for a blocked window: spent, reserved, 0)}.
  */
@@ -42,18 +43,22 @@ const SCRIPT = `
 local nr = tonumber(ARGV[1])
 local mine = 'r:' .. ARGV[2]
 local out = {0}
+-- A settlement batch is applied once: a retry after a lost answer finds its id and only reads.
+local fresh = nr > 0 and redis.call('SET', 'ctl:gw:settled:' .. ARGV[3], '1', 'NX', 'PX', 3600000)
 for i = 1, nr do
   local k = KEYS[i]
-  if redis.call('EXISTS', k) == 1 then
-    out[#out + 1] = redis.call('HINCRBYFLOAT', k, 'spent', ARGV[2 + 2 * i])
-    local r = tonumber(redis.call('HINCRBYFLOAT', k, mine, -tonumber(ARGV[1 + 2 * i])))
+  if redis.call('EXISTS', k) == 0 then
+    out[#out + 1] = '0'
+  elseif fresh then
+    out[#out + 1] = redis.call('HINCRBYFLOAT', k, 'spent', ARGV[3 + 2 * i])
+    local r = tonumber(redis.call('HINCRBYFLOAT', k, mine, -tonumber(ARGV[2 + 2 * i])))
     if r <= 0 then redis.call('HDEL', k, mine) end
   else
-    out[#out + 1] = '0'
+    out[#out + 1] = redis.call('HGET', k, 'spent')
   end
 end
 local n = #KEYS - nr
-local base = 2 + 2 * nr
+local base = 3 + 2 * nr
 local grants = {}
 for i = 1, n do
   local k = KEYS[nr + i]
@@ -135,9 +140,12 @@ interface Pending {
   key: string;
   release: number;
   spent: number;
-  done: (spent: number | undefined) => void;
-  fail: (e: unknown) => void;
+  /** Told the window's spent amount once the settlement is in Redis. */
+  waiters: ((spent: number) => void)[];
 }
+
+/** A settlement batch Redis did not answer is sent again this much later. */
+const SETTLE_RETRY_MS = 500;
 
 /** How long a reconciliation waits for a reservation to travel with before it goes alone. */
 const RECONCILE_DELAY_MS = 2;
@@ -160,7 +168,11 @@ export type ReserveResult = { ok: true; spent: number[] } | { ok: false; index: 
 type ReserveCommand = (...args: (string | number)[]) => Promise<(string | number)[]>;
 
 export class RedisWindows {
-  private pending: Pending[] = [];
+  /** Settlements not yet sent, one per window key (amounts add up). */
+  private pending = new Map<string, Pending>();
+  /** A batch sent without an answer: sent again, as it was (its id makes Redis apply it once). */
+  private unanswered?: { id: string; batch: Pending[] };
+  private batches = 0;
   private timer?: NodeJS.Timeout;
   private alive?: NodeJS.Timeout;
   private sweeper?: NodeJS.Timeout;
@@ -202,7 +214,7 @@ export class RedisWindows {
     clearInterval(this.sweeper);
     for (const [key, l] of this.leases) if (l.pool > 0) this.settle(key, l.pool, 0);
     this.leases.clear();
-    if (this.pending.length > 0) await this.call().catch(() => {});
+    if (this.pending.size > 0 || this.unanswered) await this.call().catch(() => {});
   }
 
   private key(w: WindowRef): string {
@@ -213,24 +225,50 @@ export class RedisWindows {
   private async call(grant?: { windows: readonly ReserveWindow[]; wants: number[]; slices: number[]; now: number }): Promise<(string | number)[]> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    const batch = this.pending;
-    this.pending = [];
+    if (this.unanswered) {
+      const u = this.unanswered;
+      try {
+        await this.send(u.id, u.batch);
+        this.unanswered = undefined;
+      } catch (e) {
+        this.retryLater();
+        throw e;
+      }
+    }
+    const batch = [...this.pending.values()];
+    this.pending = new Map();
+    const id = `${this.daemonId}:${this.kind}:${++this.batches}`;
+    try {
+      return await this.send(id, batch, grant);
+    } catch (e) {
+      // Spending must not be lost to a blip, nor counted twice: the same batch goes again.
+      if (batch.length > 0) this.unanswered = { id, batch };
+      this.retryLater();
+      throw e;
+    }
+  }
+
+  private retryLater(): void {
+    if (this.timer || (!this.unanswered && this.pending.size === 0)) return;
+    this.timer = setTimeout(() => void this.call().catch(() => {}), SETTLE_RETRY_MS);
+    this.timer.unref();
+  }
+
+  private async send(id: string, batch: Pending[], grant?: { windows: readonly ReserveWindow[]; wants: number[]; slices: number[]; now: number }): Promise<(string | number)[]> {
     const windows = grant?.windows ?? [];
     const keys = [...batch.map((p) => p.key), ...windows.map((w) => this.key(w))];
-    const args: string[] = [String(batch.length), this.daemonId];
+    const args: string[] = [String(batch.length), this.daemonId, id];
     for (const p of batch) args.push(String(p.release), String(p.spent));
     for (const w of windows) args.push(String(w.limit));
     for (const w of windows) args.push(String(w.seed()));
     for (const w of windows) args.push(String(Math.max(1000, w.end - (grant?.now ?? 0) + KEEP_AFTER_END_MS)));
     (grant?.wants ?? []).forEach((want, i) => args.push(String(want), String(grant!.slices[i])));
-    try {
-      const r = await this.redis.run((c) => (c as unknown as { ctlWindows: ReserveCommand }).ctlWindows(keys.length, ...keys, ...args));
-      batch.forEach((p, i) => p.done(r[1 + i] === undefined ? undefined : Number(r[1 + i])));
-      return [r[0]!, ...r.slice(1 + batch.length)];
-    } catch (e) {
-      for (const p of batch) p.fail(e);
-      throw e;
-    }
+    const r = await this.redis.run((c) => (c as unknown as { ctlWindows: ReserveCommand }).ctlWindows(keys.length, ...keys, ...args));
+    batch.forEach((p, i) => {
+      const spent = Number(r[1 + i] ?? 0);
+      for (const w of p.waiters) w(spent);
+    });
+    return [r[0]!, ...r.slice(1 + batch.length)];
   }
 
   /** True when the slice covers `estimate` (an estimate of 0 needs the slice not used up). */
@@ -297,8 +335,16 @@ export class RedisWindows {
     return { ok: true, spent: (held as Lease[]).map((l) => l.spent) };
   }
 
+  private merge(p: Pending): void {
+    const q = this.pending.get(p.key);
+    if (!q) return void this.pending.set(p.key, p);
+    q.release += p.release;
+    q.spent += p.spent;
+    q.waiters.push(...p.waiters);
+  }
+
   private settle(key: string, release: number, spent: number): Promise<number> {
-    const p = new Promise<number>((resolve, reject) => this.pending.push({ key, release, spent, done: (v) => resolve(v ?? 0), fail: reject }));
+    const p = new Promise<number>((resolve) => this.merge({ key, release, spent, waiters: [resolve] }));
     if (!this.timer) {
       this.timer = setTimeout(() => void this.call().catch(() => {}), RECONCILE_DELAY_MS);
       this.timer.unref();
@@ -333,7 +379,7 @@ export class RedisWindows {
   /** Spent per window, as Redis counts it now (views and metrics). */
   async spent(windows: readonly WindowRef[]): Promise<(number | undefined)[]> {
     if (windows.length === 0) return [];
-    if (this.pending.length > 0) await this.call();
+    if (this.pending.size > 0) await this.call().catch(() => {});
     const values = await this.redis.run((c) => Promise.all(windows.map((w) => c.hget(this.key(w), 'spent'))));
     return values.map((v) => (v === null ? undefined : Number(v)));
   }

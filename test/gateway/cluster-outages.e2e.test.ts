@@ -1,0 +1,115 @@
+/**
+ * Three gateways on one PostgreSQL and one Redis under load while things break: Redis stopped and
+ * started again mid-load (every request still gets an answer, 200 or 503, none hangs; service comes
+ * back by itself), and one daemon killed with -9 mid-load (the others keep serving; what it
+ * acknowledged just before is in force on them).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
+import { PG_BIN, PG_SKIP_REASON, PostgresServer } from '../helpers/postgres-server.js';
+import { REDIS_SERVER, REDIS_SKIP_REASON, RedisServer } from '../helpers/redis-server.js';
+import { until } from '../helpers/until.js';
+
+describe.skipIf(!PG_BIN || !REDIS_SERVER)('three gateways under load while Redis or a daemon goes away', () => {
+  if (!PG_BIN) console.log(PG_SKIP_REASON);
+  if (!REDIS_SERVER) console.log(REDIS_SKIP_REASON);
+  let pg: PostgresServer;
+  let redis: RedisServer;
+  let mock: MockUpstream;
+  let daemons: TestDaemon[] = [];
+  let key: string;
+
+  beforeAll(async () => {
+    [pg, redis, mock] = await Promise.all([PostgresServer.start(), RedisServer.start(), startLlmUpstream({ apiKey: 'sk-up', defaults: { latencyMs: 10 } })]);
+    const url = await pg.createDatabase('outages');
+    const opts = { ctlYaml: { storage: { postgres: url, redis: `redis://${redis.host}:${redis.port}` } }, env: { REQUIRE_API_KEY: 'true' } };
+    daemons = await Promise.all([startDaemon(opts), startDaemon(opts), startDaemon(opts)]);
+    const a = daemons[0]!;
+    expect((await a.request('gateway', 'POST', '/api/providers', { id: 'oa', kind: 'openai', base_url: mock.baseUrl('openai'), api_key: 'sk-up', models: ['m1'] })).status).toBe(201);
+    expect((await a.request('gateway', 'PUT', '/api/pricing', { model: 'oa/m1', input: 1, output: 1 })).status).toBeLessThan(300);
+    const k = await a.request('gateway', 'POST', '/api/keys', { name: 'load' });
+    key = k.json.key;
+    // A budget far from reached: every request goes through the shared windows.
+    expect((await a.request('gateway', 'POST', '/api/usage/budget', { apiKeyId: k.json.id, dailyLimitUsd: 1000 })).status).toBe(201);
+    for (const d of daemons) await until('the budget everywhere', async () => (await d.request('gateway', 'GET', `/api/usage/budget?apiKeyId=${k.json.id}`)).status === 200);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(daemons.map((d) => d.cleanup()));
+    await mock?.close();
+    await redis?.stop();
+    await pg?.destroy();
+  });
+
+  const live = () => daemons.filter((d) => d.child.exitCode === null && d.child.signalCode === null);
+  const chat = async (d: TestDaemon, apiKey = key): Promise<number> => {
+    const ctl = new AbortController();
+    const timer = setTimeout(() => ctl.abort(), 8000);
+    try {
+      const r = await fetch(`${await d.baseUrl('gateway')}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+        body: JSON.stringify({ model: 'oa/m1', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }),
+        signal: ctl.signal,
+      });
+      await r.arrayBuffer();
+      return r.status;
+    } catch (e) {
+      return (e as Error).name === 'AbortError' ? -1 : 0;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  /** Closed loops of requests on every live daemon until `stop` resolves; every status seen. */
+  const load = async (stop: Promise<void>, clients = 10): Promise<number[]> => {
+    const statuses: number[] = [];
+    let done = false;
+    void stop.then(() => (done = true));
+    await Promise.all(
+      live().flatMap((d) =>
+        Array.from({ length: clients }, async () => {
+          for (let i = 0; i < 2000 && !done; i++) {
+            if (d.child.signalCode !== null) return;
+            statuses.push(await chat(d));
+          }
+        }),
+      ),
+    );
+    return statuses;
+  };
+
+  it('Redis stopped and started again mid-load: every request is answered (200 or 503), none hangs, service comes back', async () => {
+    const stop = (async () => {
+      await new Promise((r) => setTimeout(r, 700));
+      await redis.stop();
+      await new Promise((r) => setTimeout(r, 1000));
+      await redis.start();
+      await new Promise((r) => setTimeout(r, 1500));
+    })();
+    const statuses = await load(stop);
+    expect(statuses.filter((s) => s !== 200 && s !== 503)).toEqual([]);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(50);
+    // Back to normal on every daemon.
+    for (const d of live()) await until('a 200 again', async () => (await chat(d)) === 200, 5000);
+  }, 60_000);
+
+  it('one daemon killed with -9 mid-load: the others keep serving, and a key it acknowledged works on them', async () => {
+    const [victim, ...others] = daemons;
+    const stop = (async () => {
+      await new Promise((r) => setTimeout(r, 500));
+      const made = await victim!.request('gateway', 'POST', '/api/keys', { name: 'acknowledged-then-killed' });
+      expect(made.status).toBe(201);
+      await victim!.kill9();
+      await new Promise((r) => setTimeout(r, 1000));
+      return made.json.key as string;
+    })();
+    const statuses = await load(stop.then(() => undefined));
+    const acknowledged = await stop;
+    // Requests in flight on the killed daemon fail at the socket (0); everything else is a 200.
+    expect(statuses.filter((s) => s !== 200 && s !== 0)).toEqual([]);
+    for (const d of others) {
+      expect(await chat(d)).toBe(200);
+      await until('the acknowledged key on a survivor', async () => (await chat(d, acknowledged)) === 200, 2000);
+    }
+  }, 60_000);
+});
