@@ -34,7 +34,7 @@ const KEEP_AFTER_END_MS = 86_400_000;
  * killed while it held some holds nothing for long.
  * A window with plenty left (twice the slice) grants a whole slice; nearer its limit only what the
  * call needs, and the daemon gives back what the call did not spend at once (nothing lingers).
- * ARGV: nr, daemon id, settlement batch id, then 2·nr settlement values, then per window limit, seed,
+ * ARGV: nr, daemon id, settlement batch number, then 2·nr settlement values, then per window limit, seed,
  * time to live, and
  * (want, slice) pairs. Returns {blocked window (0 = none), spent of every settled key, then per
  * window spent, granted, ample (for a blocked window: spent, reserved, 0)}.
@@ -42,14 +42,16 @@ const KEEP_AFTER_END_MS = 86_400_000;
 const SCRIPT = `
 local nr = tonumber(ARGV[1])
 local mine = 'r:' .. ARGV[2]
+local seq = tonumber(ARGV[3])
 local out = {0}
--- A settlement batch is applied once: a retry after a lost answer finds its id and only reads.
-local fresh = nr > 0 and redis.call('SET', 'ctl:gw:settled:' .. ARGV[3], '1', 'NX', 'PX', 3600000)
+-- Settlements of one daemon come in order (one batch in flight at a time) and each key remembers
+-- the last batch applied (field q:<daemon>): a batch sent again after a lost answer only reads.
 for i = 1, nr do
   local k = KEYS[i]
   if redis.call('EXISTS', k) == 0 then
     out[#out + 1] = '0'
-  elseif fresh then
+  elseif seq > (tonumber(redis.call('HGET', k, 'q:' .. ARGV[2])) or 0) then
+    redis.call('HSET', k, 'q:' .. ARGV[2], seq)
     out[#out + 1] = redis.call('HINCRBYFLOAT', k, 'spent', ARGV[3 + 2 * i])
     local r = tonumber(redis.call('HINCRBYFLOAT', k, mine, -tonumber(ARGV[2 + 2 * i])))
     if r <= 0 then redis.call('HDEL', k, mine) end
@@ -147,8 +149,8 @@ interface Pending {
 /** A settlement batch Redis did not answer is sent again this much later. */
 const SETTLE_RETRY_MS = 500;
 
-/** How long a reconciliation waits for a reservation to travel with before it goes alone. */
-const RECONCILE_DELAY_MS = 2;
+/** How long spending waits to travel with a grant, or with other spending, before it goes alone. */
+const RECONCILE_DELAY_MS = 20;
 
 export interface WindowRef {
   /** Names the window within its kind (`<api key>:<period>:<start>`, `<limit id>:<start>`). */
@@ -170,9 +172,10 @@ type ReserveCommand = (...args: (string | number)[]) => Promise<(string | number
 export class RedisWindows {
   /** Settlements not yet sent, one per window key (amounts add up). */
   private pending = new Map<string, Pending>();
-  /** A batch sent without an answer: sent again, as it was (its id makes Redis apply it once). */
-  private unanswered?: { id: string; batch: Pending[] };
+  /** A batch sent without an answer: sent again, as it was (its number makes Redis apply it once). */
+  private unanswered?: { seq: number; batch: Pending[] };
   private batches = 0;
+  private settling = false;
   private timer?: NodeJS.Timeout;
   private alive?: NodeJS.Timeout;
   private sweeper?: NodeJS.Timeout;
@@ -221,43 +224,51 @@ export class RedisWindows {
     return `ctl:gw:${this.kind}:${w.key}`;
   }
 
-  /** Send the script: the queued settlements, then the grant when given. */
+  /** Send the script: the queued settlements (one batch in flight at a time), then the grant when given. */
   private async call(grant?: { windows: readonly ReserveWindow[]; wants: number[]; slices: number[]; now: number }): Promise<(string | number)[]> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.unanswered) {
-      const u = this.unanswered;
+    // A batch in flight: this call carries no settlements (they keep their order); the grant goes.
+    if (this.settling) return this.send(0, [], grant);
+    this.settling = true;
+    try {
+      if (this.unanswered) {
+        const u = this.unanswered;
+        try {
+          await this.send(u.seq, u.batch);
+          this.unanswered = undefined;
+        } catch (e) {
+          this.retryLater();
+          throw e;
+        }
+      }
+      const batch = [...this.pending.values()];
+      this.pending = new Map();
+      const seq = batch.length > 0 ? ++this.batches : 0;
       try {
-        await this.send(u.id, u.batch);
-        this.unanswered = undefined;
+        return await this.send(seq, batch, grant);
       } catch (e) {
+        // Spending must not be lost to a blip, nor counted twice: the same batch goes again.
+        if (batch.length > 0) this.unanswered = { seq, batch };
         this.retryLater();
         throw e;
       }
-    }
-    const batch = [...this.pending.values()];
-    this.pending = new Map();
-    const id = `${this.daemonId}:${this.kind}:${++this.batches}`;
-    try {
-      return await this.send(id, batch, grant);
-    } catch (e) {
-      // Spending must not be lost to a blip, nor counted twice: the same batch goes again.
-      if (batch.length > 0) this.unanswered = { id, batch };
-      this.retryLater();
-      throw e;
+    } finally {
+      this.settling = false;
+      if (this.pending.size > 0) this.retryLater(RECONCILE_DELAY_MS);
     }
   }
 
-  private retryLater(): void {
+  private retryLater(ms = SETTLE_RETRY_MS): void {
     if (this.timer || (!this.unanswered && this.pending.size === 0)) return;
-    this.timer = setTimeout(() => void this.call().catch(() => {}), SETTLE_RETRY_MS);
+    this.timer = setTimeout(() => void this.call().catch(() => {}), ms);
     this.timer.unref();
   }
 
-  private async send(id: string, batch: Pending[], grant?: { windows: readonly ReserveWindow[]; wants: number[]; slices: number[]; now: number }): Promise<(string | number)[]> {
+  private async send(seq: number, batch: Pending[], grant?: { windows: readonly ReserveWindow[]; wants: number[]; slices: number[]; now: number }): Promise<(string | number)[]> {
     const windows = grant?.windows ?? [];
     const keys = [...batch.map((p) => p.key), ...windows.map((w) => this.key(w))];
-    const args: string[] = [String(batch.length), this.daemonId, id];
+    const args: string[] = [String(batch.length), this.daemonId, String(seq)];
     for (const p of batch) args.push(String(p.release), String(p.spent));
     for (const w of windows) args.push(String(w.limit));
     for (const w of windows) args.push(String(w.seed()));
