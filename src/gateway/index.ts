@@ -33,6 +33,7 @@ import { SharedConfigStore } from './shared/config-store.js';
 import { SharedLimitsStore } from './shared/limits-store.js';
 import { RedisWindows } from './shared/redis-windows.js';
 import { SharedIdempotency } from './shared/idempotency.js';
+import { SharedResilience } from './shared/resilience.js';
 import { GATEWAY_MIGRATIONS, GatewayStore } from './store.js';
 import { ProxyRegistry } from './proxies/registry.js';
 import { ProxyProber, proxyProbeTarget } from './proxies/probe.js';
@@ -318,6 +319,11 @@ export const gatewayComponent: ComponentDefinition = {
   async create(ctx): Promise<ComponentInstance> {
     const svc = createGatewayServices(ctx, await openGatewayStore(ctx));
     followSharedChanges(svc);
+    if (ctx.shared?.redis) {
+      await svc.resilienceState.share(new SharedResilience(ctx.shared.redis, ctx.shared.daemonId, ctx.log), () => ctx.clock.now()).catch((e: Error) =>
+        ctx.log.warn({ err: e.message }, 'gateway: breakers and cool-downs are not shared with the other daemons (Redis did not answer)'),
+      );
+    }
     // The strategy context reads prices of the current catalog; deleted providers lose their state.
     svc.state.onChange(() => {
       svc.strategy.pricing = svc.state.catalog.pricing;

@@ -78,6 +78,35 @@ describe.skipIf(!PG_BIN || !REDIS_SERVER)('three gateways under load while Redis
     return statuses;
   };
 
+  it('a provider breaker that opens on one daemon is open on the others within moments', async () => {
+    const [a, b] = daemons;
+    expect((await a!.request('gateway', 'POST', '/api/providers', { id: 'flaky', kind: 'openai', base_url: mock.baseUrl('openai'), api_key: 'sk-up', models: ['m1'] })).status).toBe(201);
+    await until('b to know flaky', async () => ((await b!.request('gateway', 'GET', '/api/providers')).json.providers as { id: string }[]).some((p) => p.id === 'flaky'));
+    const state = async (d: TestDaemon) => ((await d.request('gateway', 'GET', '/api/resilience')).json.breakers as { provider: string; state: string }[]).find((x) => x.provider === 'flaky')?.state;
+    // Failures on a alone until its breaker opens.
+    for (let i = 0; i < 30 && (await state(a!)) !== 'OPEN'; i++) {
+      mock.enqueue({ status: 500 }, 'openai');
+      await fetch(`${await a!.baseUrl('gateway')}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ model: 'flaky/m1', messages: [{ role: 'user', content: 'hi' }] }),
+      }).then((r) => r.arrayBuffer());
+    }
+    expect(await state(a!)).toBe('OPEN');
+    mock.reset();
+    // b sent nothing to flaky, yet holds it back.
+    await until('b to see the breaker open', async () => (await state(b!)) === 'OPEN', 4000);
+    const before = mock.requests.length;
+    const r = await fetch(`${await b!.baseUrl('gateway')}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ model: 'flaky/m1', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(r.status).toBe(503);
+    expect(r.headers.get('x-gateway-provider-breaker')).toBe('open');
+    expect(mock.requests.length).toBe(before);
+  }, 30_000);
+
   it('Redis stopped and started again mid-load: every request is answered (200 or 503), none hangs, service comes back', async () => {
     const stop = (async () => {
       await new Promise((r) => setTimeout(r, 700));

@@ -183,6 +183,12 @@ export class ProviderBreakers {
     }
   }
 
+  /** Another daemon's changes (shared storage): taken as they are, not marked for persistence here. */
+  applyRemote(upsert: readonly BreakerRecord[], remove: readonly string[]): void {
+    this.restore([...upsert]);
+    for (const id of remove) this.map.delete(id);
+  }
+
   /** Pending persistence work: records to write and providers to delete. */
   takeDirty(): { upsert: BreakerRecord[]; remove: string[] } {
     const upsert: BreakerRecord[] = [];

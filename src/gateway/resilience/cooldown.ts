@@ -129,6 +129,12 @@ export class ConnectionCooldowns {
     }
   }
 
+  /** Another daemon's changes (shared storage): taken as they are, not marked for persistence here. */
+  applyRemote(upsert: readonly CooldownRecord[], remove: readonly string[], now: number): void {
+    this.restore([...upsert], now);
+    for (const key of remove) this.map.delete(key);
+  }
+
   takeDirty(): { upsert: CooldownRecord[]; remove: string[] } {
     const upsert: CooldownRecord[] = [];
     const remove: string[] = [];

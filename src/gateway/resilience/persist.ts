@@ -9,9 +9,12 @@ import type { Store } from '../../store/index.js';
 import type { BreakerRecord } from './breaker.js';
 import type { CooldownRecord } from './cooldown.js';
 import type { ResilientPolicy } from './policy.js';
+import type { SharedResilience } from '../shared/resilience.js';
 
 export class ResilienceState {
   private timer: NodeJS.Timeout | undefined;
+  /** With storage.redis: changes are published to the other daemons too (shared/resilience.ts). */
+  private shared?: SharedResilience;
 
   constructor(
     private readonly store: Store,
@@ -38,6 +41,17 @@ export class ResilienceState {
     this.policy.cooldowns.restore(cooldowns, now);
   }
 
+  /** Share breakers and cool-downs with the other daemons: take theirs now and as they change. */
+  async share(shared: SharedResilience, now: () => number): Promise<void> {
+    this.shared = shared;
+    const apply = (ch: Awaited<ReturnType<SharedResilience['load']>>) => {
+      this.policy.breakers.applyRemote(ch.breakers.upsert, ch.breakers.remove);
+      this.policy.cooldowns.applyRemote(ch.cooldowns.upsert, ch.cooldowns.remove, now());
+    };
+    apply(await shared.load());
+    await shared.follow(apply);
+  }
+
   /** Start the periodic flush (unref'd: it never keeps the process alive). */
   start(): void {
     if (this.timer) return;
@@ -50,6 +64,7 @@ export class ResilienceState {
     const b = this.policy.breakers.takeDirty();
     const c = this.policy.cooldowns.takeDirty();
     const now = Date.now();
+    this.shared?.publish({ breakers: b, cooldowns: c }).catch((e: Error) => this.log.warn({ err: e.message }, 'gateway: publishing resilience state to the other daemons failed'));
     try {
       const up = this.store.prepare(
         'INSERT INTO resilience_state (kind, key, data, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT(kind, key) DO UPDATE SET data=excluded.data, updated_at=excluded.updated_at',
@@ -74,5 +89,6 @@ export class ResilienceState {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     this.flush();
+    this.shared?.close();
   }
 }
