@@ -219,7 +219,7 @@ export class GatewayAuth {
     const token = cookieValue(ctx.req.headers.cookie, AUTH_COOKIE);
     if (token) {
       const hash = sha256Hex(token);
-      const exp = this.sessions.get(hash);
+      const exp = this.sessionExpiry(hash);
       if (exp !== undefined && exp > now) return;
       if (exp !== undefined) this.sessions.delete(hash);
     }
@@ -257,8 +257,13 @@ export class GatewayAuth {
       if (key) return `key:${key.name}`;
     }
     const token = cookieValue(ctx.req.headers.cookie, AUTH_COOKIE);
-    if (token && this.sessions.has(sha256Hex(token))) return 'login-session';
+    if (token && this.sessionExpiry(sha256Hex(token)) !== undefined) return 'login-session';
     return 'anonymous';
+  }
+
+  /** A session's expiry: from the shared store when sessions are shared (another daemon may have made or ended it). */
+  private sessionExpiry(hash: string): number | undefined {
+    return this.db.sessionsShared ? this.db.sessionExpiry(hash) : this.sessions.get(hash);
   }
 
   /** Whether a password (saved or INITIAL_PASSWORD) is configured. */

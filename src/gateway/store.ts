@@ -1227,6 +1227,17 @@ export class GatewayStore {
     return rows.map((r) => ({ tokenHash: r.token_hash, expiresAt: r.expires_at }));
   }
 
+  /** True when login sessions live in a store several daemons share (read them here, do not cache). */
+  get sessionsShared(): boolean {
+    return false;
+  }
+
+  /** Expiry of a login session, if it exists. */
+  sessionExpiry(tokenHash: string): number | undefined {
+    const r = this.store.prepare('SELECT expires_at FROM sessions WHERE token_hash = ?').get(tokenHash) as { expires_at: number } | undefined;
+    return r?.expires_at;
+  }
+
   saveSession(tokenHash: string, now: number, expiresAt: number): void {
     this.store.prepare('INSERT INTO sessions (token_hash, created_at, expires_at) VALUES (?, ?, ?)').run(tokenHash, now, expiresAt);
   }

@@ -100,6 +100,21 @@ describe.skipIf(!PG_BIN)('gateway configuration shared by two daemons', () => {
     expect(await total(a)).toBe(0);
   });
 
+  it('a dashboard login made through one daemon is good on the other, and a logout there ends it everywhere', async () => {
+    expect((await gw(a, 'POST', '/api/auth/password', { password: 'cluster-password-1' })).status).toBeLessThan(300);
+    const login = await fetch(`${await a.baseUrl('gateway')}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ password: 'cluster-password-1' }),
+    });
+    expect(login.status).toBe(200);
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const keysOn = async (d: TestDaemon) => (await fetch(`${await d.baseUrl('gateway')}/api/keys`, { headers: { cookie } })).status;
+    await until('b to take the session', async () => (await keysOn(b)) === 200, 1000);
+    expect((await fetch(`${await b.baseUrl('gateway')}/api/auth/logout`, { method: 'POST', headers: { cookie } })).status).toBe(200);
+    await until('a to end the session', async () => (await keysOn(a)) === 401, 1000);
+  });
+
   it('a daemon restarted reads everything back from the database', async () => {
     await a.restart();
     const ps = (await gw(a, 'GET', '/api/providers')).json.providers.map((x: { id: string }) => x.id);

@@ -39,13 +39,13 @@ export const GATEWAY_SHARED_MIGRATIONS: PgMigration[] = [
   { version: 2, up: REQUEST_LOG_MIGRATION },
 ];
 
-type Kind = 'provider' | 'model' | 'alias' | 'combo' | 'mapping' | 'key' | 'key_used' | 'price' | 'setting' | RecordKind;
+type Kind = 'provider' | 'model' | 'alias' | 'combo' | 'mapping' | 'key' | 'key_used' | 'price' | 'setting' | 'session' | RecordKind;
 
 /** Kinds other stores of the gateway keep here through `putRecord` (budgets and token limits). */
 export type RecordKind = 'budget' | 'token_limit';
 
 /** Kinds other daemons are told about (a key's last use is not worth a notification). */
-const ANNOUNCED = new Set<Kind>(['provider', 'model', 'alias', 'combo', 'mapping', 'key', 'price', 'setting', 'budget', 'token_limit']);
+const ANNOUNCED = new Set<Kind>(['provider', 'model', 'alias', 'combo', 'mapping', 'key', 'price', 'setting', 'session', 'budget', 'token_limit']);
 
 interface Op {
   kind: Kind;
@@ -472,5 +472,36 @@ export class SharedConfigStore extends GatewayStore {
 
   override setSetting(key: string, value: string): void {
     this.put('setting', key, value);
+  }
+
+  // ----- dashboard login sessions (a login through one daemon works on every daemon) -------------
+
+  override get sessionsShared(): boolean {
+    return true;
+  }
+
+  override sessionExpiry(tokenHash: string): number | undefined {
+    return this.table<{ expiresAt: number }>('session').get(tokenHash)?.expiresAt;
+  }
+
+  override listSessions(now: number): { tokenHash: string; expiresAt: number }[] {
+    const out: { tokenHash: string; expiresAt: number }[] = [];
+    for (const [tokenHash, v] of this.table<{ expiresAt: number }>('session')) {
+      if (v.expiresAt <= now) this.del('session', tokenHash);
+      else out.push({ tokenHash, expiresAt: v.expiresAt });
+    }
+    return out;
+  }
+
+  override saveSession(tokenHash: string, now: number, expiresAt: number): void {
+    this.put('session', tokenHash, { createdAt: now, expiresAt });
+  }
+
+  override deleteSession(tokenHash: string): void {
+    this.del('session', tokenHash);
+  }
+
+  override deleteAllSessions(): void {
+    for (const tokenHash of [...this.table('session').keys()]) this.del('session', tokenHash);
   }
 }

@@ -26,14 +26,17 @@ export function authRoutes(r: Router, svc: GatewayServices): void {
     if (typeof body.password !== 'string' || body.password.length === 0) throw badRequest('password is required');
     if (body.password.length > 1024) throw badRequest('password is too long');
     const { token, expiresAt } = await svc.auth.login(body.password);
+    // With shared storage the session is in PostgreSQL (good on every daemon) before the answer.
+    await svc.state.db.settled();
     ctx.res.setHeader('Set-Cookie', cookie(ctx, token, Math.floor(SESSION_TTL_MS / 1000)));
     ok(ctx, { success: true, expiresAt: iso(expiresAt) });
   })
     .tag('auth', 'public')
     .rateLimit(LOGIN_RATE_LIMIT.limit, LOGIN_RATE_LIMIT.interval);
 
-  r.post('/api/auth/logout', (ctx) => {
+  r.post('/api/auth/logout', async (ctx) => {
     svc.auth.logout(ctx);
+    await svc.state.db.settled();
     ctx.res.setHeader('Set-Cookie', cookie(ctx, '', 0));
     ok(ctx, { success: true });
   }).tag('auth', 'public');
