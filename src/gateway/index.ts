@@ -31,6 +31,7 @@ import type { GatewayServices, RuntimeSettings } from './services.js';
 import { GatewayState } from './state.js';
 import { SharedConfigStore } from './shared/config-store.js';
 import { SharedLimitsStore } from './shared/limits-store.js';
+import { SharedWebhookStore } from './shared/webhook-store.js';
 import { RedisWindows } from './shared/redis-windows.js';
 import { SharedIdempotency } from './shared/idempotency.js';
 import { SharedResilience } from './shared/resilience.js';
@@ -228,7 +229,8 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
   cache.restore(parseMetrics(db.getSetting('cache.metrics')));
   runtime.cache.onChange(() => cache.reconfigure());
 
-  const webhooks = new WebhookService(db.store, ctx.egress, ctx.clock, ctx.log, webhookSettings(ctx.config ?? {}));
+  // With shared storage the subscriptions are the cluster's; deliveries stay in this daemon's file.
+  const webhooks = new WebhookService(db.store, ctx.egress, ctx.clock, ctx.log, webhookSettings(ctx.config ?? {}), db instanceof SharedConfigStore ? new SharedWebhookStore(db.store, db) : undefined);
   policy.breakers.transitions.push((provider, to) => webhooks.emit(to === 'opened' ? 'provider.circuit_opened' : 'provider.circuit_closed', { provider }));
   const files = new FileService(db.store, ctx.uploadsDir, ctx.clock, ctx.log);
   const batches = new BatchService(db.store, files, ctx.clock, ctx.log, (owner) => batchPrincipal(state, owner, ctx.clock.now()), batchConcurrency(ctx.config ?? {}));
@@ -310,6 +312,7 @@ function followSharedChanges(svc: GatewayServices): void {
     for (const key of c.settings) layered[key]?.reloadSaved();
     if (c.records.includes('budget')) svc.budgets.reload();
     if (c.records.includes('token_limit')) svc.tokenLimits.reload();
+    if (c.records.includes('webhook')) svc.webhooks.refresh();
   };
 }
 

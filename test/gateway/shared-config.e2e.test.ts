@@ -6,6 +6,8 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
 import { PG_BIN, PG_SKIP_REASON, PostgresServer } from '../helpers/postgres-server.js';
@@ -19,15 +21,30 @@ describe.skipIf(!PG_BIN)('gateway configuration shared by two daemons', () => {
   let a: TestDaemon;
   let b: TestDaemon;
   let key: string;
+  let sink: Server;
+  const events: { event: string; daemonPort?: string }[] = [];
 
   beforeAll(async () => {
     pg = await PostgresServer.start();
     const url = await pg.createDatabase('gw');
     mock = await startLlmUpstream({ apiKey: 'sk-up' });
-    const opts = { ctlYaml: { storage: { postgres: url } }, env: { REQUIRE_API_KEY: 'true' } };
+    sink = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        const e = JSON.parse(body) as { type?: string; event?: string };
+        events.push({ event: e.type ?? e.event ?? '' });
+        res.end();
+      });
+    });
+    await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
+    const hookAddr = `127.0.0.1:${(sink.address() as AddressInfo).port}`;
+    const opts = { ctlYaml: { storage: { postgres: url }, egress: { 'address-map': { '203.0.113.77:80': hookAddr } } }, env: { REQUIRE_API_KEY: 'true' } };
     [a, b] = await Promise.all([startDaemon(opts), startDaemon(opts)]);
   }, 60_000);
   afterAll(async () => {
+    sink?.closeAllConnections();
+    await new Promise((r) => sink?.close(r));
     await Promise.all([a?.cleanup(), b?.cleanup()]);
     await mock?.close();
     await pg?.destroy();
@@ -98,6 +115,20 @@ describe.skipIf(!PG_BIN)('gateway configuration shared by two daemons', () => {
     const purged = await gw(b, 'POST', '/api/settings/purge-request-history', {});
     expect(purged.json.requestLogs).toBeGreaterThanOrEqual(5);
     expect(await total(a)).toBe(0);
+  });
+
+  it('a webhook registered through one daemon gets the events of the other', async () => {
+    const w = await gw(a, 'POST', '/api/webhooks', { url: 'http://203.0.113.77/hook', events: ['request.completed'] });
+    expect(w.status, w.text).toBe(201);
+    await until('b to know the webhook', async () => ((await gw(b, 'GET', '/api/webhooks')).json.webhooks ?? (await gw(b, 'GET', '/api/webhooks')).json).length > 0, 1000);
+    events.length = 0;
+    await chat(b, 'oa/m1');
+    await until('the event from b', () => events.some((e) => e.event === 'request.completed'), 5000);
+    expect((await gw(b, 'DELETE', `/api/webhooks/${w.json.id}`)).status).toBe(200);
+    await until('a to forget the webhook', async () => {
+      const list = (await gw(a, 'GET', '/api/webhooks')).json;
+      return (list.webhooks ?? list).length === 0;
+    }, 1000);
   });
 
   it('a dashboard login made through one daemon is good on the other, and a logout there ends it everywhere', async () => {

@@ -42,10 +42,10 @@ export const GATEWAY_SHARED_MIGRATIONS: PgMigration[] = [
 type Kind = 'provider' | 'model' | 'alias' | 'combo' | 'mapping' | 'key' | 'key_used' | 'price' | 'setting' | 'session' | RecordKind;
 
 /** Kinds other stores of the gateway keep here through `putRecord` (budgets and token limits). */
-export type RecordKind = 'budget' | 'token_limit';
+export type RecordKind = 'budget' | 'token_limit' | 'webhook';
 
 /** Kinds other daemons are told about (a key's last use is not worth a notification). */
-const ANNOUNCED = new Set<Kind>(['provider', 'model', 'alias', 'combo', 'mapping', 'key', 'price', 'setting', 'session', 'budget', 'token_limit']);
+const ANNOUNCED = new Set<Kind>(['provider', 'model', 'alias', 'combo', 'mapping', 'key', 'price', 'setting', 'session', 'budget', 'token_limit', 'webhook']);
 
 interface Op {
   kind: Kind;
@@ -152,7 +152,7 @@ export class SharedConfigStore extends GatewayStore {
       this.onRemoteChange({
         catalog: { providers: this.listProviderIds(), aliases: true, combos: true, mappings: true, keys: true, pricing: true },
         settings: [...this.table('setting').keys()],
-        records: ['budget', 'token_limit'],
+        records: ['budget', 'token_limit', 'webhook'],
       });
     } catch (e) {
       this.log.error({ err: (e as Error).message }, 'gateway: reloading the shared configuration failed; it is reloaded when the database is back');
@@ -276,6 +276,7 @@ export class SharedConfigStore extends GatewayStore {
           break;
         case 'budget':
         case 'token_limit':
+        case 'webhook':
           records.add(r.kind);
           break;
       }

@@ -80,6 +80,7 @@ export function webhookRoutes(r: Router, hooks: WebhookService, egress: Egress, 
       const w: WebhookRecord = { id: `wh_${randomBytes(9).toString('base64url')}`, url: body.url, events, secret: body.secret ?? generateSecret(), description: body.description ?? '', enabled: body.enabled ?? true, createdAt: now, updatedAt: now };
       hooks.store.save(w);
       hooks.refresh();
+      await hooks.store.settled();
       ok(ctx, { ...view(w), secret: w.secret, notice: 'store this secret now: it is not shown again' }, 201);
     }),
   );
@@ -93,15 +94,17 @@ export function webhookRoutes(r: Router, hooks: WebhookService, egress: Egress, 
     const next: WebhookRecord = { ...prev, ...body, updatedAt: clock.now() };
     hooks.store.save(next);
     hooks.refresh();
+    await hooks.store.settled();
     ok(ctx, view(next));
   };
   m(r.put('/api/webhooks/:id', update));
   m(r.patch('/api/webhooks/:id', update));
   m(
-    r.delete('/api/webhooks/:id', (ctx) => {
+    r.delete('/api/webhooks/:id', async (ctx) => {
       const w = find(ctx);
       hooks.store.delete(w.id);
       hooks.refresh();
+      await hooks.store.settled();
       ok(ctx, { id: w.id, deleted: true });
     }),
   );

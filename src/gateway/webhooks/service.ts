@@ -47,8 +47,10 @@ export class WebhookService implements WebhookEmitter {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly settings: WebhookSettings = DEFAULT_WEBHOOK_SETTINGS,
+    /** The subscriptions' store (shared/webhook-store.ts with shared storage); deliveries stay in `db`. */
+    store?: WebhookStore,
   ) {
-    this.store = new WebhookStore(db);
+    this.store = store ?? new WebhookStore(db);
     this.refresh();
   }
 

@@ -63,6 +63,11 @@ const delivery = (r: Record<string, unknown>): DeliveryRecord => ({
 export class WebhookStore {
   constructor(readonly store: Store) {}
 
+  /** Resolves once subscription changes are durable (the shared store commits in the background). */
+  settled(): Promise<void> {
+    return Promise.resolve();
+  }
+
   list(): WebhookRecord[] {
     return (this.store.prepare('SELECT * FROM webhooks ORDER BY created_at, id').all() as Record<string, unknown>[]).map(hook);
   }
@@ -83,9 +88,14 @@ export class WebhookStore {
 
   delete(id: string): boolean {
     return this.store.transaction(() => {
-      this.store.prepare("DELETE FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'").run(id);
+      this.dropPending(id);
       return this.store.prepare('DELETE FROM webhooks WHERE id = ?').run(id).changes > 0;
     });
+  }
+
+  /** This daemon's deliveries still waiting for a webhook that goes. */
+  protected dropPending(id: string): void {
+    this.store.prepare("DELETE FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'").run(id);
   }
 
   enqueue(d: DeliveryRecord): void {
