@@ -35,6 +35,7 @@ import { SharedWebhookStore } from './shared/webhook-store.js';
 import { RedisWindows } from './shared/redis-windows.js';
 import { SharedIdempotency } from './shared/idempotency.js';
 import { SharedResilience } from './shared/resilience.js';
+import { SharedCacheTier } from './shared/response-cache.js';
 import { GATEWAY_MIGRATIONS, GatewayStore } from './store.js';
 import { ProxyRegistry } from './proxies/registry.js';
 import { ProxyProber, proxyProbeTarget } from './proxies/probe.js';
@@ -298,6 +299,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     startedAt: ctx.clock.now(),
     sleep: sleepWithSignal,
   };
+  if (ctx.shared?.redis) svc.cache.useShared(new SharedCacheTier(ctx.shared.redis, ctx.log));
   if (ctx.shared?.redis) svc.idempotency.useShared(new SharedIdempotency(ctx.shared.redis, ctx.shared.daemonId, svc.idempotency.windowMs), ctx.log);
   return svc;
 }

@@ -107,6 +107,31 @@ describe.skipIf(!PG_BIN || !REDIS_SERVER)('three gateways under load while Redis
     expect(mock.requests.length).toBe(before);
   }, 30_000);
 
+  it('an answer cached by one gateway is a hit on another', async () => {
+    const [a, , c] = daemons;
+    expect((await a!.request('gateway', 'PATCH', '/api/cache', { enabled: true })).status).toBe(200);
+    await until('c to have the cache on', async () => (await c!.request('gateway', 'GET', '/api/cache')).json.settings.enabled === true);
+    const ask = async (d: TestDaemon) => {
+      const r = await fetch(`${await d.baseUrl('gateway')}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ model: 'oa/m1', temperature: 0, messages: [{ role: 'user', content: 'cache me across daemons' }] }),
+      });
+      return { status: r.status, hit: r.headers.get('x-gateway-cache-hit'), body: await r.text() };
+    };
+    const before = mock.requests.length;
+    const first = await ask(a!);
+    expect(first).toMatchObject({ status: 200, hit: 'false' });
+    await new Promise((r) => setTimeout(r, 100));
+    const second = await ask(c!);
+    expect(second).toMatchObject({ status: 200, hit: 'true' });
+    expect(mock.requests.length - before).toBe(1);
+    // Clearing the cache through one gateway clears the shared tier too.
+    expect((await c!.request('gateway', 'DELETE', '/api/cache/entries')).status).toBe(200);
+    expect((await ask(daemons[1]!)).hit).toBe('false');
+    expect((await a!.request('gateway', 'PATCH', '/api/cache', { enabled: false })).status).toBe(200);
+  });
+
   it('Redis stopped and started again mid-load: every request is answered (200 or 503), none hangs, service comes back', async () => {
     const stop = (async () => {
       await new Promise((r) => setTimeout(r, 700));

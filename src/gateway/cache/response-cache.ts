@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../http/clock.js';
 import type { Store } from '../../store/index.js';
 import type { StoredAnswer } from './answer.js';
+import type { SharedCacheTier } from '../shared/response-cache.js';
 import type { CacheSettings } from './settings.js';
 
 interface MemEntry {
@@ -70,6 +71,23 @@ export class ResponseCache {
   hits = 0;
   misses = 0;
   private metricsDirty = false;
+  /** With storage.redis: the tier every gateway shares (shared/response-cache.ts). */
+  private shared?: SharedCacheTier;
+
+  useShared(tier: SharedCacheTier): void {
+    this.shared = tier;
+  }
+
+  private sharedDeletion: Promise<void> = Promise.resolve();
+
+  /** Resolves when the shared tier's part of the last delete is done (management routes wait for it). */
+  sharedDeleted(): Promise<void> {
+    return this.sharedDeletion;
+  }
+
+  get sharedTier(): boolean {
+    return this.shared !== undefined;
+  }
 
   constructor(
     private readonly store: Store,
@@ -113,6 +131,22 @@ export class ResponseCache {
   get hitRate(): number {
     const total = this.hits + this.misses;
     return total === 0 ? 0 : this.hits / total;
+  }
+
+  /**
+   * `lookup`, then the shared tier on a miss here (an answer another gateway cached); a hit there is
+   * kept in memory and counted as a hit.
+   */
+  async lookupAcross(signature: string): Promise<StoredAnswer | undefined> {
+    const local = this.lookup(signature);
+    if (local || !this.shared || !this.settings().enabled) return local;
+    const e = await this.shared.get(signature);
+    if (!e || e.expiresAt <= this.clock.now()) return undefined;
+    const json = JSON.stringify(e.answer);
+    const m: MemEntry = { signature, namespace: e.namespace, model: e.model, answer: e.answer, json, size: Buffer.byteLength(json), createdAt: e.createdAt, expiresAt: e.expiresAt, hits: 0 };
+    this.addMem(m);
+    this.misses--;
+    return this.hit(m);
   }
 
   /** The cached answer for a signature (counted as a hit or a miss). */
@@ -193,6 +227,7 @@ export class ResponseCache {
       this.pendingWrites.set(signature, e);
       this.pendingHits.delete(signature);
     }
+    this.shared?.set(signature, { namespace, model, createdAt: now, expiresAt: e.expiresAt, answer });
     return true;
   }
 
@@ -336,6 +371,18 @@ export class ResponseCache {
     for (const r of sigs) {
       this.index.delete(r.signature);
       gone.add(r.signature);
+    }
+    // The shared tier is scanned in the background (its entries also expire with their time to live).
+    if (this.shared) {
+      const { signature, ...rest } = filter;
+      const tier = this.shared;
+      this.sharedDeletion = (
+        signature !== undefined
+          ? tier.deleteOne(signature)
+          : Object.values(rest).every((v) => v === undefined)
+            ? tier.delete()
+            : tier.delete((e) => matches({ signature: '', namespace: e.namespace, model: e.model, answer: e.answer, json: '', size: 0, createdAt: e.createdAt, expiresAt: e.expiresAt, hits: 0 }, rest))
+      ).then(() => undefined);
     }
     return gone.size;
   }

@@ -178,7 +178,7 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
     }
     if (cacheable(svc, ctx, canonical)) {
       signature = requestSignature(canonical, ns);
-      const hit = svc.cache.lookup(signature);
+      const hit = svc.cache.sharedTier ? await svc.cache.lookupAcross(signature) : svc.cache.lookup(signature);
       if (hit) {
         ticket?.complete(hit);
         ticket = undefined;

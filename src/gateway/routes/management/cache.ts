@@ -78,9 +78,10 @@ export function cacheRoutes(r: Router, svc: GatewayServices): void {
 
   m(r.get('/api/cache/stats', (ctx) => ok(ctx, cacheStats(svc))));
   m(
-    r.delete('/api/cache/stats', (ctx) => {
+    r.delete('/api/cache/stats', async (ctx) => {
       const cleared = svc.cache.clear();
       svc.idempotency.clear();
+      await svc.cache.sharedDeleted();
       ok(ctx, { cleared, ...cacheStats(svc) });
     }),
   );
@@ -105,6 +106,7 @@ export function cacheRoutes(r: Router, svc: GatewayServices): void {
     r.delete('/api/cache/entries', async (ctx) => {
       const body = await readSettingsBody(ctx);
       const deleted = svc.cache.delete(filterOf(ctx, body, svc.clock.now()));
+      await svc.cache.sharedDeleted();
       ok(ctx, { deleted });
     }),
   );
