@@ -5,40 +5,30 @@
  * acknowledged just before is in force on them).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
-import { PG_BIN, PG_SKIP_REASON, PostgresServer } from '../helpers/postgres-server.js';
+import type { TestDaemon } from '../helpers/daemon.js';
+import { startGatewayCluster, type GatewayCluster } from '../helpers/gateway-cluster.js';
+import type { MockUpstream } from '../fakes/llm-upstream.js';
+import { PG_BIN, PG_SKIP_REASON } from '../helpers/postgres-server.js';
 import { REDIS_SERVER, REDIS_SKIP_REASON, RedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
 describe.skipIf(!PG_BIN || !REDIS_SERVER)('three gateways under load while Redis or a daemon goes away', () => {
   if (!PG_BIN) console.log(PG_SKIP_REASON);
   if (!REDIS_SERVER) console.log(REDIS_SKIP_REASON);
-  let pg: PostgresServer;
-  let redis: RedisServer;
-  let mock: MockUpstream;
+  let cluster: GatewayCluster;
   let daemons: TestDaemon[] = [];
+  let mock: MockUpstream;
+  let redis: RedisServer;
   let key: string;
 
   beforeAll(async () => {
-    [pg, redis, mock] = await Promise.all([PostgresServer.start(), RedisServer.start(), startLlmUpstream({ apiKey: 'sk-up', defaults: { latencyMs: 10 } })]);
-    const url = await pg.createDatabase('outages');
-    const opts = { ctlYaml: { storage: { postgres: url, redis: `redis://${redis.host}:${redis.port}` } }, env: { REQUIRE_API_KEY: 'true' } };
-    daemons = await Promise.all([startDaemon(opts), startDaemon(opts), startDaemon(opts)]);
-    const a = daemons[0]!;
-    expect((await a.request('gateway', 'POST', '/api/providers', { id: 'oa', kind: 'openai', base_url: mock.baseUrl('openai'), api_key: 'sk-up', models: ['m1'] })).status).toBe(201);
-    expect((await a.request('gateway', 'PUT', '/api/pricing', { model: 'oa/m1', input: 1, output: 1 })).status).toBeLessThan(300);
-    const k = await a.request('gateway', 'POST', '/api/keys', { name: 'load' });
-    key = k.json.key;
+    cluster = await startGatewayCluster({ daemons: 3, database: 'outages', mock: { latencyMs: 10 }, price: 1 });
+    ({ daemons, mock, redis } = cluster);
     // A budget far from reached: every request goes through the shared windows.
-    expect((await a.request('gateway', 'POST', '/api/usage/budget', { apiKeyId: k.json.id, dailyLimitUsd: 1000 })).status).toBe(201);
-    for (const d of daemons) await until('the budget everywhere', async () => (await d.request('gateway', 'GET', `/api/usage/budget?apiKeyId=${k.json.id}`)).status === 200);
+    ({ key } = await cluster.budgetedKey('load', 1000));
   }, 60_000);
   afterAll(async () => {
-    await Promise.all(daemons.map((d) => d.cleanup()));
-    await mock?.close();
-    await redis?.stop();
-    await pg?.destroy();
+    await cluster?.close();
   });
 
   const live = () => daemons.filter((d) => d.child.exitCode === null && d.child.signalCode === null);

@@ -5,9 +5,10 @@
  * away (budgeted requests answer 503 at once, others are served) and comes back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
-import { PG_BIN, PG_SKIP_REASON, PostgresServer } from '../helpers/postgres-server.js';
+import type { TestDaemon } from '../helpers/daemon.js';
+import { startGatewayCluster, type GatewayCluster } from '../helpers/gateway-cluster.js';
+import type { MockUpstream } from '../fakes/llm-upstream.js';
+import { PG_BIN, PG_SKIP_REASON } from '../helpers/postgres-server.js';
 import { REDIS_SERVER, REDIS_SKIP_REASON, RedisServer } from '../helpers/redis-server.js';
 
 /** Price per 1M tokens; the mock answers 11 input + 7 output tokens: $0.018 a request. */
@@ -18,40 +19,22 @@ const BUDGET = 0.18; // ten requests
 describe.skipIf(!PG_BIN || !REDIS_SERVER)('three gateways sharing PostgreSQL and Redis: budgets, token limits, idempotency', () => {
   if (!PG_BIN) console.log(PG_SKIP_REASON);
   if (!REDIS_SERVER) console.log(REDIS_SKIP_REASON);
-  let pg: PostgresServer;
-  let redis: RedisServer;
-  let mock: MockUpstream;
+  let cluster: GatewayCluster;
   let daemons: TestDaemon[] = [];
+  let mock: MockUpstream;
+  let redis: RedisServer;
   let key: string;
   let keyId: string;
   let free: string;
 
   beforeAll(async () => {
-    [pg, redis, mock] = await Promise.all([PostgresServer.start(), RedisServer.start(), startLlmUpstream({ apiKey: 'sk-up', defaults: { latencyMs: 40 } })]);
-    const url = await pg.createDatabase('budget');
-    const opts = { ctlYaml: { storage: { postgres: url, redis: `redis://${redis.host}:${redis.port}` } }, env: { REQUIRE_API_KEY: 'true' } };
-    daemons = await Promise.all([startDaemon(opts), startDaemon(opts), startDaemon(opts)]);
-    const a = daemons[0]!;
-    expect((await a.request('gateway', 'POST', '/api/providers', { id: 'oa', kind: 'openai', base_url: mock.baseUrl('openai'), api_key: 'sk-up', models: ['m1'] })).status).toBe(201);
-    expect((await a.request('gateway', 'PUT', '/api/pricing', { model: 'oa/m1', input: PRICE, output: PRICE })).status).toBeLessThan(300);
-    const k = await a.request('gateway', 'POST', '/api/keys', { name: 'budgeted' });
-    key = k.json.key;
-    keyId = k.json.id;
-    free = (await a.request('gateway', 'POST', '/api/keys', { name: 'free' })).json.key;
-    expect((await a.request('gateway', 'POST', '/api/usage/budget', { apiKeyId: keyId, dailyLimitUsd: BUDGET })).status).toBe(201);
-    // Every daemon has the budget (shared configuration) before the load starts.
-    for (const d of daemons) {
-      for (let i = 0; i < 40; i++) {
-        if ((await d.request('gateway', 'GET', `/api/usage/budget?apiKeyId=${keyId}`)).status === 200) break;
-        await new Promise((r) => setTimeout(r, 25));
-      }
-    }
+    cluster = await startGatewayCluster({ daemons: 3, database: 'budget', mock: { latencyMs: 40 }, price: PRICE });
+    ({ daemons, mock, redis } = cluster);
+    ({ key, id: keyId } = await cluster.budgetedKey('budgeted', BUDGET));
+    free = (await daemons[0]!.request('gateway', 'POST', '/api/keys', { name: 'free' })).json.key;
   }, 60_000);
   afterAll(async () => {
-    await Promise.all(daemons.map((d) => d.cleanup()));
-    await mock?.close();
-    await redis?.stop();
-    await pg?.destroy();
+    await cluster?.close();
   });
 
   const chat = async (d: TestDaemon, apiKey: string) => {
