@@ -221,7 +221,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     clock: ctx.clock,
     limits: tokenLimits,
   });
-  const resilienceState = new ResilienceState(db.store, policy, ctx.log);
+  const resilienceState = new ResilienceState(db.store, policy, ctx.log, 1000, () => runtime.resilience.value.accounts.maxSessions);
   resilienceState.restore(ctx.clock.now());
   const concurrency = new ConcurrencyLimiter();
   concurrency.configure(runtime.concurrency.value);

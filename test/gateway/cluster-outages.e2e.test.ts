@@ -97,6 +97,22 @@ describe.skipIf(!PG_BIN || !REDIS_SERVER)('three gateways under load while Redis
     expect(mock.requests.length).toBe(before);
   }, 30_000);
 
+  it('a session pinned on one gateway is pinned on the others (its next turn keeps the account)', async () => {
+    const [a, b] = daemons;
+    const r = await fetch(`${await a!.baseUrl('gateway')}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-session-id': 'agent-across-daemons' },
+      body: JSON.stringify({ model: 'oa/m1', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(r.status).toBe(200);
+    await r.arrayBuffer();
+    const pinsOn = async (d: TestDaemon) =>
+      ((await d.request('gateway', 'GET', '/api/sessions')).json.sessions as { sessionId: string; pins: { scope: string; target: string }[] }[]).find((x) => x.sessionId === 'agent-across-daemons')?.pins;
+    const onA = await pinsOn(a!);
+    expect(onA?.[0]?.scope).toBe('provider:oa');
+    await until('b to hold the same pin', async () => JSON.stringify(await pinsOn(b!)) === JSON.stringify(onA), 3000);
+  });
+
   it('an answer cached by one gateway is a hit on another', async () => {
     const [a, , c] = daemons;
     expect((await a!.request('gateway', 'PATCH', '/api/cache', { enabled: true })).status).toBe(200);

@@ -5,9 +5,41 @@
  * (never "pinned forever"), are dropped when the pinned account fails, and are re-pinned to whatever
  * serves the next request. Bounded: the least recently used pin goes first.
  */
+/** A pin made or dropped here, for the other daemons of a cluster (value undefined: dropped). */
+export interface PinChange {
+  session: string;
+  scope: string;
+  value?: string;
+  expiresAt?: number;
+}
+
 export class SessionAffinity {
   /** `<session>\0<scope>` → pinned value; Map order = least recently used first. */
   private readonly pins = new Map<string, { value: string; expiresAt: number }>();
+  /** Set with shared storage: pins that changed (not mere refreshes) since they were last taken. */
+  private changes?: Map<string, PinChange>;
+
+  /** Record changes from now on (they are published to the other daemons). */
+  trackChanges(): void {
+    this.changes ??= new Map();
+  }
+
+  takeChanges(): PinChange[] {
+    if (!this.changes || this.changes.size === 0) return [];
+    const out = [...this.changes.values()];
+    this.changes.clear();
+    return out;
+  }
+
+  /** Another daemon's pins: taken as they are, not recorded as changes here. */
+  applyRemote(changes: readonly PinChange[], max: number): void {
+    for (const c of changes) {
+      const key = `${c.session}\u0000${c.scope}`;
+      this.pins.delete(key);
+      if (c.value !== undefined && c.expiresAt !== undefined) this.pins.set(key, { value: c.value, expiresAt: c.expiresAt });
+    }
+    while (this.pins.size > max) this.pins.delete(this.pins.keys().next().value as string);
+  }
 
   get(session: string, scope: string, now: number): string | undefined {
     if (this.pins.size === 0) return undefined;
@@ -23,6 +55,7 @@ export class SessionAffinity {
 
   set(session: string, scope: string, value: string, now: number, ttlMs: number, max: number): void {
     const key = `${session}\u0000${scope}`;
+    if (this.changes && this.pins.get(key)?.value !== value) this.changes.set(key, { session, scope, value, expiresAt: now + ttlMs });
     this.pins.delete(key);
     this.pins.set(key, { value, expiresAt: now + ttlMs });
     while (this.pins.size > max) {
@@ -34,7 +67,9 @@ export class SessionAffinity {
   /** Forget a pin (when `value` is given, only if it still points there). */
   drop(session: string, scope: string, value?: string): void {
     const key = `${session}\u0000${scope}`;
-    if (value === undefined || this.pins.get(key)?.value === value) this.pins.delete(key);
+    if (value === undefined || this.pins.get(key)?.value === value) {
+      if (this.pins.delete(key)) this.changes?.set(key, { session, scope });
+    }
   }
 
   /** Live pins: session, scope (`p:<provider>` or `c:<combo>`), what it points to, until when. */

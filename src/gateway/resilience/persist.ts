@@ -21,6 +21,8 @@ export class ResilienceState {
     private readonly policy: ResilientPolicy,
     private readonly log: Logger,
     private readonly flushMs = 1000,
+    /** Most session pins kept (the affinity settings' maxSessions). */
+    private readonly maxPins: () => number = () => 10_000,
   ) {}
 
   /** Load what was persisted (call once, before traffic). */
@@ -47,7 +49,9 @@ export class ResilienceState {
     const apply = (ch: Awaited<ReturnType<SharedResilience['load']>>) => {
       this.policy.breakers.applyRemote(ch.breakers.upsert, ch.breakers.remove);
       this.policy.cooldowns.applyRemote(ch.cooldowns.upsert, ch.cooldowns.remove, now());
+      if (ch.pins) this.policy.affinity.applyRemote(ch.pins, this.maxPins());
     };
+    this.policy.affinity.trackChanges();
     apply(await shared.load());
     await shared.follow(apply);
   }
@@ -60,11 +64,12 @@ export class ResilienceState {
   }
 
   flush(): void {
-    if (this.policy.breakers.dirty.size === 0 && this.policy.cooldowns.dirty.size === 0) return;
+    const pins = this.shared ? this.policy.affinity.takeChanges() : [];
+    if (this.policy.breakers.dirty.size === 0 && this.policy.cooldowns.dirty.size === 0 && pins.length === 0) return;
     const b = this.policy.breakers.takeDirty();
     const c = this.policy.cooldowns.takeDirty();
     const now = Date.now();
-    this.shared?.publish({ breakers: b, cooldowns: c }).catch((e: Error) => this.log.warn({ err: e.message }, 'gateway: publishing resilience state to the other daemons failed'));
+    this.shared?.publish({ breakers: b, cooldowns: c, pins }).catch((e: Error) => this.log.warn({ err: e.message }, 'gateway: publishing resilience state to the other daemons failed'));
     try {
       const up = this.store.prepare(
         'INSERT INTO resilience_state (kind, key, data, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT(kind, key) DO UPDATE SET data=excluded.data, updated_at=excluded.updated_at',

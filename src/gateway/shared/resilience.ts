@@ -1,7 +1,8 @@
 /**
- * Provider breakers and connection cool-downs shared by the gateways of a cluster (ctl.yaml
- * storage.redis): a provider that fails on one daemon is held back on all of them, and an account
- * told to come back in an hour is not tried by the others meanwhile. Each daemon keeps deciding from
+ * Provider breakers, connection cool-downs and session pins shared by the gateways of a cluster
+ * (ctl.yaml storage.redis): a provider that fails on one daemon is held back on all of them, an
+ * account told to come back in an hour is not tried by the others meanwhile, and a session's next
+ * turn sent to another gateway goes to the same account (its prompt cache). Each daemon keeps deciding from
  * its own memory; what changes there is published once a second (with the persistence flush) to a
  * Redis hash (read at start-up) and a channel (applied by the others as it comes). The latest change
  * wins: eventually consistent within about a second.
@@ -11,6 +12,7 @@ import type { Redis } from 'ioredis';
 import type { SharedRedis } from '../../store/redis.js';
 import type { BreakerRecord } from '../resilience/breaker.js';
 import type { CooldownRecord } from '../resilience/cooldown.js';
+import type { PinChange } from '../resilience/affinity.js';
 
 const HASH = 'ctl:gw:resilience';
 const CHANNEL = 'ctl:gw:resilience';
@@ -18,6 +20,8 @@ const CHANNEL = 'ctl:gw:resilience';
 export interface ResilienceChanges {
   breakers: { upsert: BreakerRecord[]; remove: string[] };
   cooldowns: { upsert: CooldownRecord[]; remove: string[] };
+  /** Session pins made or dropped (sent on the channel only: they are short-lived). */
+  pins?: PinChange[];
 }
 
 interface Message extends ResilienceChanges {
@@ -50,7 +54,7 @@ export class SharedResilience {
 
   /** What changed here since the last flush: stored, and told to the other daemons. */
   async publish(ch: ResilienceChanges): Promise<void> {
-    const n = ch.breakers.upsert.length + ch.breakers.remove.length + ch.cooldowns.upsert.length + ch.cooldowns.remove.length;
+    const n = ch.breakers.upsert.length + ch.breakers.remove.length + ch.cooldowns.upsert.length + ch.cooldowns.remove.length + (ch.pins?.length ?? 0);
     if (n === 0) return;
     const set: string[] = [];
     for (const r of ch.breakers.upsert) set.push(`b:${r.provider}`, JSON.stringify(r));
