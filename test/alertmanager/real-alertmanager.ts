@@ -4,9 +4,11 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../helpers/free-port.js';
+
+export { freePort };
 
 export function findBinary(names: string[]): string | undefined {
   for (const n of names) {
@@ -19,16 +21,6 @@ export function findBinary(names: string[]): string | undefined {
 export const alertmanagerBinary = () => findBinary(['prometheus-alertmanager', 'alertmanager']);
 export const amtoolBinary = () => findBinary(['amtool']);
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export interface RealAlertmanager {
   url: string;

@@ -1,15 +1,8 @@
 import net from 'node:net';
 import http from 'node:http';
 import { CTL, fmt, median, report, section, startBenchDaemon, timeCommand } from './util.js';
+import { freePort } from '../helpers/free-port.js';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 function patch(socket: string, body: unknown): Promise<number> {
   const payload = JSON.stringify(body);

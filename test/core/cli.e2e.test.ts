@@ -2,18 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import net from 'node:net';
 import YAML from 'yaml';
 import { CTL, runCtl, startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { freePort } from '../helpers/free-port.js';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('ctl CLI against a real daemon', () => {
   let d: TestDaemon;

@@ -5,17 +5,10 @@ import net from 'node:net';
 import { execFileSync } from 'node:child_process';
 import YAML from 'yaml';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { freePort } from '../helpers/free-port.js';
 
 const ENVELOPE_KEYS = ['type', 'status', 'status_code', 'operation', 'error_code', 'error', 'metadata'].sort();
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('Core API over the control socket', () => {
   let d: TestDaemon;

@@ -1,15 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import net from 'node:net';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { freePort } from '../helpers/free-port.js';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * A request whose body arrives slowly: headers now, the body when `finish()` is called.
