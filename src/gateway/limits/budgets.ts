@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { HttpError } from '../../http/errors.js';
 import { compile } from '../../http/schema.js';
 import type { BudgetConfig, LimitsStore } from './store.js';
-import type { RedisWindows, WindowRef } from '../shared/redis-windows.js';
+import { HeldReservations, type RedisWindows, type WindowRef } from '../shared/redis-windows.js';
 import { RESET_INTERVALS, RESET_TIME_PATTERN, windowAt, type ResetInterval, type Window } from './windows.js';
 
 export const BUDGET_PERIODS = ['hourly', 'daily', 'weekly', 'monthly'] as const;
@@ -65,23 +65,13 @@ export interface PeriodStatus {
 const round = (n: number) => Number(n.toFixed(10));
 const cap = (p: BudgetPeriod) => p[0]!.toUpperCase() + p.slice(1);
 
-/** A cluster reservation waiting for its request's real cost. */
-interface Reservation {
-  apiKeyId: string;
-  windows: (WindowRef & { period: BudgetPeriod })[];
-  estimate: number;
-  at: number;
-}
-
-/** A reservation whose request never reported its cost is released after this long. */
-const RESERVATION_TTL_MS = 15 * 60_000;
 
 export class Budgets {
   private readonly configs = new Map<string, BudgetConfig>();
   private readonly counters = new Map<string, Partial<Record<BudgetPeriod, Counter>>>();
   /** With storage.redis: windows counted in Redis for the whole cluster (admit/onUsage). */
   private windows?: RedisWindows;
-  private readonly reservations = new Map<string, Reservation>();
+  private held?: HeldReservations<WindowRef & { period: BudgetPeriod }>;
 
   constructor(
     private readonly db: LimitsStore,
@@ -99,6 +89,7 @@ export class Budgets {
   /** Count the windows in Redis from now on (several daemons, one budget). */
   useSharedWindows(w: RedisWindows): void {
     this.windows = w;
+    this.held = new HeldReservations(w);
   }
 
   /** Send what is queued for the shared windows and stop (the component stops). */
@@ -232,8 +223,7 @@ export class Budgets {
       });
     }
     r.spent.forEach((spent, i) => (counters[i]!.spent = spent));
-    this.sweepReservations(now);
-    this.reservations.set(requestId, { apiKeyId, windows: windows.map(({ key, period, start, end }) => ({ key, period, start, end })), estimate, at: now });
+    this.held!.hold(requestId, windows.map(({ key, period, start, end }) => ({ key, period, start, end })), estimate, now);
     let warning: string | undefined;
     periods.forEach((p, i) => {
       const limit = b[LIMIT_FIELD[p]]!;
@@ -242,21 +232,10 @@ export class Budgets {
     return warning;
   }
 
-  /** Reservations whose requests never reported (should not happen) give their dollars back. */
-  private sweepReservations(now: number): void {
-    if (this.reservations.size < 1000) return;
-    for (const [id, r] of this.reservations) {
-      if (now - r.at < RESERVATION_TTL_MS) continue;
-      this.reservations.delete(id);
-      void this.windows?.reconcile(r.windows, r.estimate, 0).catch(() => {});
-    }
-  }
-
   /** Shared windows: the request's reservation becomes its real cost. */
   private reconcile(apiKeyId: string, cost: number, ts: number, requestId: string | undefined): void {
     const w = this.windows!;
-    const r = requestId !== undefined ? this.reservations.get(requestId) : undefined;
-    if (r) this.reservations.delete(requestId!);
+    const r = this.held!.take(requestId);
     const b = this.configs.get(apiKeyId);
     if (!r && (!b || !(cost > 0))) return;
     // A request admitted before its key had a budget still counts, in the windows it started in.

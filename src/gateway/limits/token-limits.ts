@@ -18,16 +18,7 @@ import { compile } from '../../http/schema.js';
 import type { Admission } from '../routing/policy.js';
 import type { LimitsStore, ScopeType, TokenLimit } from './store.js';
 import { RESET_INTERVALS, RESET_TIME_PATTERN, windowAt } from './windows.js';
-import type { RedisWindows, WindowRef } from '../shared/redis-windows.js';
-
-/** A cluster reservation of tokens waiting for its request's real use. */
-interface Reservation {
-  windows: (WindowRef & { limitId: string })[];
-  estimate: number;
-  at: number;
-}
-
-const RESERVATION_TTL_MS = 15 * 60_000;
+import { HeldReservations, type RedisWindows, type WindowRef } from '../shared/redis-windows.js';
 
 /** The seed's setTokenLimitSchema (tokenLimit may arrive as a string; it is coerced first). */
 export const SetTokenLimitSchema = Type.Object(
@@ -86,7 +77,7 @@ export class TokenLimits {
   private readonly counters = new Map<string, Counter>();
   /** With storage.redis: windows counted in Redis for the whole cluster. */
   private windows?: RedisWindows;
-  private readonly reservations = new Map<string, Reservation>();
+  private held?: HeldReservations<WindowRef & { limitId: string }>;
 
   constructor(
     private readonly db: LimitsStore,
@@ -109,6 +100,7 @@ export class TokenLimits {
   /** Count the windows in Redis from now on (several daemons, one limit). */
   useSharedWindows(w: RedisWindows): void {
     this.windows = w;
+    this.held = new HeldReservations(w);
   }
 
   /** Send what is queued for the shared windows and stop (the component stops). */
@@ -238,14 +230,7 @@ export class TokenLimits {
       throw this.tooMany(limits[r.index]!, counters[r.index]!, now, `API key ${apiKeyId}`);
     }
     r.spent.forEach((used, i) => (counters[i]!.used = used));
-    if (this.reservations.size >= 1000) {
-      for (const [id, res] of this.reservations) {
-        if (now - res.at < RESERVATION_TTL_MS) continue;
-        this.reservations.delete(id);
-        void w.reconcile(res.windows, res.estimate, 0).catch(() => {});
-      }
-    }
-    this.reservations.set(requestId, { windows: windows.map(({ key, limitId, start, end }) => ({ key, limitId, start, end })), estimate, at: now });
+    this.held!.hold(requestId, windows.map(({ key, limitId, start, end }) => ({ key, limitId, start, end })), estimate, now);
     return Math.min(...limits.map((l, i) => l.tokenLimit - counters[i]!.used));
   }
 
@@ -311,8 +296,7 @@ export class TokenLimits {
   /** Shared windows: the reservation becomes the tokens used; limits it did not cover get them added. */
   private reconcile(u: TokenUsage, requestId: string | undefined): void {
     const w = this.windows!;
-    const res = requestId !== undefined ? this.reservations.get(requestId) : undefined;
-    if (res) this.reservations.delete(requestId!);
+    const res = this.held!.take(requestId);
     const ref = u.provider !== undefined && u.model !== undefined ? `${u.provider}/${u.model}` : undefined;
     const matching = (this.byKey.get(u.apiKeyId) ?? []).filter(
       (l) => l.scopeType === 'global' || (l.scopeType === 'provider' ? l.scopeValue === u.provider : matchesModel(l, u.requestedModel, ref, u.model)),

@@ -395,3 +395,37 @@ export class RedisWindows {
     return values.map((v) => (v === null ? undefined : Number(v)));
   }
 }
+
+/** A call admitted and not yet reconciled that never reports is given back after this long. */
+const RESERVATION_TTL_MS = 15 * 60_000;
+
+/**
+ * Calls admitted against shared windows and not yet reconciled, by request id: what each reserved
+ * (its windows and estimate), taken back when the request is recorded.
+ */
+export class HeldReservations<W extends WindowRef> {
+  private readonly held = new Map<string, { windows: W[]; estimate: number; at: number }>();
+
+  constructor(private readonly windows: RedisWindows) {}
+
+  hold(requestId: string, windows: W[], estimate: number, now: number): void {
+    if (this.held.size >= 1000) this.sweep(now);
+    this.held.set(requestId, { windows, estimate, at: now });
+  }
+
+  take(requestId: string | undefined): { windows: W[]; estimate: number } | undefined {
+    if (requestId === undefined) return undefined;
+    const r = this.held.get(requestId);
+    if (r) this.held.delete(requestId);
+    return r;
+  }
+
+  /** Requests that never reported (should not happen) give their estimate back. */
+  private sweep(now: number): void {
+    for (const [id, r] of this.held) {
+      if (now - r.at < RESERVATION_TTL_MS) continue;
+      this.held.delete(id);
+      void this.windows.reconcile(r.windows, r.estimate, 0).catch(() => {});
+    }
+  }
+}
