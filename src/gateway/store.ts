@@ -4,7 +4,7 @@
  * login sessions and the request log. All SQL lives here so another backend can replace it.
  */
 import { MODALITY_SQL, modalityOf } from './modality.js';
-import { SqliteLogReader, type RequestLogReader } from './log-reader.js';
+import { SqliteLogReader, type RequestLogReader } from './analytics/log-reader.js';
 import type { Migration, Store } from '../store/index.js';
 import type { ProviderKind } from './canonical.js';
 import type {

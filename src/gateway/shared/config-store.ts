@@ -18,7 +18,7 @@ import { HttpError } from '../../http/errors.js';
 import type { SharedPostgres, PgMigration } from '../../store/postgres.js';
 import type { Store } from '../../store/index.js';
 import { GatewayStore, type ProviderModelRecord, type RequestLogEntry } from '../store.js';
-import type { RequestLogReader } from '../log-reader.js';
+import type { RequestLogReader } from '../analytics/log-reader.js';
 import { PgRequestLog, REQUEST_LOG_MIGRATION } from './request-log.js';
 import type { CatalogChange } from '../catalog.js';
 import type { ApiKeyRecord, ComboConfig, ComboMapping, ModelSpec, PriceEntry, ProviderAccount, ProviderConfig } from '../types.js';

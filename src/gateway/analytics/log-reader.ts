@@ -3,8 +3,8 @@
  * log may live in the daemon's own SQLite file (SqliteLogReader, answering at once) or in the
  * database several daemons share (shared/request-log.ts).
  */
-import { AnalyticsStore, type CacheRow, type LatencyRow, type RoutingRow } from './analytics/store.js';
-import type { GatewayStore, HistoryBucket, LogQuery, RequestLogRow } from './store.js';
+import { AnalyticsStore, type CacheRow, type LatencyRow, type RoutingRow } from './store.js';
+import type { GatewayStore, HistoryBucket, LogQuery, RequestLogRow } from '../store.js';
 
 export type HistoryQuery = Parameters<GatewayStore['history']>[0];
 export type AccountTotals = ReturnType<GatewayStore['accountUsage']>;
