@@ -14,8 +14,8 @@ const prom = lazyRequire<PromClient>('prom-client');
 export type Labeled = [Record<string, string>, number][];
 
 export interface MetricsBuilder {
-  /** A gauge set from `values()` at each scrape. */
-  gauge(name: string, help: string, labelNames: string[], values: () => Labeled): void;
+  /** A gauge set from `values()` at each scrape (which may read a database, hence the promise). */
+  gauge(name: string, help: string, labelNames: string[], values: () => Labeled | Promise<Labeled>): void;
   /** A counter set from `values()` (running totals the component keeps) at each scrape. */
   counter(name: string, help: string, labelNames: string[], values: () => Labeled): void;
 }
@@ -64,9 +64,10 @@ export class ComponentMetrics {
           help,
           labelNames,
           registers: [registry],
-          collect() {
+          async collect() {
+            const all = await values();
             this.reset();
-            for (const [labels, v] of values()) this.set(labels, v);
+            for (const [labels, v] of all) this.set(labels, v);
           },
         }),
       counter: (name, help, labelNames, values) =>

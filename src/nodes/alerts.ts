@@ -8,28 +8,21 @@
  */
 import type { InternalAlert, InternalAlerts } from '../http/component.js';
 import { OFFLINE, OUT } from './node-object.js';
-import type { NodesStore, StateRow } from './store.js';
-
-interface Owned {
-  id: number;
-  name: string;
-  ip: string;
-  hash: string;
-  status: string | null;
-}
+import type { NodesData } from './data.js';
+import type { StateRow } from './store.js';
 
 export class NodeAlerts {
   /** Per address: the last height seen and for how many polls in a row it has not moved. */
   private readonly heights = new Map<string, { height: number; same: number }>();
 
   constructor(
-    private readonly store: NodesStore,
+    private readonly store: NodesData,
     private readonly alerts: InternalAlerts,
     private readonly stuckAfter: number,
   ) {}
 
   /** After a cycle: `polled` are the states it wrote. */
-  afterCycle(polled: readonly StateRow[]): void {
+  async afterCycle(polled: readonly StateRow[]): Promise<void> {
     if (!this.alerts.enabled) return;
     for (const r of polled) {
       const answered = r.status !== null && r.status !== OFFLINE && r.sync_state !== null;
@@ -41,7 +34,7 @@ export class NodeAlerts {
     const offline: InternalAlert[] = [];
     const out: InternalAlert[] = [];
     const stuck: InternalAlert[] = [];
-    for (const n of this.store.store.prepare('SELECT n.id, n.name, n.ip, a.hash, s.status FROM nodes n JOIN accounts a ON a.id = n.account_id LEFT JOIN node_state s ON s.ip = n.ip').all() as Owned[]) {
+    for (const n of await this.store.ownedNodes()) {
       const labels = { ip: n.ip, name: n.name, node_id: String(n.id), account: n.hash.slice(0, 8) };
       const who = n.name ? `${n.name} (${n.ip})` : n.ip;
       const alert = (summary: string): InternalAlert => ({ alertname: '', labels, annotations: { summary }, path: '/api/getmynodes' });

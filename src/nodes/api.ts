@@ -2,6 +2,7 @@ import type { Reply } from './envelope.js';
 import { ReplyError, reply } from './envelope.js';
 import { Code } from './codes.js';
 import type { Call, Services } from './service.js';
+import { StorageUnavailable } from '../store/unavailable.js';
 export { authenticate } from './auth.js';
 import { auth, genid, logout } from './methods/account.js';
 import { addnodes, getmynodes, rmnodes, rmnodesbyip } from './methods/nodes.js';
@@ -40,13 +41,24 @@ export function isMethod(name: string): boolean {
   return Object.hasOwn(METHODS, name);
 }
 
-/** Run a method; ReplyError becomes its reply, SQLite failures code 1, anything else code 500. */
+/** Replies to calls the shared database could not serve (POST answers them with HTTP 503). */
+export const unavailableReplies = new WeakSet<Reply>();
+
+/** The reply when the shared database is unreachable: code 1, as any database failure, at once. */
+export function unavailableReply(method: string, e: StorageUnavailable): Reply {
+  const r = reply(method, Code.SQL, null, e.message);
+  unavailableReplies.add(r);
+  return r;
+}
+
+/** Run a method; ReplyError becomes its reply, database failures code 1, anything else code 500. */
 export async function runMethod(s: Services, c: Call): Promise<Reply> {
   const def = METHODS[c.method]!;
   try {
     return await def.run(s, c);
   } catch (e) {
     if (e instanceof ReplyError) return reply(c.method, e.code, e.value, e.message);
+    if (e instanceof StorageUnavailable) return unavailableReply(c.method, e);
     const sqlite = (e as Error)?.name === 'SqliteError';
     s.log.error({ err: e, method: c.method }, 'node monitor method failed');
     return reply(c.method, sqlite ? Code.SQL : Code.INTERNAL);

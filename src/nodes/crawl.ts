@@ -8,7 +8,8 @@ import { aggregateNetwork } from './metrics.js';
 import { decodeNeighbors, decodeNodeState } from './node-state.js';
 import { nodeUrl, rpcCall } from './rpc.js';
 import { mapLimit } from '../http/map-limit.js';
-import type { CrawlRow, NodesStore } from './store.js';
+import type { NodesData } from './data.js';
+import type { CrawlRow } from './store.js';
 
 export interface CrawlReport {
   discovered: number;
@@ -36,7 +37,7 @@ export class Crawler {
   private running: Promise<CrawlReport | null> | null = null;
 
   constructor(
-    private readonly d: { store: NodesStore; egress: Egress; clock: Clock; config: NodesConfig; log: Logger },
+    private readonly d: { store: NodesData; egress: Egress; clock: Clock; config: NodesConfig; log: Logger },
   ) {}
 
   get enabled(): boolean {
@@ -104,17 +105,17 @@ export class Crawler {
       });
     });
 
-    const generation = (store.crawlInfo()?.generation ?? 0) + 1;
+    const generation = ((await store.crawlInfo())?.generation ?? 0) + 1;
     try {
       for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-        store.insertCrawlRows(generation, rows.slice(i, i + INSERT_CHUNK));
+        await store.insertCrawlRows(generation, rows.slice(i, i + INSERT_CHUNK));
         await new Promise((r) => setImmediate(r));
       }
       const now = clock.now();
-      store.switchCrawl(generation, now);
-      store.setNetstatus(aggregateNetwork(rows, Math.floor(now / 1000), now), now);
+      await store.switchCrawl(generation, now);
+      await store.setNetstatus(aggregateNetwork(rows, Math.floor(now / 1000), now), now);
     } catch (e) {
-      store.discardCrawl(generation);
+      await Promise.resolve(store.discardCrawl(generation)).catch(() => undefined);
       throw e;
     }
     const answered = rows.filter((r) => r.answered).length;

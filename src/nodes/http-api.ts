@@ -2,7 +2,8 @@ import type { RequestContext } from '../http/context.js';
 import type { HttpError } from '../http/errors.js';
 import { sendText } from '../http/respond.js';
 import type { Router } from '../http/router.js';
-import { authenticate, fanout, isMethod, METHODS, runMethod } from './api.js';
+import { authenticate, fanout, isMethod, METHODS, runMethod, unavailableReplies, unavailableReply } from './api.js';
+import { StorageUnavailable } from '../store/unavailable.js';
 import { Code } from './codes.js';
 import { ReplyError, reply, toJson, type Reply } from './envelope.js';
 import { decodeEnvelope } from './request.js';
@@ -31,7 +32,7 @@ export function registerApiRoutes(router: Router, s: Services): void {
       const env = await decodeEnvelope(ctx, s.config.bodyLimit, ctx.params.method, isMethod);
       const call = { method: env.method, value: env.value, form: env.form, accountId: undefined as number | undefined, client: clientKey(ctx) };
       if (METHODS[env.method]!.auth) {
-        const who = authenticate(s, env.value.Hash);
+        const who = await authenticate(s, env.value.Hash);
         if (typeof who !== 'number') return sendReply(ctx, who);
         call.accountId = who;
       }
@@ -39,10 +40,11 @@ export function registerApiRoutes(router: Router, s: Services): void {
       r = await runMethod(s, call);
       fanout(s, call, r);
     } catch (e) {
-      if (!(e instanceof ReplyError)) throw e;
-      r = reply('', e.code, e.value, e.message);
+      if (e instanceof StorageUnavailable) r = unavailableReply('', e);
+      else if (e instanceof ReplyError) r = reply('', e.code, e.value, e.message);
+      else throw e;
     }
-    sendReply(ctx, r);
+    sendReply(ctx, r, unavailableReplies.has(r) ? 503 : undefined);
   };
   const { limit, interval } = s.config.rateLimit;
   router.post('/api', handler).rateLimit(limit, interval);

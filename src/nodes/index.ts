@@ -14,6 +14,8 @@ import { NodeAlerts } from './alerts.js';
 import { NodesMetrics } from './prometheus.js';
 import { Scheduler } from './scheduler.js';
 import type { Services } from './service.js';
+import type { NodesData } from './data.js';
+import { PgNodesStore } from './shared/pg-store.js';
 import { MIGRATIONS, NodesStore } from './store.js';
 import { WsSessions } from './ws.js';
 
@@ -26,13 +28,19 @@ export interface NodesHandle {
   updatePrices(): Promise<Record<string, number> | null>;
   updateBalances(): Promise<number>;
   /** Push a fresh getmynodes reply to every authorised WebSocket session. */
-  pushNodeLists(accounts?: number[]): void;
+  pushNodeLists(accounts?: number[]): Promise<void>;
 }
 
-/** Create the node monitor on an existing context (also used directly by tests and the bench). */
-export function createNodes(ctx: ComponentContext): ComponentInstance & { handle: NodesHandle } {
+/**
+ * Create the node monitor on an existing context (also used directly by tests and the bench). With
+ * `storage.postgres` its data is in the shared database and each scheduled job (poll, crawl, prices,
+ * balances) runs on the one daemon holding that job's lease.
+ */
+export async function createNodes(ctx: ComponentContext): Promise<ComponentInstance & { handle: NodesHandle }> {
   const config = parseConfig(ctx.config);
-  const store = new NodesStore(ctx.openStore(MIGRATIONS));
+  const pg = ctx.shared?.postgres;
+  const store: NodesData = pg ? await PgNodesStore.open(pg, ctx.shared!.daemonId) : new NodesStore(ctx.openStore(MIGRATIONS));
+  const lease = pg ? (job: string) => pg.leases.hold(`nodes:${job}`) : undefined;
   const hub = new Hub();
   const services: Services = {
     config,
@@ -48,13 +56,33 @@ export function createNodes(ctx: ComponentContext): ComponentInstance & { handle
   const deps = { store, egress: ctx.egress, clock: ctx.clock, config, log: ctx.log };
   const crawler = new Crawler(deps);
 
-  const pushNodeLists = (accounts: number[] = hub.accounts()) => {
+  const pushNodeLists = async (accounts: number[] = hub.accounts()) => {
     for (const accountId of accounts) {
       if (hub.sessions(accountId) === 0) continue;
-      const r = getmynodes(services, { method: 'getmynodes', value: {}, form: false, accountId, client: '' });
+      const r = await getmynodes(services, { method: 'getmynodes', value: {}, form: false, accountId, client: '' });
       hub.broadcast(accountId, renamed(r, 'getmynodes'));
     }
   };
+  const push = (accounts?: number[]) => void pushNodeLists(accounts).catch((e: unknown) => ctx.log.warn({ err: e }, 'pushing node lists failed'));
+  if (config.websocket.pushUpdates && store.onRemoteChange) {
+    // Another daemon polled or changed an account's nodes: this daemon's sessions get the new lists
+    // too (a poll cycle writes in several chunks: one push for them all).
+    let all = false;
+    let accounts: Set<number> | null = null;
+    store.onRemoteChange((changed) => {
+      if (!accounts) {
+        accounts = new Set();
+        setTimeout(() => {
+          const list = all ? undefined : [...accounts!];
+          all = false;
+          accounts = null;
+          push(list);
+        }, 200).unref();
+      }
+      if (changed === undefined) all = true;
+      else for (const a of changed) accounts.add(a);
+    });
+  }
   const nodeAlerts = new NodeAlerts(store, ctx.alerts, config.poll.stuckAfter);
   const metrics = new NodesMetrics(store);
   const poller = new Poller({
@@ -62,8 +90,8 @@ export function createNodes(ctx: ComponentContext): ComponentInstance & { handle
     crawlEnabled: crawler.enabled,
     onCycle: (report, removedFrom, states) => {
       metrics.onCycle(report);
-      if (config.websocket.pushUpdates) pushNodeLists([...new Set([...hub.accounts(), ...removedFrom])]);
-      nodeAlerts.afterCycle(states);
+      if (config.websocket.pushUpdates) push([...new Set([...hub.accounts(), ...removedFrom])]);
+      void nodeAlerts.afterCycle(states).catch((e: unknown) => ctx.log.warn({ err: e }, 'node alerts after the poll cycle failed'));
     },
   });
   const sessions = new WsSessions(services);
@@ -95,10 +123,11 @@ export function createNodes(ctx: ComponentContext): ComponentInstance & { handle
     onUpgrade: (req, socket, head, rctx) => sessions.handleUpgrade(req, socket, head, rctx),
     handle,
     start() {
-      if (config.poll.enabled) scheduler.every('poll', config.poll.interval, () => track(poller.runCycle()), { runAtStart: true });
-      if (crawler.enabled) scheduler.every('crawl', config.crawl.interval, () => track(crawler.run()), { runAtStart: true });
-      if (config.prices.url) scheduler.every('prices', config.prices.interval, () => track(handle.updatePrices()), { runAtStart: true });
-      if (config.balances.rpc) scheduler.every('balances', config.balances.interval, () => track(handle.updateBalances()), { runAtStart: true });
+      const opts = { runAtStart: true, ...(lease ? { lease } : {}) };
+      if (config.poll.enabled) scheduler.every('poll', config.poll.interval, () => track(poller.runCycle()), opts);
+      if (crawler.enabled) scheduler.every('crawl', config.crawl.interval, () => track(crawler.run()), opts);
+      if (config.prices.url) scheduler.every('prices', config.prices.interval, () => track(handle.updatePrices()), opts);
+      if (config.balances.rpc) scheduler.every('balances', config.balances.interval, () => track(handle.updateBalances()), opts);
     },
     reload() {
       services.languages = new LanguagePacks(config.languagesDir);

@@ -4,11 +4,11 @@ import type { Egress } from '../egress/index.js';
 import type { NodesConfig } from './config.js';
 import { rpcCall } from './rpc.js';
 import { mapLimit } from '../http/map-limit.js';
-import type { NodesStore } from './store.js';
+import type { NodesData } from './data.js';
 import { isPlainObject } from './values.js';
 
 interface Deps {
-  store: NodesStore;
+  store: NodesData;
   egress: Egress;
   clock: Clock;
   config: NodesConfig;
@@ -36,7 +36,7 @@ export async function updatePrices(d: Deps): Promise<Record<string, number> | nu
       }
     }
     if (Object.keys(prices).length === 0) throw new Error('no prices in the reply');
-    d.store.setPrices(prices, d.clock.now());
+    await d.store.setPrices(prices, d.clock.now());
     return prices;
   } catch (e) {
     d.log.warn({ err: (e as Error).message, url }, 'price update failed');
@@ -51,7 +51,7 @@ export async function updatePrices(d: Deps): Promise<Record<string, number> | nu
 export async function updateBalances(d: Deps): Promise<number> {
   const { rpc, timeout, concurrency } = d.config.balances;
   if (!rpc) return 0;
-  const addresses = d.store.walletAddresses();
+  const addresses = await d.store.walletAddresses();
   const results: { address: string; balance: number }[] = [];
   await mapLimit(addresses, concurrency, async (address) => {
     const r = await rpcCall(d.egress, rpc, 'getbalancebyaddr', { address }, { timeoutMs: timeout * 1000 });
@@ -62,6 +62,6 @@ export async function updateBalances(d: Deps): Promise<number> {
     const amount = Number(r.result.amount);
     if (Number.isFinite(amount)) results.push({ address, balance: amount });
   });
-  d.store.setBalances(results, d.clock.now());
+  await d.store.setBalances(results, d.clock.now());
   return results.length;
 }

@@ -1,5 +1,5 @@
 import { nodeObject } from './node-object.js';
-import type { NodesStore } from './store.js';
+import type { NodesData } from './data.js';
 
 /**
  * getmynodes' `{"List":[...]}` per account, serialised once and kept until the account's nodes or
@@ -14,11 +14,11 @@ export class NodeListCache {
   constructor(private readonly maxBytes = 64 << 20) {}
 
   /** The serialised `{List}` value, or null when the account has no nodes. */
-  get(store: NodesStore, accountId: number, now: number): string | null {
-    const key = store.listVersion(accountId);
+  async get(store: NodesData, accountId: number, now: number): Promise<string | null> {
+    const key = await store.listVersion(accountId);
     const hit = this.entries.get(accountId);
     if (hit && hit.key === key) return hit.json;
-    const rows = store.listNodes(accountId);
+    const rows = await store.listNodes(accountId);
     if (rows.length === 0) {
       this.drop(accountId);
       return null;

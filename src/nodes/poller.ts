@@ -8,7 +8,8 @@ import { ERROR_STATES, OFFLINE, OUT, UNKNOWN_ERROR_STATE } from './node-object.j
 import { decodeNodeState, relaysPerHour, type NodeState } from './node-state.js';
 import { nodeUrl, rpcCall } from './rpc.js';
 import { Semaphore } from './semaphore.js';
-import type { HistoryRow, NodesStore, PollTarget, StateRow } from './store.js';
+import type { NodesData } from './data.js';
+import type { HistoryRow, PollTarget, StateRow } from './store.js';
 
 type Outcome = { kind: 'ok'; state: NodeState } | { kind: 'rpc-error'; code: number } | { kind: 'fail'; message: string };
 
@@ -26,7 +27,7 @@ export interface CycleReport {
 }
 
 export interface PollerDeps {
-  store: NodesStore;
+  store: NodesData;
   egress: Egress;
   clock: Clock;
   config: NodesConfig;
@@ -75,9 +76,9 @@ export class Poller {
     const { store, clock, config } = this.d;
     const started = performance.now();
     const startedAt = clock.now();
-    store.forgetUnmonitored();
-    const targets = store.pollTargets();
-    const previous = new Map(store.allStates().map((s) => [s.ip, s]));
+    await store.forgetUnmonitored();
+    const targets = await store.pollTargets();
+    const previous = new Map((await store.allStates()).map((s) => [s.ip, s]));
     const main = new Semaphore(config.poll.concurrency);
     const dirty = new Semaphore(config.poll.dirtyConcurrency);
     // Start the polls in slices so opening hundreds of connections never holds the event loop at once.
@@ -95,11 +96,11 @@ export class Poller {
       return { startedAt, polled: targets.length, online: 0, offline: 0, errors: 0, removed: [], durationMs: performance.now() - started, requestMs, writeMs: 0 };
     }
     const writeStarted = performance.now();
-    const net = this.networkView();
+    const net = await this.networkView(targets.map((t) => t.ip));
     const histMs = config.poll.historyInterval * 1000;
     const snapshotWindow = now % histMs < Math.min(config.poll.interval * 1000, histMs);
     const slot = Math.floor(now / histMs);
-    const lastSnapshot = snapshotWindow ? this.lastSnapshots() : new Map<string, number>();
+    const lastSnapshot = snapshotWindow ? await this.lastSnapshots() : new Map<string, number>();
 
     const rows: StateRow[] = [];
     const snapshots: ({ ip: string } & HistoryRow)[] = [];
@@ -122,26 +123,26 @@ export class Poller {
     });
 
     for (let i = 0; i < rows.length; i += WRITE_CHUNK) {
-      store.saveStates(rows.slice(i, i + WRITE_CHUNK));
+      await store.saveStates(rows.slice(i, i + WRITE_CHUNK));
       if (i + WRITE_CHUNK < rows.length) await new Promise((r) => setImmediate(r));
       if (this.stopped) break;
     }
     if (this.stopped) {
       return { startedAt, polled: targets.length, online, offline, errors, removed: [], durationMs: performance.now() - started, requestMs, writeMs: 0 };
     }
-    if (snapshots.length > 0) this.recordSnapshots(snapshots, new Map(rows.map((r) => [r.ip, r])));
+    if (snapshots.length > 0) await this.recordSnapshots(snapshots, new Map(rows.map((r) => [r.ip, r])));
 
     const removeIps = rows
       .filter((r) => r.status === OFFLINE && ((r.ever_ok === 0 && r.fails > config.poll.removeNeverSeenAfter) || r.fails > config.poll.removeAfter))
       .map((r) => r.ip);
-    const affected = store.removeAddresses(removeIps);
+    const affected = await store.removeAddresses(removeIps);
     if (removeIps.length) this.d.log.info({ count: removeIps.length }, 'removed long-offline nodes');
 
     if (!this.d.crawlEnabled) {
       const gone = new Set(removeIps);
       const states = rows.filter((s) => !gone.has(s.ip) && s.status !== null && s.status !== OFFLINE && s.sync_state);
       if (states.length > 0) {
-        store.setNetstatus(
+        await store.setNetstatus(
           aggregateNetwork(
             states.map((s) => ({ sync_state: s.sync_state, height: s.height, uptime: s.uptime, relays: s.relays, proposals: s.proposals, answered: 1 })),
             Math.floor(now / 1000),
@@ -240,34 +241,33 @@ export class Poller {
   }
 
   /** Newest snapshot time per address. */
-  private lastSnapshots(): Map<string, number> {
-    const rows = this.d.store.store.prepare('SELECT ip, max(taken_at) AS t FROM node_history GROUP BY ip').all() as { ip: string; t: number }[];
-    return new Map(rows.map((r) => [r.ip, r.t]));
+  private async lastSnapshots(): Promise<Map<string, number>> {
+    return new Map((await this.d.store.lastSnapshotTimes()).map((r) => [r.ip, r.t]));
   }
 
-  private recordSnapshots(snapshots: ({ ip: string } & HistoryRow)[], rows: Map<string, StateRow>): void {
+  private async recordSnapshots(snapshots: ({ ip: string } & HistoryRow)[], rows: Map<string, StateRow>): Promise<void> {
     const { store, config } = this.d;
-    store.addSnapshots(snapshots, config.poll.historyEntries);
+    await store.addSnapshots(snapshots, config.poll.historyEntries);
     const w = config.poll.historyInterval;
     const updated: StateRow[] = [];
     for (const snap of snapshots) {
-      const hist = store.history(snap.ip);
+      const hist = await store.history(snap.ip);
       const row = rows.get(snap.ip);
       if (!row || hist.length === 0) continue;
       updated.push({ ...row, rph10: windowRate(hist[0]!, hist[1], w), rph60: windowRate(hist[0]!, hist[6], 6 * w) });
     }
-    store.saveStates(updated);
+    await store.saveStates(updated);
   }
 
   /** What the last crawl says about the network, for `_OUT_` detection. */
-  private networkView(): NetworkView | undefined {
+  private async networkView(ips: readonly string[]): Promise<NetworkView | undefined> {
     if (!this.d.crawlEnabled) return undefined;
-    const info = this.d.store.crawlInfo();
-    const ns = this.d.store.netstatus();
+    const info = await this.d.store.crawlInfo();
+    const ns = await this.d.store.netstatus();
     if (!info || !ns) return undefined;
     const lastHeight = Number(ns.data.last_height) || 0;
     const blockTime = Number(ns.data.average_blockTime) || 0;
-    const store = this.d.store;
-    return { crawlTime: Math.floor(info.finishedAt / 1000), lastHeight, blockTime, seen: (ip) => store.crawlHas(info.generation, ip) };
+    const seen = await this.d.store.crawlSeen(info.generation, ips);
+    return { crawlTime: Math.floor(info.finishedAt / 1000), lastHeight, blockTime, seen: (ip) => seen.has(ip) };
   }
 }

@@ -5,7 +5,7 @@
 import { ComponentMetrics, type Labeled } from '../http/metrics.js';
 import type { CycleReport } from './poller.js';
 import { OFFLINE, OUT, isErrorState } from './node-object.js';
-import type { NodesStore } from './store.js';
+import type { NodesData } from './data.js';
 
 /** The state label of a stored status. */
 function stateOf(status: string | null): string {
@@ -21,15 +21,14 @@ export class NodesMetrics {
   private last?: CycleReport;
   readonly endpoint: ComponentMetrics;
 
-  constructor(store: NodesStore) {
+  constructor(store: NodesData) {
     this.endpoint = new ComponentMetrics((m) => {
-      m.gauge('ctl_nodes_nodes', 'Monitored node addresses by state (online, offline, out, error, waiting).', ['state'], () => {
+      m.gauge('ctl_nodes_nodes', 'Monitored node addresses by state (online, offline, out, error, waiting).', ['state'], async () => {
         const counts: Record<string, number> = { online: 0, offline: 0, out: 0, error: 0, waiting: 0 };
-        const rows = store.store.prepare('SELECT s.status AS status, count(*) AS n FROM (SELECT DISTINCT ip FROM nodes) a LEFT JOIN node_state s ON s.ip = a.ip GROUP BY s.status').all() as { status: string | null; n: number }[];
-        for (const r of rows) counts[stateOf(r.status)] = (counts[stateOf(r.status)] ?? 0) + r.n;
+        for (const r of await store.statusCounts()) counts[stateOf(r.status)] = (counts[stateOf(r.status)] ?? 0) + r.n;
         return Object.entries(counts).map(([state, n]) => [{ state }, n]) as Labeled;
       });
-      m.gauge('ctl_nodes_accounts', 'Accounts (node lists).', [], () => [[{}, (store.store.prepare('SELECT count(*) AS n FROM accounts').get() as { n: number }).n]]);
+      m.gauge('ctl_nodes_accounts', 'Accounts (node lists).', [], async () => [[{}, await store.accountCount()]]);
       m.counter('ctl_nodes_poll_cycles_total', 'Poll cycles run.', [], () => [[{}, this.cycles]]);
       m.gauge('ctl_nodes_poll_duration_seconds', 'Duration of the last poll cycle.', [], () => (this.last ? [[{}, this.last.durationMs / 1000]] : []));
       m.gauge('ctl_nodes_poll_last_result', 'Addresses of the last poll cycle by result (online, offline, error).', ['result'], () =>

@@ -4,7 +4,9 @@ import type { Clock } from '../http/clock.js';
 /**
  * Runs jobs every N seconds, aligned to multiples of N since the epoch on the component's clock
  * (a 120 s poll runs on even minutes, as the origin's). A job still running when its next turn
- * comes is not started twice. Timers are unref'd so they never keep the process alive.
+ * comes is not started twice. Timers are unref'd so they never keep the process alive. With
+ * `lease` (several daemons on one database) a turn runs only when this daemon holds the job's
+ * lease; the others skip it, and one of them takes the lease over when its holder is gone.
  */
 export class Scheduler {
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -15,13 +17,14 @@ export class Scheduler {
     private readonly log: Logger,
   ) {}
 
-  every(name: string, seconds: number, job: () => Promise<unknown>, opts: { runAtStart?: boolean } = {}): void {
+  every(name: string, seconds: number, job: () => Promise<unknown>, opts: { runAtStart?: boolean; lease?: (name: string) => Promise<boolean> } = {}): void {
     const ms = seconds * 1000;
     let busy = false;
+    const lease = opts.lease;
     const fire = () => {
       if (this.stopped || busy) return;
       busy = true;
-      job()
+      (lease ? lease(name).then((mine) => (mine && !this.stopped ? job() : undefined)) : job())
         .catch((e: unknown) => this.log.error({ err: e, job: name }, 'scheduled job failed'))
         .finally(() => {
           busy = false;

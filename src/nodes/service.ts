@@ -5,12 +5,12 @@ import type { NodesConfig } from './config.js';
 import type { Hub, Peer } from './hub.js';
 import type { LanguagePacks } from './languages.js';
 import type { NodeListCache } from './node-list.js';
-import type { NodesStore } from './store.js';
+import type { NodesData } from './data.js';
 
 /** Everything a method needs; built once per component instance. */
 export interface Services {
   config: NodesConfig;
-  store: NodesStore;
+  store: NodesData;
   clock: Clock;
   egress: Egress;
   log: Logger;

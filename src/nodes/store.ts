@@ -1,9 +1,10 @@
 import type { Migration, Store } from '../store/index.js';
 
 /**
- * Data access for the node monitor. Handlers and pollers reach SQLite only through this module so a
- * second backend can replace it later. Statements are fetched from the Store's cache on every call
- * (never held across a reopen).
+ * Data access for the node monitor on the daemon's own SQLite file. Handlers and pollers reach the
+ * data only through `NodesData` (data.ts), which this class and the PostgreSQL store of several
+ * daemons (shared/pg-store.ts) both provide. Statements are fetched from the Store's cache on every
+ * call (never held across a reopen).
  */
 export const MIGRATIONS: Migration[] = [
   {
@@ -163,6 +164,19 @@ export interface HistoryRow {
   relays: number;
 }
 
+export interface OwnedNode {
+  id: number;
+  name: string;
+  ip: string;
+  hash: string;
+  status: string | null;
+}
+
+export interface AddedNodes {
+  inserted: number;
+  duplicates: number;
+}
+
 export interface WalletRow {
   id: number;
   address: string;
@@ -230,10 +244,14 @@ export class NodesStore {
     return (this.get('SELECT count(*) AS c FROM nodes WHERE account_id = ?').get(accountId) as { c: number }).c;
   }
 
-  /** Insert in one transaction, skipping addresses the account already has. */
-  addNodes(accountId: number, entries: readonly { ip: string; name: string }[], now: number): { inserted: number; duplicates: number } {
+  /**
+   * Insert in one transaction, skipping addresses the account already has; null (nothing added)
+   * when the account would then hold more than `limit` nodes.
+   */
+  addNodes(accountId: number, entries: readonly { ip: string; name: string }[], now: number, limit: number): AddedNodes | null {
     this.touch(accountId);
     return this.store.transaction(() => {
+      if (this.countNodes(accountId) + entries.length > limit) return null;
       const ins = this.get('INSERT OR IGNORE INTO nodes (account_id, ip, name, created_at) VALUES (?, ?, ?, ?)');
       let inserted = 0;
       for (const e of entries) inserted += ins.run(accountId, e.ip, e.name, now).changes;
@@ -306,6 +324,23 @@ export class NodesStore {
     ) as NodeRow | undefined;
   }
 
+  /** Every account's node with the account hash and the address's status (the node alerts). */
+  ownedNodes(): OwnedNode[] {
+    return this.get('SELECT n.id AS id, n.name AS name, n.ip AS ip, a.hash AS hash, s.status AS status FROM nodes n JOIN accounts a ON a.id = n.account_id LEFT JOIN node_state s ON s.ip = n.ip').all() as OwnedNode[];
+  }
+
+  /** Monitored addresses counted by stored status (null: not polled yet). */
+  statusCounts(): { status: string | null; n: number }[] {
+    return this.get('SELECT s.status AS status, count(*) AS n FROM (SELECT DISTINCT ip FROM nodes) a LEFT JOIN node_state s ON s.ip = a.ip GROUP BY s.status').all() as {
+      status: string | null;
+      n: number;
+    }[];
+  }
+
+  accountCount(): number {
+    return (this.get('SELECT count(*) AS n FROM accounts').get() as { n: number }).n;
+  }
+
   /** Accounts that have a node at one of these addresses. */
   accountsWithIps(ips: readonly string[]): number[] {
     if (ips.length === 0) return [];
@@ -358,6 +393,11 @@ export class NodesStore {
       );
       for (const r of rows) up.run(r);
     });
+  }
+
+  /** The time of each address's newest history snapshot. */
+  lastSnapshotTimes(): { ip: string; t: number }[] {
+    return this.get('SELECT ip, max(taken_at) AS t FROM node_history GROUP BY ip').all() as { ip: string; t: number }[];
   }
 
   history(ip: string): HistoryRow[] {
@@ -520,8 +560,10 @@ export class NodesStore {
     ) as CrawlRow[];
   }
 
-  crawlHas(generation: number, ip: string): boolean {
-    return this.get('SELECT 1 FROM crawl_nodes WHERE generation = ? AND ip = ?').get(generation, ip) !== undefined;
+  /** Which of `ips` the crawl of `generation` saw. */
+  crawlSeen(generation: number, ips: readonly string[]): Set<string> {
+    const q = this.get('SELECT 1 FROM crawl_nodes WHERE generation = ? AND ip = ?');
+    return new Set(ips.filter((ip) => q.get(generation, ip) !== undefined));
   }
 
   crawlIpsByKey(generation: number, publicKey: string): string[] {

@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import pg from 'pg';
 import type { Egress } from '../egress/index.js';
+import { Leases } from './leases.js';
 import { redactUrl } from './storage-config.js';
 import { StorageUnavailable } from './unavailable.js';
 
@@ -65,6 +66,7 @@ export class SharedPostgres implements Queryable {
   private down: unknown = null;
   private probe?: NodeJS.Timeout;
   private closed = false;
+  private leaseSet?: Leases;
   readonly where: string;
 
   private constructor(
@@ -238,6 +240,11 @@ export class SharedPostgres implements Queryable {
     }
   }
 
+  /** Leases for scheduled work (leases.ts), on a connection of their own made when first asked. */
+  get leases(): Leases {
+    return (this.leaseSet ??= new Leases(this.url, this.log));
+  }
+
   /** Tell every daemon (this one included) something changed on `channel`. */
   async notify(channel: string, payload: string): Promise<void> {
     await this.query('SELECT pg_notify($1, $2)', [channel, payload]);
@@ -306,6 +313,7 @@ export class SharedPostgres implements Queryable {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.leaseSet?.close();
     clearTimeout(this.probe);
     clearTimeout(this.listenerRetry);
     const l = this.listener;

@@ -160,7 +160,7 @@ export async function runNodesBench(): Promise<NodesBenchResult> {
     alerts: NO_ALERTS,
     version: 'bench',
   };
-  const instance = createNodes(ctx);
+  const instance = await createNodes(ctx);
   const server = http.createServer(
     createDispatcher({ target: () => instance, listener: 'nodes', viaSocket: false, ips: () => new ClientIpResolver(), log }),
   );

@@ -12,6 +12,20 @@ import { Egress } from '../../src/egress/index.js';
 import { Store, type Migration } from '../../src/store/index.js';
 import { createNodes, type NodesHandle } from '../../src/nodes/index.js';
 import type { ComponentInstance } from '../../src/http/component.js';
+import { SharedPostgres } from '../../src/store/postgres.js';
+import type { PostgresServer } from '../helpers/postgres-server.js';
+
+/**
+ * When set (nodesOnPostgres), every harness keeps its data in a fresh database of this server, as a
+ * daemon with `storage.postgres` does, instead of its own SQLite file: the same suites run on both.
+ */
+let postgresServer: (() => PostgresServer) | undefined;
+let databases = 0;
+
+/** Run the suites of this test file on PostgreSQL (a fresh database per harness). */
+export function nodesOnPostgres(server: () => PostgresServer): void {
+  postgresServer = server;
+}
 
 export interface Harness {
   dir: string;
@@ -31,6 +45,9 @@ export interface Harness {
 
 export interface HarnessOptions {
   config?: Record<string, unknown>;
+  /** Share this database (a second harness as another daemon of the same cluster). */
+  postgres?: SharedPostgres;
+  daemonId?: string;
   addressMap?: Record<string, string>;
   clock?: ManualClock;
   dir?: string;
@@ -43,6 +60,12 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const egress = new Egress({ addressMap: opts.addressMap ?? {}, loopbackOnly: true, connectTimeout: 2000 });
   const log = pino({ level: process.env.CTL_TEST_LOG ?? 'silent' });
   const stores: Store[] = [];
+  let ownDb: SharedPostgres | undefined;
+  if (!opts.postgres && postgresServer) {
+    const url = await postgresServer().createDatabase(`ctl_nodes_${process.pid}_${databases++}`);
+    ownDb = await SharedPostgres.connect(url, log);
+  }
+  const db = opts.postgres ?? ownDb;
   const ctx: ComponentContext = {
     name: 'nodes',
     stateDir: dir,
@@ -60,8 +83,9 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     handleOf: () => undefined,
     alerts: NO_ALERTS,
     version: '0.1.0-test',
+    ...(db ? { shared: { daemonId: opts.daemonId ?? `nodes-test-${databases}`, postgres: db } } : {}),
   };
-  const instance = createNodes(ctx);
+  const instance = await createNodes(ctx);
   const dispatchOpts = {
     target: () => instance,
     listener: 'nodes',
@@ -128,6 +152,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       await new Promise<void>((r) => server.close(() => r()));
       server.closeAllConnections?.();
       for (const s of stores) s.close();
+      await ownDb?.close();
       await egress.close();
       if (!opts.dir) rmSync(dir, { recursive: true, force: true });
     },

@@ -103,7 +103,7 @@ describe('poller', () => {
     fake.setMode('203.0.113.12', 'online');
     await h!.handle.poller.runCycle();
     expect((await nodes(Hash))[0]).not.toHaveProperty('Err');
-    const state = h!.handle.services.store.allStates()[0]!;
+    const state = (await h!.handle.services.store.allStates())[0]!;
     expect(state).toMatchObject({ pool: 'main', fails: 0, ever_ok: 1 });
   });
 
@@ -131,7 +131,7 @@ describe('poller', () => {
     expect(b).not.toHaveProperty('Err');
     expect(c).toMatchObject({ SyncState: '_OFFLINE_', Err: 1 });
     // A JSON-RPC error does not count as a failure.
-    expect(h!.handle.services.store.allStates().find((s) => s.ip === ips[0])).toMatchObject({ fails: 0, pool: 'main' });
+    expect((await h!.handle.services.store.allStates()).find((s) => s.ip === ips[0])).toMatchObject({ fails: 0, pool: 'main' });
   });
 
   it('computes RelaysPerHour10/60 from 10-minute snapshots and -1 after a restart', async () => {
@@ -154,10 +154,10 @@ describe('poller', () => {
     }
     [n] = await nodes(Hash);
     expect([n.RelaysPerHour10, n.RelaysPerHour60]).toEqual([18000, 18000]);
-    expect(h!.handle.services.store.history('203.0.113.17')).toHaveLength(7);
+    expect(await h!.handle.services.store.history('203.0.113.17')).toHaveLength(7);
     clock.set(T0 + 70 * MIN);
     await h!.handle.poller.runCycle();
-    expect(h!.handle.services.store.history('203.0.113.17')).toHaveLength(7); // only the last 7 are kept
+    expect(await h!.handle.services.store.history('203.0.113.17')).toHaveLength(7); // only the last 7 are kept
     // Restart between two snapshots: uptime went down.
     clock.set(T0 + 75 * MIN);
     fake.restart('203.0.113.17');

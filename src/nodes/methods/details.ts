@@ -17,7 +17,7 @@ export async function getnodedetails(s: Services, c: Call): Promise<Reply> {
   const accountId = requireAccount(c);
   const nodeId = readId(c.value.NodeId);
   if (nodeId === undefined) return reply(c.method, Code.BAD_NODE_ID);
-  const node = s.store.node(accountId, nodeId);
+  const node = await s.store.node(accountId, nodeId);
   if (!node) return reply(c.method, Code.IDS_NOT_FOUND);
 
   const started = performance.now();

@@ -22,7 +22,7 @@ function checkAddress(ip: string): void {
  * (lines may read `IP , name`). All new → 0; some already present → 2 (the new ones are added);
  * all present → 14. The account holds at most `nodes-per-account` nodes (12).
  */
-export function addnodes(s: Services, c: Call): Reply {
+export async function addnodes(s: Services, c: Call): Promise<Reply> {
   const accountId = account(c);
   const { Multiple, Name, Ip } = c.value;
   if (Multiple === undefined || Name === undefined || Ip === undefined) return reply(c.method, Code.INCORRECT_QUERY);
@@ -41,7 +41,7 @@ export function addnodes(s: Services, c: Call): Reply {
   } else {
     entries = [{ ip: Ip.trim() }];
   }
-  const count = s.store.countNodes(accountId);
+  const count = await s.store.countNodes(accountId);
   if (count + entries.length > s.config.nodesPerAccount) return reply(c.method, Code.NODES_LIMIT);
   for (const e of entries) checkAddress(e.ip);
 
@@ -55,7 +55,10 @@ export function addnodes(s: Services, c: Call): Reply {
     const given = e.name ?? (multiple ? '' : name);
     rows.push({ ip: e.ip, name: given || `${prefix}${count + rows.length + 1}` });
   }
-  const { inserted, duplicates } = s.store.addNodes(accountId, rows, s.clock.now());
+  // The limit is checked again where the rows are written (another daemon may add at the same time).
+  const added = await s.store.addNodes(accountId, rows, s.clock.now(), s.config.nodesPerAccount);
+  if (added === null) return reply(c.method, Code.NODES_LIMIT);
+  const { inserted, duplicates } = added;
   if (inserted === 0) return reply(c.method, Code.ALL_EXIST);
   if (duplicates > 0) return reply(c.method, Code.PARTIAL);
   return ok(c.method, { Info: multiple ? 'Nodes added' : 'Your node added' });
@@ -67,7 +70,7 @@ const MAX_IDS = 100_000;
  * rmnodes {NodesId}: all or nothing (18). The success reply's Method reads `rmnodesbyip`, as the
  * seed and the origin's API.md show; error replies name `rmnodes` (the origin's error path).
  */
-export function rmnodes(s: Services, c: Call): Reply {
+export async function rmnodes(s: Services, c: Call): Promise<Reply> {
   const accountId = account(c);
   const list = readList(c.value.NodesId);
   if (!list || list.length === 0 || list.length > MAX_IDS) return reply(c.method, Code.BAD_NODES_ID);
@@ -77,13 +80,13 @@ export function rmnodes(s: Services, c: Call): Reply {
     if (id === undefined) return reply(c.method, Code.BAD_NODES_ID);
     ids.push(id);
   }
-  const removed = s.store.removeNodesById(accountId, [...new Set(ids)]);
+  const removed = await s.store.removeNodesById(accountId, [...new Set(ids)]);
   if (removed === null) return reply(c.method, Code.IDS_NOT_FOUND);
   return ok('rmnodesbyip', { Data: 'Nodes removed successfully', NodesId: removed });
 }
 
 /** rmnodesbyip {NodesIp}: all or nothing (28); replies with the removed node ids. */
-export function rmnodesbyip(s: Services, c: Call): Reply {
+export async function rmnodesbyip(s: Services, c: Call): Promise<Reply> {
   const accountId = account(c);
   const list = readList(c.value.NodesIp);
   if (!list || list.length === 0 || list.length > MAX_IDS) return reply(c.method, Code.BAD_NODES_IP);
@@ -92,15 +95,15 @@ export function rmnodesbyip(s: Services, c: Call): Reply {
     if (typeof v !== 'string' || !isIPv4(v.trim())) return reply(c.method, Code.BAD_NODES_IP);
     ips.push(v.trim());
   }
-  const removed = s.store.removeNodesByIp(accountId, [...new Set(ips)]);
+  const removed = await s.store.removeNodesByIp(accountId, [...new Set(ips)]);
   if (removed === null) return reply(c.method, Code.IPS_NOT_FOUND);
   return ok(c.method, { Data: 'Nodes removed successfully', NodesId: removed });
 }
 
 /** getmynodes: `{List}`; code 3 when the account has no nodes. */
-export function getmynodes(s: Services, c: Call): Reply {
+export async function getmynodes(s: Services, c: Call): Promise<Reply> {
   const accountId = account(c);
-  const json = s.nodeLists.get(s.store, accountId, s.clock.now());
+  const json = await s.nodeLists.get(s.store, accountId, s.clock.now());
   return json === null ? reply(c.method, Code.NO_DATA) : ok(c.method, new RawJson(json));
 }
 
