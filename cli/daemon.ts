@@ -22,7 +22,7 @@ interface Info {
   state_dir: string;
   pid: number;
   servers: Record<string, ServerStatus>;
-  storage?: Record<string, { url: string; available: boolean }>;
+  storage?: Record<string, { url: string; available: boolean; leases?: string[] }>;
 }
 type DaemonConfig = { name: string; address: string; servers: Record<string, { address: string }>; 'failure-domain': number };
 
@@ -45,6 +45,7 @@ async function showStatus(): Promise<void> {
       ['state dir', info.state_dir],
       ['pid', info.pid],
       ...Object.entries(info.storage ?? {}).map(([k, v]): [string, unknown] => [`storage.${k}`, `${v.url} (${v.available ? 'reachable' : 'UNREACHABLE'})`]),
+      ...(info.storage?.postgres ? [['scheduled jobs here', info.storage.postgres.leases?.length ? info.storage.postgres.leases.join(', ') : 'none'] as [string, unknown]] : []),
     ],
     info,
   );

@@ -53,6 +53,8 @@ export interface DaemonInfo {
 export interface SharedServerStatus {
   url: string;
   available: boolean;
+  /** PostgreSQL: the scheduled jobs this daemon runs now (leases it holds, e.g. `nodes:poll`). */
+  leases?: string[];
 }
 
 export interface RateLimitAdmin {

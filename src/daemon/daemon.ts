@@ -586,7 +586,7 @@ export class Daemon implements DaemonControl {
   private storageStatus(): NonNullable<DaemonInfo['storage']> {
     const s = this.startup.storage;
     const out: NonNullable<DaemonInfo['storage']> = {};
-    if (s.postgres && this.shared?.postgres) out.postgres = { url: redactUrl(s.postgres), available: this.shared.postgres.available };
+    if (s.postgres && this.shared?.postgres) out.postgres = { url: redactUrl(s.postgres), available: this.shared.postgres.available, leases: this.shared.postgres.heldLeases() };
     if (s.redis && this.shared?.redis) out.redis = { url: redactUrl(s.redis), available: this.shared.redis.available };
     return out;
   }

@@ -245,6 +245,11 @@ export class SharedPostgres implements Queryable {
     return (this.leaseSet ??= new Leases(this.url, this.log));
   }
 
+  /** The leases this daemon holds now (none before anything asked for one). */
+  heldLeases(): string[] {
+    return this.leaseSet?.holding() ?? [];
+  }
+
   /** Tell every daemon (this one included) something changed on `channel`. */
   async notify(channel: string, payload: string): Promise<void> {
     await this.query('SELECT pg_notify($1, $2)', [channel, payload]);
