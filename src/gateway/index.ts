@@ -59,7 +59,6 @@ import { UsageRecorder } from './usage.js';
 import { FileService } from './files/service.js';
 import { FetchPool } from './webfetch/pool.js';
 import { SearchService } from './search/service.js';
-import { MemoryStore } from './memory/store.js';
 import { checkGeneral, compileIpFilter, DEFAULT_GENERAL, validateGeneralPatch } from './ops/settings.js';
 import { McpService } from './agents/mcp/server.js';
 import { McpAudit } from './agents/mcp/audit.js';
@@ -268,7 +267,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     webFetch: new FetchPool(() => ctx.clock.now()),
     search: new SearchService(ctx.egress, () => ctx.clock.now()),
     webhooks,
-    memory: new MemoryStore(db.store),
+    memory: db.memoryStore(),
     mcp: new McpService(() => svc, new McpAudit(db.store), ctx.version, ctx.log),
     policies: new Policies(db.store),
     audit: new AuditLog(db.store),

@@ -2,7 +2,7 @@
 import type { FetchPool } from './webfetch/pool.js';
 import type { SearchService } from './search/service.js';
 import type { WebhookService } from './webhooks/service.js';
-import type { MemoryStore } from './memory/store.js';
+import type { MemoryData } from './memory/data.js';
 import type { GeneralSettings } from './ops/settings.js';
 import type { GatewayBackups } from './ops/backups.js';
 import type { Policies } from './ops/policies.js';
@@ -98,7 +98,7 @@ export interface GatewayServices {
   /** Outbound webhooks: the emitter every event goes through, and the delivery queue. */
   webhooks: WebhookService;
   /** Persistent memory (/api/memory), added to chat requests. */
-  memory: MemoryStore;
+  memory: MemoryData;
   /** Skills: installed manifests, the sandbox pool, executions. */
   skills: SkillService;
   /** Outbound proxies and their assignments (global, provider, connection); their health probes. */

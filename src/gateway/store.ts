@@ -3,6 +3,8 @@
  * models, aliases, combos, model-combo mappings, API keys (hashed), pricing overrides, settings,
  * login sessions and the request log. All SQL lives here so another backend can replace it.
  */
+import type { MemoryData } from './memory/data.js';
+import { MemoryStore } from './memory/store.js';
 import { MODALITY_SQL, modalityOf } from './modality.js';
 import { SqliteLogReader, type RequestLogReader } from './analytics/log-reader.js';
 import type { Migration, Store } from '../store/index.js';
@@ -847,6 +849,11 @@ export class GatewayStore {
 
   /** The kit store (the issue-6 stores in store-*.ts share it). */
   constructor(readonly store: Store) {}
+
+  /** Persistent memory (/api/memory): in this daemon's SQLite file. */
+  memoryStore(): MemoryData {
+    return new MemoryStore(this.store);
+  }
 
   private reader?: RequestLogReader;
 

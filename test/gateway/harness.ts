@@ -2,6 +2,7 @@
  * In-process gateway for tests: the real component on two loopback HTTP listeners, one treated as
  * the control socket (trusted) and one as TCP (auth applies), with a temporary state dir.
  */
+import type { SharedPostgres } from '../../src/store/postgres.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,6 +40,17 @@ export interface GatewayHarness {
   close(): Promise<void>;
 }
 
+/**
+ * When set (gatewaysOnPostgres), every gateway of this test file runs with `storage.postgres` on this
+ * database, as a daemon of a cluster does: the same suites run on the embedded store and on it.
+ */
+let sharedDb: (() => SharedPostgres) | undefined;
+let sharedDaemons = 0;
+
+export function gatewaysOnPostgres(db: () => SharedPostgres): void {
+  sharedDb = db;
+}
+
 export async function startGateway(opts: { yaml?: string; env?: Record<string, string>; clock?: Clock; config?: Record<string, unknown>; dir?: string; alerts?: InternalAlerts } = {}): Promise<GatewayHarness> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'ctl-gw-'));
   if (opts.yaml !== undefined) writeFileSync(join(dir, 'gateway.yaml'), opts.yaml);
@@ -58,6 +70,7 @@ export async function startGateway(opts: { yaml?: string; env?: Record<string, s
     handleOf: () => undefined,
     alerts: opts.alerts ?? NO_ALERTS,
     version: '0.1.0-test',
+    ...(sharedDb ? { shared: { daemonId: `gw-test-${process.pid}-${sharedDaemons++}`, postgres: sharedDb() } } : {}),
   };
   const instance = await gatewayComponent.create(ctx);
   const ips = new ClientIpResolver();

@@ -5,7 +5,8 @@
  */
 import type { CanonicalRequest, Message } from '../canonical.js';
 import type { MemoryConfig } from './config.js';
-import type { MemoryCaller, MemoryRecord, MemoryStore } from './store.js';
+import type { MemoryData } from './data.js';
+import type { MemoryCaller, MemoryRecord } from './store.js';
 
 /** Rough token count of memory text: four characters a token, as the budget is an estimate anyway. */
 export const memoryTokens = (text: string): number => Math.ceil(text.length / 4);
@@ -21,8 +22,12 @@ function lastUserText(messages: Message[]): string | undefined {
 }
 
 /** Memories for this request, in order, cut to the budget (the first always fits, cut short if need be). */
-export function selectMemories(store: MemoryStore, cfg: MemoryConfig, req: CanonicalRequest, caller: MemoryCaller, now: number): MemoryRecord[] {
+export function selectMemories(store: MemoryData, cfg: MemoryConfig, req: CanonicalRequest, caller: MemoryCaller, now: number): MemoryRecord[] | Promise<MemoryRecord[]> {
   const candidates = store.forCaller(caller, lastUserText(req.messages), now, cfg.maxItems);
+  return candidates instanceof Promise ? candidates.then((c) => withinBudget(c, cfg)) : withinBudget(candidates, cfg);
+}
+
+function withinBudget(candidates: MemoryRecord[], cfg: MemoryConfig): MemoryRecord[] {
   const out: MemoryRecord[] = [];
   let used = 0;
   for (const m of candidates) {

@@ -16,10 +16,11 @@ import type { Router } from '../../http/router.js';
 import { compile } from '../../http/schema.js';
 import { intQuery, ok, pageQuery, readPlainObject, validated } from '../routes/common.js';
 import type { MemoryConfig } from './config.js';
-import { MEMORY_SCOPES, MEMORY_TYPES, type MemoryFilter, type MemoryRecord, type MemoryScope, type MemoryStore, type MemoryType } from './store.js';
+import type { MemoryData } from './data.js';
+import { MEMORY_SCOPES, MEMORY_TYPES, type MemoryFilter, type MemoryRecord, type MemoryScope, type MemoryType } from './store.js';
 
 export interface MemoryRouteDeps {
-  store: MemoryStore;
+  store: MemoryData;
   config: () => MemoryConfig;
   now: () => number;
   /** Whether an API key id exists (memories bound to a key must name a real one). */
@@ -132,17 +133,17 @@ export function memoryRoutes(r: Router, d: MemoryRouteDeps): void {
   const checkKey = (id: string | undefined) => {
     if (id !== undefined && !d.keyExists(id)) throw badRequest(`apiKeyId: no API key ${JSON.stringify(id)}`);
   };
-  const find = (ctx: RequestContext): MemoryRecord => {
-    const x = d.store.get(ctx.params.id!);
+  const find = async (ctx: RequestContext): Promise<MemoryRecord> => {
+    const x = await d.store.get(ctx.params.id!);
     if (!x) throw notFound(`memory ${ctx.params.id} not found`);
     return x;
   };
 
   m(
-    r.get('/api/memory', (ctx) => {
+    r.get('/api/memory', async (ctx) => {
       const { limit, offset, page } = pageQuery(ctx);
       const f = { ...filterOf(ctx), now: d.now() };
-      const { rows, total } = d.store.list(f, offset, limit);
+      const { rows, total } = await d.store.list(f, offset, limit);
       const byType: Record<string, number> = {};
       for (const x of rows) byType[x.type] = (byType[x.type] ?? 0) + 1;
       ok(ctx, { memories: rows.map(memoryView), stats: { total, byType }, total, offset, limit, page });
@@ -167,40 +168,40 @@ export function memoryRoutes(r: Router, d: MemoryRouteDeps): void {
       };
       const exp = parseExpiry(b.expiresAt);
       if (exp !== undefined) rec.expiresAt = exp;
-      d.store.save(rec);
+      await d.store.save(rec);
       ok(ctx, { success: true, id: rec.id, memory: memoryView(rec) }, 201);
     }),
   );
   m(
-    r.get('/api/memory/search', (ctx) => {
+    r.get('/api/memory/search', async (ctx) => {
       const f = filterOf(ctx);
       if (f.q === undefined) throw badRequest('query parameter q is required');
       const limit = intQuery(ctx, 'limit', 20, 1, 200);
       const { q, ...rest } = f;
-      const results = d.store.search(q, { ...rest, now: d.now() }, limit).map((x) => ({ ...memoryView(x.memory), score: -x.score }));
+      const results = (await d.store.search(q, { ...rest, now: d.now() }, limit)).map((x) => ({ ...memoryView(x.memory), score: -x.score }));
       ok(ctx, { query: q, results, total: results.length });
     }),
   );
   m(
-    r.get('/api/memory/health', (ctx) => {
-      const problem = d.store.integrity();
-      const s = d.store.stats(d.now());
+    r.get('/api/memory/health', async (ctx) => {
+      const problem = await d.store.integrity();
+      const s = await d.store.stats(d.now());
       const c = d.config();
       ok(ctx, { status: problem ? 'degraded' : 'ok', fts5: problem ? problem : 'ok', memories: s.total, expired: s.expired, injection: { enabled: c.inject, maxTokens: c.maxTokens, maxItems: c.maxItems } }, problem ? 503 : 200);
     }),
   );
-  m(r.get('/api/memory/stats', (ctx) => ok(ctx, d.store.stats(d.now()))));
+  m(r.get('/api/memory/stats', async (ctx) => ok(ctx, await d.store.stats(d.now()))));
   m(
     r.post('/api/memory/clear', async (ctx) => {
       const b = validated(validateClear, await readPlainObject(ctx, true));
-      const cleared = b.expired ? d.store.deleteExpired(d.now()) : d.store.clear({ apiKeyId: b.apiKeyId, sessionId: b.sessionId, type: b.type, scope: b.scope });
+      const cleared = b.expired ? await d.store.deleteExpired(d.now()) : await d.store.clear({ apiKeyId: b.apiKeyId, sessionId: b.sessionId, type: b.type, scope: b.scope });
       ok(ctx, { success: true, cleared });
     }),
   );
-  m(r.get('/api/memory/:id', (ctx) => ok(ctx, memoryView(find(ctx)))));
+  m(r.get('/api/memory/:id', async (ctx) => ok(ctx, memoryView(await find(ctx)))));
   m(
     r.put('/api/memory/:id', async (ctx) => {
-      const prev = find(ctx);
+      const prev = await find(ctx);
       const b = validated(validatePatch, await readPlainObject(ctx));
       if (b.apiKeyId) checkKey(b.apiKeyId);
       const apiKeyId = b.apiKeyId === null ? undefined : (b.apiKeyId ?? prev.apiKeyId);
@@ -220,14 +221,14 @@ export function memoryRoutes(r: Router, d: MemoryRouteDeps): void {
       };
       const exp = b.expiresAt === undefined ? prev.expiresAt : parseExpiry(b.expiresAt);
       if (exp !== undefined) next.expiresAt = exp;
-      d.store.save(next);
+      await d.store.save(next);
       ok(ctx, memoryView(next));
     }),
   );
   m(
-    r.delete('/api/memory/:id', (ctx) => {
-      const x = find(ctx);
-      d.store.delete(x.id);
+    r.delete('/api/memory/:id', async (ctx) => {
+      const x = await find(ctx);
+      await d.store.delete(x.id);
       ok(ctx, { success: true, id: x.id, deleted: true });
     }),
   );

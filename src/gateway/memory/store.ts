@@ -59,19 +59,25 @@ const STOPWORDS = new Set(
     'than that the their them then there these they this to too us was we were what when where which who why will with would you your yes about all also any just should shall may might must').split(' '),
 );
 
-/**
- * A user's words as an FTS5 query: each word quoted (so no FTS5 syntax reaches the parser), any of
- * them may match, common words left out. Undefined when no word is left.
- */
-export function ftsQuery(text: string, maxTerms = 32): string | undefined {
+/** The words of a user's text that say which memory is relevant: letters, digits and _ only, lowercased, common words left out. */
+export function memoryWords(text: string, maxTerms = 32): string[] {
   const words = new Set<string>();
   for (const m of text.toLowerCase().matchAll(/[\p{L}\p{N}_]{2,}/gu)) {
     if (STOPWORDS.has(m[0])) continue;
     words.add(m[0]);
     if (words.size >= maxTerms) break;
   }
-  if (words.size === 0) return undefined;
-  return [...words].map((w) => `"${w}"`).join(' OR ');
+  return [...words];
+}
+
+/**
+ * A user's words as an FTS5 query: each word quoted (so no FTS5 syntax reaches the parser), any of
+ * them may match. Undefined when no word is left.
+ */
+export function ftsQuery(text: string, maxTerms = 32): string | undefined {
+  const words = memoryWords(text, maxTerms);
+  if (words.length === 0) return undefined;
+  return words.map((w) => `"${w}"`).join(' OR ');
 }
 
 function where(f: MemoryFilter, alias = 'm'): { sql: string; args: unknown[] } {

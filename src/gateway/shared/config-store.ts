@@ -20,6 +20,8 @@ import type { Store } from '../../store/index.js';
 import { GatewayStore, type ProviderModelRecord, type RequestLogEntry } from '../store.js';
 import type { RequestLogReader } from '../analytics/log-reader.js';
 import { PgRequestLog, REQUEST_LOG_MIGRATION } from './request-log.js';
+import { MEMORY_MIGRATION, PgMemoryStore } from './memory-store.js';
+import type { MemoryData } from '../memory/data.js';
 import type { CatalogChange } from '../catalog.js';
 import type { ApiKeyRecord, ComboConfig, ComboMapping, ModelSpec, PriceEntry, ProviderAccount, ProviderConfig } from '../types.js';
 
@@ -37,6 +39,7 @@ export const GATEWAY_SHARED_MIGRATIONS: PgMigration[] = [
     `,
   },
   { version: 2, up: REQUEST_LOG_MIGRATION },
+  { version: 3, up: MEMORY_MIGRATION },
 ];
 
 type Kind = 'provider' | 'model' | 'alias' | 'combo' | 'mapping' | 'key' | 'key_used' | 'price' | 'setting' | 'session' | RecordKind;
@@ -105,6 +108,13 @@ export class SharedConfigStore extends GatewayStore {
     this.requestLog.append(entries);
   }
 
+  private memory?: PgMemoryStore;
+
+  /** Persistent memory in the shared database: every gateway lists, searches and injects the same memories. */
+  override memoryStore(): MemoryData {
+    return this.memory!;
+  }
+
   override get logs(): RequestLogReader {
     return this.requestLog;
   }
@@ -113,6 +123,7 @@ export class SharedConfigStore extends GatewayStore {
     await db.migrate('gateway', GATEWAY_SHARED_MIGRATIONS);
     const s = new SharedConfigStore(local, db, daemonId, log, clock);
     await s.loadAll();
+    s.memory = await PgMemoryStore.open(db, daemonId, log);
     s.unsubscribe = await db.subscribe(
       CHANNEL,
       (payload) => void s.announced(JSON.parse(payload) as Announcement),

@@ -127,7 +127,8 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
     model: parsed.model,
     sessionId,
   };
-  const injected = injectContext(svc, ctx.req.headers, applyGeneral(svc.runtime.general.value, guardChat(svc, ctx, parsed, info, startedAt)), principal, sessionId);
+  const injecting = injectContext(svc, ctx.req.headers, applyGeneral(svc.runtime.general.value, guardChat(svc, ctx, parsed, info, startedAt)), principal, sessionId);
+  const injected = injecting instanceof Promise ? await injecting : injecting;
   let canonical = injected.request;
   // Active plugins' request hooks (sandboxed; a failing plugin is deactivated, a block is a 400).
   if (svc.plugins.activeCount > 0) canonical = (await svc.plugins.onRequest(canonical)).request;

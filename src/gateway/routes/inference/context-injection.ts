@@ -26,11 +26,24 @@ export interface Injected {
 
 const NONE = new Map<string, SkillRecord>();
 
-export function injectContext(svc: GatewayServices, headers: IncomingHttpHeaders, req: CanonicalRequest, principal: Principal, sessionId: string | undefined): Injected {
+/** Synchronous unless memories must be looked up in a shared database (then a promise). */
+export function injectContext(svc: GatewayServices, headers: IncomingHttpHeaders, req: CanonicalRequest, principal: Principal, sessionId: string | undefined): Injected | Promise<Injected> {
   if (injectionSkipped(headers)) return { request: req, skills: NONE };
-  let out = req;
   const cfg = svc.state.fileConfig.memory;
-  if (cfg.inject && svc.memory.any()) out = withMemories(out, selectMemories(svc.memory, cfg, out, { apiKeyId: principal.key?.id, sessionId }, svc.clock.now()));
+  if (!cfg.inject || !svc.memory.any()) return withOfferedSkills(svc, req, principal);
+  const memories = selectMemories(svc.memory, cfg, req, { apiKeyId: principal.key?.id, sessionId }, svc.clock.now());
+  if (!(memories instanceof Promise)) return withOfferedSkills(svc, withMemories(req, memories), principal);
+  // Memories are an addition: while the shared database is away the request goes on without them.
+  return memories.then(
+    (m) => withOfferedSkills(svc, withMemories(req, m), principal),
+    (e: unknown) => {
+      svc.log.warn({ err: (e as Error).message }, 'gateway: memories not added (the shared database did not answer)');
+      return withOfferedSkills(svc, req, principal);
+    },
+  );
+}
+
+function withOfferedSkills(svc: GatewayServices, out: CanonicalRequest, principal: Principal): Injected {
   const offered = skillsToOffer(svc.skills, out, principal.key?.id);
   if (offered.length === 0) return { request: out, skills: NONE };
   return { request: withSkillTools(out, offered), skills: new Map(offered.map((s) => [s.name, s])) };
