@@ -17,7 +17,7 @@ export interface MetricsBuilder {
   /** A gauge set from `values()` at each scrape (which may read a database, hence the promise). */
   gauge(name: string, help: string, labelNames: string[], values: () => Labeled | Promise<Labeled>): void;
   /** A counter set from `values()` (running totals the component keeps) at each scrape. */
-  counter(name: string, help: string, labelNames: string[], values: () => Labeled): void;
+  counter(name: string, help: string, labelNames: string[], values: () => Labeled | Promise<Labeled>): void;
 }
 
 export class ComponentMetrics {
@@ -76,9 +76,10 @@ export class ComponentMetrics {
           help,
           labelNames,
           registers: [registry],
-          collect() {
+          async collect() {
+            const all = await values();
             this.reset();
-            for (const [labels, v] of values()) this.inc(labels, v);
+            for (const [labels, v] of all) this.inc(labels, v);
           },
         }),
     };

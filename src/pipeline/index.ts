@@ -25,17 +25,10 @@ import { bearerAuth } from './auth/middleware.js';
 import { stableHashForPassword } from './auth/password.js';
 import { TokenIssuer, loadOrCreateKey } from './auth/tokens.js';
 import { loadPipelineConfig } from './config.js';
-import { ActivityRepo } from './data/activity.js';
-import { AnalyticsRepo } from './data/analytics.js';
-import { CategoriesRepo } from './data/categories.js';
 import { PIPELINE_MIGRATIONS } from './data/migrations.js';
-import { PostsRepo } from './data/posts.js';
-import { ProposalsRepo } from './data/proposals.js';
-import { RunsRepo } from './data/runs.js';
-import { SettingsRepo } from './data/settings.js';
-import { SourcesRepo } from './data/sources.js';
-import { StyleRepo } from './data/style.js';
-import { UsedItemsRepo } from './data/used-items.js';
+import { PIPELINE_SHARED_MIGRATIONS } from './data/pg-migrations.js';
+import { inTransaction, reposOver } from './data/repos.js';
+import { PgSql, SqliteSql, type Sql } from './data/sql.js';
 import { ModelSettings } from './model-setting.js';
 import { Publisher } from './publish/publisher.js';
 import { XApiClient } from './publish/x-api.js';
@@ -50,26 +43,37 @@ export interface PipelineHandle {
   publishDue(): Promise<number>;
   /** Run the scheduled jobs that are due at the clock's time (the scheduler's timer does this). */
   runSchedule(): Promise<void>;
+  /** The component's database (tests seed and inspect it). */
+  sql: Sql;
 }
 
 export const pipelineComponent: ComponentDefinition = {
   name: 'pipeline',
   defaultAddress: '127.0.0.1:8000',
-  create(ctx): ComponentInstance {
+  async create(ctx): Promise<ComponentInstance> {
     const config = loadPipelineConfig(ctx.config ?? {}, ctx.env, (clear) => stableHashForPassword(clear, join(ctx.stateDir, 'secrets', 'pipeline-owner-password.hash')));
-    const store = ctx.openStore(PIPELINE_MIGRATIONS);
+    const pg = ctx.shared?.postgres;
+    let sql: Sql;
+    if (pg) {
+      await pg.migrate('pipeline', PIPELINE_SHARED_MIGRATIONS);
+      sql = PgSql.over(pg);
+    } else sql = new SqliteSql(ctx.openStore(PIPELINE_MIGRATIONS));
     const { clock } = ctx;
-    const posts = new PostsRepo(store, clock);
-    const sources = new SourcesRepo(store, clock);
-    const style = new StyleRepo(store, clock);
-    const runs = new RunsRepo(store, clock);
-    const activity = new ActivityRepo(store, clock);
-    const model = new ModelSettings(new SettingsRepo(store, clock), config.envModel);
-    style.ensureDefault();
+    const repos = reposOver(sql, clock);
+    const { posts, sources, style, runs, activity, usedItems } = repos;
+    const model = new ModelSettings(repos.settings, config.envModel);
+    await style.ensureDefault();
     if (!config.ownerPasswordHash) {
       ctx.log.warn('pipeline: no owner password configured (pipeline.owner-password or PIPELINE_OWNER_PASSWORD): login answers 503, so TCP access needs one; the control socket works');
     }
-    const interrupted = runs.markInterrupted();
+    // Several daemons: a run another daemon has going is not interrupted (it holds the run lease).
+    const leases = pg?.leases;
+    const runLock = leases && { take: () => leases.hold('pipeline:run'), release: () => leases.release('pipeline:run') };
+    let interrupted = 0;
+    if (!runLock) interrupted = await runs.markInterrupted();
+    else if (await runLock.take()) {
+      interrupted = await runs.markInterrupted().finally(() => runLock.release());
+    }
     if (interrupted > 0) ctx.log.warn({ runs: interrupted }, 'pipeline runs interrupted by the last stop were marked interrupted');
 
     // Looked up at call time: the gateway may be created after us, or not run in this daemon.
@@ -78,27 +82,28 @@ export const pipelineComponent: ComponentDefinition = {
       ? new XApiClient(ctx.egress, { baseUrl: config.xApiBaseUrl, token: config.xApiToken, timeoutMs: config.fetchTimeoutMs, maxBytes: 1 << 20 })
       : null;
     const x = () => xClient;
-    const usedItems = new UsedItemsRepo(store, clock);
-    const runner = new PipelineRunner({ store, clock, log: ctx.log, egress: ctx.egress, config, gateway, model, posts, sources, style, usedItems, runs, activity, alerts: ctx.alerts });
-    const publisher = new Publisher({ posts, activity, x, clock, log: ctx.log, uploadsDir: ctx.uploadsDir, intervalMs: config.publishIntervalMs, alerts: ctx.alerts });
+    const tx = <T>(fn: (r: typeof repos) => Promise<T>) => inTransaction(sql, clock, fn);
+    const runner = new PipelineRunner({ ...(runLock ? { runLock } : {}), tx, clock, log: ctx.log, egress: ctx.egress, config, gateway, model, posts, sources, style, usedItems, runs, activity, alerts: ctx.alerts });
+    const publisher = new Publisher({ posts, activity, x, clock, log: ctx.log, uploadsDir: ctx.uploadsDir, intervalMs: config.publishIntervalMs, alerts: ctx.alerts, ...(leases ? { lease: () => leases.hold('pipeline:publish') } : {}) });
 
     const services: Services = {
       config,
       clock,
       log: ctx.log,
-      store,
+      sql,
+      tx,
       egress: ctx.egress,
       uploadsDir: ctx.uploadsDir,
       version: ctx.version,
       tokens: new TokenIssuer(loadOrCreateKey(ctx.stateDir), clock),
       posts,
       sources,
-      categories: new CategoriesRepo(store, clock),
+      categories: repos.categories,
       style,
-      proposals: new ProposalsRepo(store, clock),
+      proposals: repos.proposals,
       activity,
       runs,
-      analytics: new AnalyticsRepo(store),
+      analytics: repos.analytics,
       model,
       runner,
       publisher,
@@ -108,7 +113,7 @@ export const pipelineComponent: ComponentDefinition = {
     const scheduler = new PipelineScheduler(
       config.schedules,
       {
-        run: () => runner.start().done,
+        run: async () => await (await runner.start()).done,
         metrics: async () => {
           const client = xClient;
           if (!client) throw new Error('no X API token configured (pipeline.x-api-token or PIPELINE_X_API_TOKEN)');
@@ -116,21 +121,22 @@ export const pipelineComponent: ComponentDefinition = {
         },
         proposals: async () => {
           const gw = requireGateway(gateway);
-          const m = model.current().model_id;
+          const m = (await model.current()).model_id;
           if (!m) throw new Error('no model configured: set one with PUT /api/settings/model (ctl pipeline model set) or PIPELINE_MODEL');
           return await generateProposals(gw, m, { ...services, timeoutMs: config.llmTimeoutMs });
         },
       },
-      store,
+      repos.settings,
       clock,
       ctx.log,
+      leases ? (job) => leases.hold(`pipeline:schedule:${job}`) : undefined,
     );
     services.scheduler = scheduler;
 
     const router = new Router({ ignoreTrailingSlash: true });
     router.use(bearerAuth(services.tokens, () => config.ownerPasswordHash));
     const api = new ApiRegistry(router);
-    const metrics = pipelineMetrics(store);
+    const metrics = pipelineMetrics(sql, sources);
     // Scraped without a token, as Prometheus expects: counts only.
     api.add({
       method: 'GET',
@@ -152,7 +158,7 @@ export const pipelineComponent: ComponentDefinition = {
     insightRoutes(api, services);
     settingsRoutes(api, services);
 
-    const handle: PipelineHandle = { publishDue: () => publisher.tick(), runSchedule: () => scheduler.tick() };
+    const handle: PipelineHandle = { publishDue: () => publisher.tick(), runSchedule: () => scheduler.tick(), sql };
     return {
       router,
       renderError,

@@ -6,7 +6,8 @@ export interface ModelSetting {
   source: 'database' | 'env';
 }
 
-const KEY = 'model_id';
+/** The settings key of the drafting model (routes change it inside their transactions). */
+export const MODEL_KEY = 'model_id';
 
 /** The drafting model: the database value, else PIPELINE_MODEL. */
 export class ModelSettings {
@@ -15,18 +16,18 @@ export class ModelSettings {
     private readonly envModel: string | null,
   ) {}
 
-  current(): ModelSetting {
-    const db = this.settings.get(KEY);
+  async current(): Promise<ModelSetting> {
+    const db = await this.settings.get(MODEL_KEY);
     if (db !== undefined) return { model_id: db, source: 'database' };
     return { model_id: this.envModel, source: 'env' };
   }
 
-  set(modelId: string): void {
-    this.settings.set(KEY, modelId);
+  set(modelId: string): Promise<void> {
+    return this.settings.set(MODEL_KEY, modelId);
   }
 
   /** Forget the database value (fall back to the environment). */
-  clear(): boolean {
-    return this.settings.delete(KEY);
+  clear(): Promise<boolean> {
+    return this.settings.delete(MODEL_KEY);
   }
 }

@@ -3,20 +3,21 @@
  * (a source is unhealthy after a failed fetch), read from its database when Prometheus scrapes.
  */
 import { ComponentMetrics, type Labeled } from '../http/metrics.js';
-import type { Store } from '../store/index.js';
+import type { SourcesRepo } from './data/sources.js';
+import type { Sql } from './data/sql.js';
 
-const byStatus = (store: Store, sql: string): Labeled =>
-  (store.prepare(sql).all() as { status: string; n: number }[]).map((r) => [{ status: r.status }, r.n]);
+const byStatus = async (sql: Sql, text: string): Promise<Labeled> =>
+  (await sql.all<{ status: string; n: number }>(text)).map((r) => [{ status: r.status }, r.n]);
 
-export function pipelineMetrics(store: Store): ComponentMetrics {
+export function pipelineMetrics(sql: Sql, sources: SourcesRepo): ComponentMetrics {
   return new ComponentMetrics((m) => {
-    m.counter('ctl_pipeline_runs_total', 'Pipeline runs by status (completed, failed, interrupted, running).', ['status'], () => byStatus(store, 'SELECT status, count(*) AS n FROM runs GROUP BY status'));
-    m.gauge('ctl_pipeline_posts', 'Posts by status (pending, approved, published, rejected, failed).', ['status'], () => byStatus(store, 'SELECT status, count(*) AS n FROM posts GROUP BY status'));
-    m.gauge('ctl_pipeline_sources', 'Active sources by health (healthy, unhealthy).', ['health'], () => {
-      const r = store.prepare('SELECT sum(consecutive_failures = 0) AS healthy, sum(consecutive_failures > 0) AS unhealthy FROM sources WHERE is_active = 1').get() as { healthy: number | null; unhealthy: number | null };
+    m.counter('ctl_pipeline_runs_total', 'Pipeline runs by status (completed, failed, interrupted, running).', ['status'], () => byStatus(sql, 'SELECT status, count(*) AS n FROM runs GROUP BY status'));
+    m.gauge('ctl_pipeline_posts', 'Posts by status (pending, approved, published, rejected, failed).', ['status'], () => byStatus(sql, 'SELECT status, count(*) AS n FROM posts GROUP BY status'));
+    m.gauge('ctl_pipeline_sources', 'Active sources by health (healthy, unhealthy).', ['health'], async () => {
+      const r = await sources.failureCounts();
       return [
-        [{ health: 'healthy' }, r.healthy ?? 0],
-        [{ health: 'unhealthy' }, r.unhealthy ?? 0],
+        [{ health: 'healthy' }, r.healthy],
+        [{ health: 'unhealthy' }, r.unhealthy],
       ];
     });
   });

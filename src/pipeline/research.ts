@@ -38,7 +38,7 @@ export interface ResearchDeps {
 const SOURCE_CONCURRENCY = 4;
 
 export async function research(deps: ResearchDeps, onSource: (r: SourceReport) => void, signal?: AbortSignal): Promise<ResearchResult> {
-  const list = deps.sources.listForRun();
+  const list = await deps.sources.listForRun();
   const reports: SourceReport[] = [];
   const all: ResearchItem[] = [];
   let next = 0;
@@ -62,7 +62,7 @@ export async function research(deps: ResearchDeps, onSource: (r: SourceReport) =
     item.keys.forEach((k) => seen.add(k));
     unique.push(item);
   }
-  const used = deps.usedItems.used([...seen]);
+  const used = await deps.usedItems.used([...seen]);
   const fresh = unique.filter((i) => !i.keys.some((k) => used.has(k)));
   return { sources: reports, fetched: all.length, fresh };
 }
@@ -83,11 +83,11 @@ async function readSource(deps: ResearchDeps, source: Source, outer?: AbortSigna
           )
         : await fetchFeed(deps.egress, source, { maxItems: c.maxItemsPerSource, timeoutMs: c.fetchTimeoutMs, maxBytes: c.maxResponseBytes }, signal);
     if (signal.aborted) throw new Error(`source deadline of ${c.sourceTimeoutMs} ms exceeded`);
-    deps.sources.recordSuccess(source.id, items.length);
+    await deps.sources.recordSuccess(source.id, items.length);
     return { report: report(source, true, items.length, null, deps.now() - started), items };
   } catch (e) {
     const message = (e as Error).message || String(e);
-    deps.sources.recordFailure(source.id, message);
+    await deps.sources.recordFailure(source.id, message);
     return { report: report(source, false, 0, message, deps.now() - started), items: [] };
   }
 }

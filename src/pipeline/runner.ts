@@ -10,9 +10,9 @@ import type { Egress } from '../egress/index.js';
 import type { GatewayHandle } from '../gateway/handle.js';
 import type { Clock } from '../http/clock.js';
 import { HttpError, badRequest, conflict } from '../http/errors.js';
-import type { Store } from '../store/index.js';
 import type { PipelineConfig } from './config.js';
 import type { ActivityRepo } from './data/activity.js';
+import type { Repos } from './data/repos.js';
 import type { PostsRepo } from './data/posts.js';
 import type { RunsRepo } from './data/runs.js';
 import type { SourcesRepo } from './data/sources.js';
@@ -27,7 +27,7 @@ import { research, type SourceReport } from './research.js';
 import { nowIso } from './time.js';
 
 export interface RunnerDeps {
-  store: Store;
+  tx<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   clock: Clock;
   log: Logger;
   egress: Egress;
@@ -42,6 +42,11 @@ export interface RunnerDeps {
   activity: ActivityRepo;
   /** ctl's alert manager: PipelineRunFailed until a run completes, PipelineSourceUnhealthy per source. */
   alerts?: InternalAlerts;
+  /**
+   * Several daemons on one database: one run at a time across them. `take` answers false while
+   * another daemon runs one; `release` ends this daemon's turn.
+   */
+  runLock?: { take(): Promise<boolean>; release(): Promise<void> };
 }
 
 export type Stage = 'starting' | 'fetching' | 'ranking' | 'drafting' | 'saving' | 'done';
@@ -107,11 +112,33 @@ export class PipelineRunner {
    * Check the preconditions and start a run. Throws 409 (a run is in progress), 503 (no gateway)
    * or 400 (no model configured) before anything starts; `done` settles with the result.
    */
-  start(): { batchId: string; done: Promise<RunResult> } {
+  async start(): Promise<{ batchId: string; done: Promise<RunResult> }> {
     if (this.current) throw conflict(`a pipeline run is already in progress (batch ${this.current.batch_id})`);
-    const gateway = requireGateway(this.d.gateway);
-    const model = this.d.model.current().model_id;
-    if (!model) throw badRequest('no model configured: set one with PUT /api/settings/model (ctl pipeline model set) or PIPELINE_MODEL');
+    if (this.starting) throw conflict('a pipeline run is already starting');
+    this.starting = true;
+    let locked = false;
+    try {
+      const gateway = requireGateway(this.d.gateway);
+      const model = (await this.d.model.current()).model_id;
+      if (!model) throw badRequest('no model configured: set one with PUT /api/settings/model (ctl pipeline model set) or PIPELINE_MODEL');
+      if (this.d.runLock) {
+        if (!(await this.d.runLock.take())) throw conflict('a pipeline run is in progress on another daemon');
+        locked = true;
+        // No run is going anywhere now: one left `running` by a daemon that died is over.
+        await this.d.runs.markInterrupted();
+      }
+      const started = await this.begin(gateway, model);
+      locked = false;
+      return started;
+    } finally {
+      this.starting = false;
+      if (locked) await this.d.runLock!.release();
+    }
+  }
+
+  private starting = false;
+
+  private async begin(gateway: GatewayHandle, model: string): Promise<{ batchId: string; done: Promise<RunResult> }> {
     const batchId = newBatchId(this.d.clock.now());
     const progress: RunProgress = {
       batch_id: batchId,
@@ -130,8 +157,8 @@ export class PipelineRunner {
       post_count: 0,
       error: null,
     };
+    await this.d.runs.start(batchId, model);
     this.current = progress;
-    this.d.runs.start(batchId, model);
     const done = this.execute(progress, gateway).then(
       (result) => {
         progress.status = 'completed';
@@ -144,16 +171,16 @@ export class PipelineRunner {
         );
         return result;
       },
-      (e: unknown) => {
+      async (e: unknown) => {
         const err = e instanceof HttpError ? e : new HttpError(500, `pipeline run failed: ${(e as Error).message}`, { cause: e });
         progress.status = 'failed';
         progress.error = err.message;
         progress.stage = 'done';
         progress.finished_at = nowIso(this.d.clock);
+        this.d.alerts?.fire({ alertname: 'PipelineRunFailed', labels: {}, annotations: { summary: `pipeline run ${batchId} failed: ${err.message}`, batch_id: batchId }, path: `/api/pipeline/runs/${batchId}` });
         try {
-          this.d.runs.finish(batchId, 'failed', 0, null, err.message);
-          this.d.activity.add('pipeline_failed', `Pipeline run ${batchId} failed: ${err.message}`, 'batch', batchId);
-          this.d.alerts?.fire({ alertname: 'PipelineRunFailed', labels: {}, annotations: { summary: `pipeline run ${batchId} failed: ${err.message}`, batch_id: batchId }, path: `/api/pipeline/runs/${batchId}` });
+          await this.d.runs.finish(batchId, 'failed', 0, null, err.message);
+          await this.d.activity.add('pipeline_failed', `Pipeline run ${batchId} failed: ${err.message}`, 'batch', batchId);
         } catch (dbErr) {
           this.d.log.error({ err: dbErr }, 'recording a failed pipeline run');
         }
@@ -161,9 +188,10 @@ export class PipelineRunner {
       },
     );
     done
-      .finally(() => {
+      .finally(async () => {
         this.last = progress;
         this.current = null;
+        await this.d.runLock?.release();
       })
       .catch(() => undefined);
     return { batchId, done };
@@ -174,16 +202,16 @@ export class PipelineRunner {
     this.abort.abort();
   }
 
-  private setStage(p: RunProgress, stage: Stage): void {
+  private async setStage(p: RunProgress, stage: Stage): Promise<void> {
     p.stage = stage;
-    this.d.runs.stage(p.batch_id, stage);
+    await this.d.runs.stage(p.batch_id, stage);
   }
 
   private async execute(p: RunProgress, gateway: GatewayHandle): Promise<RunResult> {
     const d = this.d;
     const startedMs = d.clock.now();
-    this.setStage(p, 'fetching');
-    p.sources_total = d.sources.listForRun().length;
+    await this.setStage(p, 'fetching');
+    p.sources_total = (await d.sources.listForRun()).length;
     const found = await research(
       { egress: d.egress, config: d.config, sources: d.sources, usedItems: d.usedItems, now: () => d.clock.now() },
       (r) => {
@@ -197,8 +225,8 @@ export class PipelineRunner {
     p.items_fetched = found.fetched;
     p.items_new = found.fresh.length;
 
-    this.setStage(p, 'ranking');
-    const style = d.style.currentStored();
+    await this.setStage(p, 'ranking');
+    const style = await d.style.currentStored();
     const selected = pickBatch(rankItems(found.fresh, style.topics, d.clock.now()), d.config.batchSize);
     p.items_selected = selected.length;
 
@@ -206,9 +234,9 @@ export class PipelineRunner {
     let drafted: ReturnType<typeof parseDrafts>['posts'] = [];
     const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
     if (selected.length > 0) {
-      this.setStage(p, 'drafting');
+      await this.setStage(p, 'drafting');
       const rules = { maxLength: d.config.maxPostLength, useHashtags: style.use_hashtags, threads: style.thread_style };
-      const messages = draftingMessages(style, selected, d.posts.recentFeedback(FEEDBACK_EXAMPLES), d.config.maxPostLength);
+      const messages = draftingMessages(style, selected, await d.posts.recentFeedback(FEEDBACK_EXAMPLES), d.config.maxPostLength);
       const first = await this.chat(gateway, p.model, messages, usage);
       let parsed = parseDrafts(first, selected.length, rules);
       if (!parsed.json) {
@@ -221,7 +249,7 @@ export class PipelineRunner {
       rejected = parsed.rejected;
     }
 
-    this.setStage(p, 'saving');
+    await this.setStage(p, 'saving');
     const finishedAt = nowIso(d.clock);
     let postIds: number[] = [];
     const result = (ids: number[]): RunResult => ({
@@ -244,8 +272,8 @@ export class PipelineRunner {
       finished_at: finishedAt,
       duration_ms: Math.max(0, d.clock.now() - startedMs),
     });
-    d.store.transaction(() => {
-      postIds = d.posts.insertMany(
+    await d.tx(async (r) => {
+      postIds = await r.posts.insertMany(
         drafted.map((x) => {
           const item = selected[x.item]!;
           return {
@@ -262,12 +290,12 @@ export class PipelineRunner {
         }),
       );
       // Only items that became posts are spent; the others may be drafted by a later run.
-      d.usedItems.markUsed(
+      await r.usedItems.markUsed(
         drafted.flatMap((x) => selected[x.item]!.keys),
         p.batch_id,
       );
-      d.runs.finish(p.batch_id, 'completed', postIds.length, result(postIds), null);
-      d.activity.add(
+      await r.runs.finish(p.batch_id, 'completed', postIds.length, result(postIds), null);
+      await r.activity.add(
         'pipeline_run',
         `Pipeline run ${p.batch_id} drafted ${postIds.length} post${postIds.length === 1 ? '' : 's'} (${result(postIds).sources_healthy}/${found.sources.length} sources healthy)`,
         'batch',

@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import type { Egress } from '../egress/index.js';
 import type { GatewayHandle } from '../gateway/handle.js';
 import type { Clock } from '../http/clock.js';
-import type { Store } from '../store/index.js';
+import type { Repos } from './data/repos.js';
+import type { Sql } from './data/sql.js';
 import type { TokenIssuer } from './auth/tokens.js';
 import type { PipelineConfig } from './config.js';
 import type { ActivityRepo } from './data/activity.js';
@@ -26,7 +27,10 @@ export interface Services {
   scheduler?: PipelineScheduler;
   clock: Clock;
   log: Logger;
-  store: Store;
+  /** The pipeline's database (SQLite, or PostgreSQL with storage.postgres). */
+  sql: Sql;
+  /** `fn` with repositories inside one transaction (use only `r` within it). */
+  tx<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   egress: Egress;
   uploadsDir: string;
   version: string;

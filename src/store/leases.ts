@@ -38,11 +38,23 @@ export class Leases {
       const r = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [`ctl lease ${name}`]);
       if (r.rows[0]?.ok !== true) return false;
       this.held.add(name);
-      this.log.info({ lease: name }, `this daemon now runs ${name}`);
+      this.log.debug({ lease: name }, `this daemon now runs ${name}`);
       return true;
     } catch (e) {
       this.drop(client, e as Error);
       return false;
+    }
+  }
+
+  /** Give one lease back (a turn that ends, such as one pipeline run); another daemon may take it at once. */
+  async release(name: string): Promise<void> {
+    if (!this.held.delete(name)) return;
+    const c = this.client;
+    if (!c) return;
+    try {
+      await c.query('SELECT pg_advisory_unlock(hashtext($1))', [`ctl lease ${name}`]);
+    } catch (e) {
+      this.drop(c, e as Error);
     }
   }
 

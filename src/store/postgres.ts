@@ -31,6 +31,8 @@ export interface PgMigration {
 /** Something that runs SQL: the pool, or one connection inside `transaction`. */
 export interface Queryable {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
+  /** An INSERT, UPDATE or DELETE: how many rows it changed. */
+  command(sql: string, params?: unknown[]): Promise<number>;
 }
 
 interface Subscription {
@@ -124,22 +126,28 @@ export class SharedPostgres implements Queryable {
   }
 
   async query<R = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<R[]> {
-    return (await this.run(this.pool, sql, params)) as R[];
+    return (await this.run(this.pool, sql, params)).rows as R[];
+  }
+
+  async command(sql: string, params: unknown[] = []): Promise<number> {
+    return (await this.run(this.pool, sql, params)).rowCount ?? 0;
   }
 
   /** `fn` inside BEGIN … COMMIT on one connection (ROLLBACK when it throws). */
   async transaction<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
     const client = await this.connectClient();
     let broken = false;
+    const on = async (sql: string, params: unknown[]) => {
+      try {
+        return await this.run(client, sql, params);
+      } catch (e) {
+        if (e instanceof StorageUnavailable) broken = true;
+        throw e;
+      }
+    };
     const q: Queryable = {
-      query: async <R>(sql: string, params: unknown[] = []) => {
-        try {
-          return (await this.run(client, sql, params)) as R[];
-        } catch (e) {
-          if (e instanceof StorageUnavailable) broken = true;
-          throw e;
-        }
-      },
+      query: async <R>(sql: string, params: unknown[] = []) => (await on(sql, params)).rows as R[],
+      command: async (sql: string, params: unknown[] = []) => (await on(sql, params)).rowCount ?? 0,
     };
     try {
       await q.query('BEGIN');
@@ -169,11 +177,10 @@ export class SharedPostgres implements Queryable {
     if (this.down !== null) throw new StorageUnavailable(this.where, this.down);
   }
 
-  private async run(on: pg.Pool | pg.PoolClient, sql: string, params: unknown[]): Promise<unknown[]> {
+  private async run(on: pg.Pool | pg.PoolClient, sql: string, params: unknown[]): Promise<pg.QueryResult> {
     this.failFast();
     try {
-      const r = await on.query({ name: statementName(sql), text: sql, values: params });
-      return r.rows;
+      return await on.query({ name: statementName(sql), text: sql, values: params });
     } catch (e) {
       if (!isConnectionError(e)) throw e;
       this.markDown(e);

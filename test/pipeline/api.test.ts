@@ -6,8 +6,8 @@ import { type Harness, PASSWORD, startPipeline } from './harness.js';
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(200, 7)]);
 
-function seedPosts(h: Harness, n: number, batch = 'batch-a', category = 'tech'): number[] {
-  const repo = new PostsRepo(h.store, systemClock);
+function seedPosts(h: Harness, n: number, batch = 'batch-a', category = 'tech'): Promise<number[]> {
+  const repo = new PostsRepo(h.sql, systemClock);
   return repo.insertMany(
     Array.from({ length: n }, (_, i) => ({
       batch_id: batch,
@@ -175,7 +175,7 @@ describe('pipeline API over TCP', () => {
       }
       expect((await h.request('GET', '/api/style/history?limit=0')).status).toBe(422);
       // The stored document uses use_hashtags / thread_style.
-      const row = h.store.db.prepare('SELECT config FROM style_versions ORDER BY id DESC LIMIT 1').get() as { config: string };
+      const row = (await h.sql.get<{ config: string }>('SELECT config FROM style_versions ORDER BY id DESC LIMIT 1'))!;
       expect(JSON.parse(row.config)).toEqual({ tone: 'witty', topics: ['Rust', 'SQLite'], use_hashtags: true, thread_style: true });
     });
     it('reads the model from env, then from the database', async () => {
@@ -192,8 +192,8 @@ describe('pipeline API over TCP', () => {
 
   describe('posts', () => {
     let ids: number[];
-    beforeAll(() => {
-      ids = [...seedPosts(h, 25, 'batch-a'), ...seedPosts(h, 3, 'batch-b', 'science')];
+    beforeAll(async () => {
+      ids = [...(await seedPosts(h, 25, 'batch-a')), ...(await seedPosts(h, 3, 'batch-b', 'science'))];
     });
     it('lists with pagination and filters', async () => {
       const r = await h.request('GET', '/api/posts');
@@ -254,7 +254,7 @@ describe('pipeline API over TCP', () => {
     });
     it('refuses to change a published post except its feedback', async () => {
       const id = ids[3]!;
-      h.store.db.prepare("UPDATE posts SET status = 'published', published_at = ? WHERE id = ?").run(new Date().toISOString(), id);
+      await h.sql.run("UPDATE posts SET status = 'published', published_at = ? WHERE id = ?", new Date().toISOString(), id);
       expect((await h.request('PATCH', `/api/posts/${id}`, { body: { status: 'approved' } })).status).toBe(409);
       expect((await h.request('PATCH', `/api/posts/${id}`, { body: { feedback: 'did well' } })).json.feedback).toBe('did well');
     });
@@ -329,11 +329,11 @@ describe('pipeline API over TCP', () => {
   describe('analytics, dashboard, activity', () => {
     it('aggregates published posts by period and category', async () => {
       const now = Date.now();
-      const [a, b, c] = seedPosts(h, 3, 'batch-analytics', 'analytics-cat');
-      const pub = h.store.db.prepare("UPDATE posts SET status = 'published', published_at = ?, impressions = ?, likes = ?, retweets = ?, replies = ? WHERE id = ?");
-      pub.run(new Date(now - 2 * 86_400_000).toISOString(), 1000, 50, 10, 5, a);
-      pub.run(new Date(now - 20 * 86_400_000).toISOString(), 500, 10, 0, 0, b);
-      pub.run(new Date(now - 90 * 86_400_000).toISOString(), 500, 0, 0, 0, c);
+      const [a, b, c] = await seedPosts(h, 3, 'batch-analytics', 'analytics-cat');
+      const pub = (...v: unknown[]) => h.sql.run("UPDATE posts SET status = 'published', published_at = ?, impressions = ?, likes = ?, retweets = ?, replies = ? WHERE id = ?", ...v);
+      await pub(new Date(now - 2 * 86_400_000).toISOString(), 1000, 50, 10, 5, a);
+      await pub(new Date(now - 20 * 86_400_000).toISOString(), 500, 10, 0, 0, b);
+      await pub(new Date(now - 90 * 86_400_000).toISOString(), 500, 0, 0, 0, c);
       const base = await h.request('GET', '/api/analytics?period=all');
       const before = base.json; // includes the post published in the posts tests (no metrics)
       expect(before.period).toBe('all');

@@ -3,6 +3,9 @@
  * real Store, loopback-only egress, an injectable gateway handle) behind a real HTTP server on
  * 127.0.0.1:0 through the kit's dispatcher.
  */
+import type { Sql } from '../../src/pipeline/data/sql.js';
+import { SharedPostgres } from '../../src/store/postgres.js';
+import type { PostgresServer } from '../helpers/postgres-server.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -54,6 +57,8 @@ export interface HarnessOptions {
   dir?: string;
   /** egress.allow (default: 127.0.0.1, where the fake feeds listen). */
   allow?: string[];
+  /** Keep the data in this PostgreSQL database (several harnesses on one: daemons of a cluster). */
+  postgresUrl?: string;
 }
 
 export interface Reply {
@@ -69,7 +74,10 @@ export interface Harness {
   instance: ComponentInstance;
   handle: PipelineHandle;
   gateway: FakeGateway | null;
-  store: Store;
+  /** The SQLite file (absent when the suite runs on PostgreSQL). */
+  store?: Store;
+  /** The component's database, whichever it is. */
+  sql: Sql;
   /** JSON request; `token` true uses the logged-in token. */
   request(method: string, path: string, opts?: { body?: unknown; token?: string | false; headers?: Record<string, string>; raw?: BodyInit | Buffer }): Promise<Reply>;
   login(): Promise<string>;
@@ -78,11 +86,30 @@ export interface Harness {
 
 export const PASSWORD = 'correct horse battery staple';
 
+/**
+ * When set (pipelineOnPostgres), every harness keeps its data in a database of this server (one per
+ * state dir), as a daemon with `storage.postgres` does: the same suites run on both stores.
+ */
+let postgresServer: (() => PostgresServer) | undefined;
+const databases = new Map<string, string>();
+
+export function pipelineOnPostgres(server: () => PostgresServer): void {
+  postgresServer = server;
+}
+
 export async function startPipeline(o: HarnessOptions = {}): Promise<Harness> {
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'ctl-pipeline-'));
   const gateway = o.gateway === undefined ? new FakeGateway() : o.gateway;
   const log = pino({ level: 'silent' });
   let store: Store | undefined;
+  let db: SharedPostgres | undefined;
+  if (o.postgresUrl) db = await SharedPostgres.connect(o.postgresUrl, log);
+  else if (postgresServer) {
+    // One database per state dir: a harness started again on the same dir is the same daemon restarted.
+    let url = databases.get(dir);
+    if (!url) databases.set(dir, (url = await postgresServer().createDatabase(`ctl_pipeline_${process.pid}_${databases.size}`)));
+    db = await SharedPostgres.connect(url, log);
+  }
   // The fake feeds listen on loopback: allowed here as an operator would allow an intranet feed.
   const egress = new Egress({ loopbackOnly: true, connectTimeout: 2000, allow: o.allow ?? ['127.0.0.1'] });
   const ctx: ComponentContext = {
@@ -98,6 +125,7 @@ export async function startPipeline(o: HarnessOptions = {}): Promise<Harness> {
     handleOf: <T>(name: string) => (name === 'gateway' && gateway ? (gateway as T) : undefined),
     version: '0.0.0-test',
     alerts: o.alerts ?? NO_ALERTS,
+    ...(db ? { shared: { daemonId: `pipeline-test-${databases.size}-${Math.random().toString(36).slice(2, 8)}`, postgres: db } } : {}),
   };
   const instance = await pipelineComponent.create(ctx);
   await instance.start?.();
@@ -120,7 +148,8 @@ export async function startPipeline(o: HarnessOptions = {}): Promise<Harness> {
     instance,
     handle: instance.handle as PipelineHandle,
     gateway,
-    store: store!,
+    ...(store ? { store } : {}),
+    sql: (instance.handle as PipelineHandle).sql,
     async request(method, path, opts = {}) {
       const headers: Record<string, string> = { ...opts.headers };
       const t = opts.token === undefined ? token : opts.token;
@@ -151,6 +180,7 @@ export async function startPipeline(o: HarnessOptions = {}): Promise<Harness> {
       await new Promise<void>((r) => server.close(() => r()));
       await instance.stop?.();
       store?.close();
+      await db?.close();
       await egress.close();
       if (!c.keepDir) rmSync(dir, { recursive: true, force: true });
     },

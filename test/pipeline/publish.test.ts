@@ -16,10 +16,10 @@ afterAll(async () => {
   await x.close();
 });
 
-function seed(h: Harness, clock: ManualClock | undefined, content: string, thread: string[] = []): number {
-  return new PostsRepo(h.store, clock ?? { now: () => Date.now() }).insertMany([
+async function seed(h: Harness, clock: ManualClock | undefined, content: string, thread: string[] = []): Promise<number> {
+  return (await new PostsRepo(h.sql, clock ?? { now: () => Date.now() }).insertMany([
     { batch_id: 'b1', content, thread, category: 'tech', source_id: null, source_name: null, source_title: null, source_url: null, model: null },
-  ])[0]!;
+  ]))[0]!;
 }
 
 describe('publishing to X', () => {
@@ -36,8 +36,8 @@ describe('publishing to X', () => {
   });
 
   it('publishes approved posts when their time comes', async () => {
-    const due = seed(h, clock, 'Scheduled post one');
-    const pending = seed(h, clock, 'Never approved');
+    const due = await seed(h, clock, 'Scheduled post one');
+    const pending = await seed(h, clock, 'Never approved');
     await h.request('PATCH', `/api/posts/${due}`, { body: { status: 'approved', scheduled_for: '2030-03-01T12:00:00Z' } });
     await h.request('PATCH', `/api/posts/${pending}`, { body: { scheduled_for: '2030-03-01T09:00:00Z' } });
     expect(await h.handle.publishDue()).toBe(0);
@@ -54,7 +54,7 @@ describe('publishing to X', () => {
   });
 
   it('posts threads as replies, with the image on the first part', async () => {
-    const id = seed(h, clock, 'Thread start', ['Part two', 'Part three']);
+    const id = await seed(h, clock, 'Thread start', ['Part two', 'Part three']);
     const b = '----b';
     const body = Buffer.concat([Buffer.from(`--${b}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`), PNG, Buffer.from(`\r\n--${b}--\r\n`)]);
     expect((await h.request('POST', `/api/posts/${id}/image`, { raw: body, headers: { 'content-type': `multipart/form-data; boundary=${b}` } })).status).toBe(200);
@@ -73,7 +73,7 @@ describe('publishing to X', () => {
   });
 
   it('retries temporary failures, continues a half-posted thread, and gives up on permanent ones', async () => {
-    const id = seed(h, clock, 'Resilient start', ['Resilient two']);
+    const id = await seed(h, clock, 'Resilient start', ['Resilient two']);
     await h.request('PATCH', `/api/posts/${id}`, { body: { status: 'approved', scheduled_for: '2030-03-01T09:00:00Z' } });
     // The second part fails with 503 once: the first part must not be posted again.
     let failed = false;
@@ -89,7 +89,7 @@ describe('publishing to X', () => {
     expect(x.tweets.filter((t) => t.text === 'Resilient start')).toHaveLength(1);
     expect(x.tweets.find((t) => t.text === 'Resilient two')!.reply_to).toBe(done.external_ids[0]);
 
-    const bad = seed(h, clock, 'Refused by X');
+    const bad = await seed(h, clock, 'Refused by X');
     await h.request('PATCH', `/api/posts/${bad}`, { body: { status: 'approved', scheduled_for: '2030-03-01T09:00:00Z' } });
     x.failNext(403);
     expect(await h.handle.publishDue()).toBe(0);
@@ -99,7 +99,7 @@ describe('publishing to X', () => {
     expect(now.status).toBe(200);
     expect(now.json.status).toBe('published');
 
-    const limited = seed(h, clock, 'Rate limited');
+    const limited = await seed(h, clock, 'Rate limited');
     await h.request('PATCH', `/api/posts/${limited}`, { body: { status: 'approved' } });
     x.failNext(429);
     const r = await h.request('POST', `/api/posts/${limited}/publish`);
@@ -113,7 +113,7 @@ describe('publishing to X', () => {
     const alerts = new ComponentAlerts('pipeline', true, () => ({ post: () => [] }), () => '', clock, pino({ level: 'silent' }));
     h = await startPipeline({ clock, alerts, config: { 'x-api-base-url': x.baseUrl, 'x-api-token': 'secret-token', 'publish-interval': '1h' } });
     await h.login();
-    const bad = seed(h, clock, 'Refused for good');
+    const bad = await seed(h, clock, 'Refused for good');
     await h.request('PATCH', `/api/posts/${bad}`, { body: { status: 'approved', scheduled_for: '2030-03-01T09:00:00Z' } });
     x.failNext(403);
     expect(await h.handle.publishDue()).toBe(0);
@@ -124,8 +124,8 @@ describe('publishing to X', () => {
   });
 
   it('fetches public metrics for recently published posts', async () => {
-    const a = seed(h, clock, 'Measured post A');
-    const b = seed(h, clock, 'Measured post B');
+    const a = await seed(h, clock, 'Measured post A');
+    const b = await seed(h, clock, 'Measured post B');
     for (const id of [a, b]) {
       await h.request('PATCH', `/api/posts/${id}`, { body: { status: 'approved' } });
       await h.request('POST', `/api/posts/${id}/publish`);
@@ -154,7 +154,7 @@ describe('publishing with a wrong token or a real timer', () => {
     const h = await startPipeline({ config: { 'x-api-base-url': x.baseUrl, 'x-api-token': 'wrong' } });
     try {
       await h.login();
-      const id = seed(h, undefined, 'Bad token');
+      const id = await seed(h, undefined, 'Bad token');
       await h.request('PATCH', `/api/posts/${id}`, { body: { status: 'approved' } });
       const r = await h.request('POST', `/api/posts/${id}/publish`);
       expect(r.status).toBe(502);
@@ -168,7 +168,7 @@ describe('publishing with a wrong token or a real timer', () => {
     const h = await startPipeline({ config: { 'x-api-base-url': x.baseUrl, 'x-api-token': 'secret-token', 'publish-interval': '50ms' } });
     try {
       await h.login();
-      const id = seed(h, undefined, 'Timer post');
+      const id = await seed(h, undefined, 'Timer post');
       await h.request('PATCH', `/api/posts/${id}`, { body: { status: 'approved', scheduled_for: new Date(Date.now() - 1000).toISOString() } });
       let status = '';
       for (let i = 0; i < 250 && status !== 'published'; i++) {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { PostsRepo } from '../../src/pipeline/data/posts.js';
+import { SqliteSql } from '../../src/pipeline/data/sql.js';
 import { PIPELINE_MIGRATIONS } from '../../src/pipeline/data/migrations.js';
 import { Store } from '../../src/store/index.js';
 import { systemClock } from '../../src/http/clock.js';
@@ -19,7 +20,7 @@ describe('pipeline image upload under hostile multipart bodies', () => {
     // A post to attach images to, written beside the running daemon (WAL allows a second writer).
     const store = new Store(join(d.dir, 'database', 'pipeline.db'), PIPELINE_MIGRATIONS);
     try {
-      [postId] = new PostsRepo(store, systemClock).insertMany([
+      [postId] = await new PostsRepo(new SqliteSql(store), systemClock).insertMany([
         { batch_id: 'b', content: 'a post', thread: [], category: 'tech', source_id: null, source_name: 's', source_title: 't', source_url: 'https://example.com/1', model: 'm' },
       ]);
     } finally {

@@ -3,24 +3,25 @@ import { HttpError, conflict, notFound } from '../../http/errors.js';
 import type { Category } from '../data/categories.js';
 import type { Source, SourceInput, SourceType } from '../data/sources.js';
 import { checkUserUrl, URL_REFUSED, UrlRefusedError } from '../../egress/user-url.js';
+import type { Repos } from '../data/repos.js';
 import type { Services } from '../services.js';
 import { type ApiRegistry, pathId } from './registry.js';
 import { Category as CategorySchema, CategoryCreate, CategoryUpdate, Source as SourceSchema, SourceCreate, SourceUpdate } from './schemas.js';
 
 export function catalogRoutes(api: ApiRegistry, s: Services): void {
-  const getSource = (id: number): Source => {
-    const src = s.sources.get(id);
+  const getSource = async (id: number, r: Pick<Repos, 'sources'> = s): Promise<Source> => {
+    const src = await r.sources.get(id);
     if (!src) throw notFound(`Source ${id} not found`);
     return src;
   };
-  const getCategory = (id: number): Category => {
-    const c = s.categories.get(id);
+  const getCategory = async (id: number, r: Pick<Repos, 'categories'> = s): Promise<Category> => {
+    const c = await r.categories.get(id);
     if (!c) throw notFound(`Category ${id} not found`);
     return c;
   };
 
   /** Check a source and bring its category to the stored spelling (creating the category when new). */
-  const prepareSource = (input: SourceInput): SourceInput => {
+  const prepareSource = async (input: SourceInput, r: Repos): Promise<SourceInput> => {
     const name = input.name.trim();
     if (!name) throw new HttpError(422, 'body/name must not be blank', { code: 'validation_error' });
     const url = input.url.trim();
@@ -35,7 +36,7 @@ export function catalogRoutes(api: ApiRegistry, s: Services): void {
       }
     }
     let category = input.category.trim();
-    if (category) category = s.categories.ensure(category).name;
+    if (category) category = (await r.categories.ensure(category)).name;
     return { ...input, name, url, category };
   };
 
@@ -56,9 +57,9 @@ export function catalogRoutes(api: ApiRegistry, s: Services): void {
     status: 201,
     response: SourceSchema,
     handler: (_ctx, body: { name: string; url: string; source_type: SourceType; category?: string; is_active?: boolean }) =>
-      s.store.transaction(() => {
-        const src = s.sources.create(prepareSource({ ...body, category: body.category ?? '', is_active: body.is_active ?? true }));
-        s.activity.add('source_created', `Source "${src.name}" (${src.source_type}) created`, 'source', src.id);
+      s.tx(async (r) => {
+        const src = await r.sources.create(await prepareSource({ ...body, category: body.category ?? '', is_active: body.is_active ?? true }, r));
+        await r.activity.add('source_created', `Source "${src.name}" (${src.source_type}) created`, 'source', src.id);
         return src;
       }),
   });
@@ -80,18 +81,18 @@ export function catalogRoutes(api: ApiRegistry, s: Services): void {
       response: SourceSchema,
       handler: (ctx, body: Partial<SourceInput>) => {
         const id = pathId(ctx, 'Source');
-        return s.store.transaction(() => {
-          const cur = getSource(id);
-          const next = prepareSource({
+        return s.tx(async (r) => {
+          const cur = await getSource(id, r);
+          const next = await prepareSource({
             name: body.name ?? cur.name,
             url: body.url ?? cur.url,
             source_type: body.source_type ?? cur.source_type,
             category: body.category ?? cur.category,
             is_active: body.is_active ?? cur.is_active,
-          });
-          s.sources.update(id, next);
-          s.activity.add('source_updated', `Source "${next.name}" updated`, 'source', id);
-          return getSource(id);
+          }, r);
+          await r.sources.update(id, next);
+          await r.activity.add('source_updated', `Source "${next.name}" updated`, 'source', id);
+          return getSource(id, r);
         });
       },
     });
@@ -102,12 +103,12 @@ export function catalogRoutes(api: ApiRegistry, s: Services): void {
     tag: 'sources',
     summary: 'Delete a source (its posts keep their source name)',
     status: 204,
-    handler: (ctx) => {
+    handler: async (ctx) => {
       const id = pathId(ctx, 'Source');
-      s.store.transaction(() => {
-        const src = getSource(id);
-        s.sources.delete(id);
-        s.activity.add('source_deleted', `Source "${src.name}" deleted`, 'source', id);
+      await s.tx(async (r) => {
+        const src = await getSource(id, r);
+        await r.sources.delete(id);
+        await r.activity.add('source_deleted', `Source "${src.name}" deleted`, 'source', id);
       });
       ctx.res.statusCode = 204;
       ctx.res.end();
@@ -135,10 +136,10 @@ export function catalogRoutes(api: ApiRegistry, s: Services): void {
     handler: (_ctx, body: { name: string; is_active?: boolean }) => {
       const name = body.name.trim();
       if (!name) throw new HttpError(422, 'body/name must not be blank', { code: 'validation_error' });
-      return s.store.transaction(() => {
-        if (s.categories.byName(name)) throw conflict(`Category "${name}" already exists`);
-        const c = s.categories.create(name, body.is_active ?? true);
-        s.activity.add('category_created', `Category "${c.name}" created`, 'category', c.id);
+      return s.tx(async (r) => {
+        if (await r.categories.byName(name)) throw conflict(`Category "${name}" already exists`);
+        const c = await r.categories.create(name, body.is_active ?? true);
+        await r.activity.add('category_created', `Category "${c.name}" created`, 'category', c.id);
         return c;
       });
     },
@@ -162,19 +163,19 @@ export function catalogRoutes(api: ApiRegistry, s: Services): void {
       errors: [409],
       handler: (ctx, body: { name?: string; is_active?: boolean }) => {
         const id = pathId(ctx, 'Category');
-        return s.store.transaction(() => {
-          const cur = getCategory(id);
+        return s.tx(async (r) => {
+          const cur = await getCategory(id, r);
           const name = body.name === undefined ? cur.name : body.name.trim();
           if (!name) throw new HttpError(422, 'body/name must not be blank', { code: 'validation_error' });
-          const other = s.categories.byName(name);
+          const other = await r.categories.byName(name);
           if (other && other.id !== id) throw conflict(`Category "${name}" already exists`);
-          s.categories.update(id, name, body.is_active ?? cur.is_active);
+          await r.categories.update(id, name, body.is_active ?? cur.is_active);
           if (name !== cur.name) {
-            s.sources.renameCategory(cur.name, name);
-            s.posts.renameCategory(cur.name, name);
+            await r.sources.renameCategory(cur.name, name);
+            await r.posts.renameCategory(cur.name, name);
           }
-          s.activity.add('category_updated', `Category "${name}" updated`, 'category', id);
-          return getCategory(id);
+          await r.activity.add('category_updated', `Category "${name}" updated`, 'category', id);
+          return getCategory(id, r);
         });
       },
     });

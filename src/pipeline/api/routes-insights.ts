@@ -20,9 +20,9 @@ export function insightRoutes(api: ApiRegistry, s: Services): void {
     summary: 'Totals over published posts; engagement_rate = (likes + reposts + replies) / impressions × 100',
     query: [periodParam],
     response: Analytics,
-    handler: (ctx) => {
+    handler: async (ctx) => {
       const period = queryEnum(ctx, 'period', PERIODS, DEFAULT_PERIOD)!;
-      return { ...s.analytics.totals(periodStart(period, s.clock.now())), period };
+      return { ...(await s.analytics.totals(periodStart(period, s.clock.now()))), period };
     },
   });
 
@@ -33,11 +33,11 @@ export function insightRoutes(api: ApiRegistry, s: Services): void {
     summary: 'The same totals per category (every known category, zeros included)',
     query: [periodParam],
     response: CategoryAnalytics,
-    handler: (ctx) => {
+    handler: async (ctx) => {
       const period = queryEnum(ctx, 'period', PERIODS, DEFAULT_PERIOD)!;
-      const rows = s.analytics.byCategory(periodStart(period, s.clock.now()));
+      const rows = await s.analytics.byCategory(periodStart(period, s.clock.now()));
       const seen = new Set(rows.map((r) => r.category.toLowerCase()));
-      for (const c of s.categories.list()) {
+      for (const c of await s.categories.list()) {
         if (!seen.has(c.name.toLowerCase())) {
           rows.push({ category: c.name, post_count: 0, total_impressions: 0, total_likes: 0, total_reposts: 0, total_replies: 0, engagement_rate: 0 });
         }
@@ -53,14 +53,14 @@ export function insightRoutes(api: ApiRegistry, s: Services): void {
     tag: 'dashboard',
     summary: 'Dashboard counters (days and months in UTC; drafted posts count by creation time)',
     response: DashboardStats,
-    handler: () => {
+    handler: async () => {
       const now = s.clock.now();
-      const health = s.sources.healthCounts();
+      const health = await s.sources.healthCounts();
       return {
-        posts_today: s.posts.countCreatedSince(startOfUtcDay(now)),
-        posts_this_month: s.posts.countCreatedSince(startOfUtcMonth(now)),
-        pending_review: s.posts.countByStatus('pending'),
-        published_total: s.posts.countByStatus('published'),
+        posts_today: await s.posts.countCreatedSince(startOfUtcDay(now)),
+        posts_this_month: await s.posts.countCreatedSince(startOfUtcMonth(now)),
+        pending_review: await s.posts.countByStatus('pending'),
+        published_total: await s.posts.countByStatus('published'),
         sources_healthy: health.healthy,
         sources_total: health.total,
       };

@@ -16,7 +16,7 @@ export function pipelineRoutes(api: ApiRegistry, s: Services): void {
     errors: [400, 409, 502, 503],
     handler: async (ctx) => {
       const wait = queryBool(ctx, 'wait', true);
-      const { batchId, done } = s.runner.start();
+      const { batchId, done } = await s.runner.start();
       if (!wait) {
         done.catch((e: unknown) => s.log.warn({ err: (e as Error).message, batch: batchId }, 'pipeline run failed'));
         return new Reply(202, { batch_id: batchId, status: 'running', status_url: `/api/pipeline/runs/${batchId}` });
@@ -52,9 +52,9 @@ export function pipelineRoutes(api: ApiRegistry, s: Services): void {
     params: { batch_id: { schema: { type: 'string' }, description: 'batch id' } },
     response: RunRecord,
     errors: [404],
-    handler: (ctx) => {
+    handler: async (ctx) => {
       const id = ctx.params.batch_id ?? '';
-      const run = id.length <= 100 ? s.runs.get(id) : undefined;
+      const run = id.length <= 100 ? await s.runs.get(id) : undefined;
       if (!run) throw notFound(`Run ${id} not found`);
       const live = s.runner.progress();
       if (run.status === 'running' && live.run?.batch_id === id) return { ...run, stage: live.run.stage, progress: live.run };

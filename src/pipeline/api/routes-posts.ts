@@ -22,8 +22,8 @@ interface UpdateBody {
 }
 
 export function postRoutes(api: ApiRegistry, s: Services): void {
-  const getPost = (id: number): Post => {
-    const p = s.posts.get(id);
+  const getPost = async (id: number): Promise<Post> => {
+    const p = await s.posts.get(id);
     if (!p) throw notFound(`Post ${id} not found`);
     return p;
   };
@@ -50,10 +50,10 @@ export function postRoutes(api: ApiRegistry, s: Services): void {
       { name: 'page_size', schema: { type: 'integer', minimum: 1, maximum: s.config.maxPageSize, default: 20 }, description: `items per page (at most ${s.config.maxPageSize})` },
     ],
     response: PostList,
-    handler: (ctx) => {
+    handler: async (ctx) => {
       const page = queryInt(ctx, 'page', 1, 1, 1_000_000);
       const pageSize = queryInt(ctx, 'page_size', 20, 1, s.config.maxPageSize);
-      const { items, total } = s.posts.list({
+      const { items, total } = await s.posts.list({
         status: queryEnum(ctx, 'status', POST_STATUSES),
         batch_id: queryString(ctx, 'batch_id', 100),
         search: queryString(ctx, 'search', 200),
@@ -81,9 +81,9 @@ export function postRoutes(api: ApiRegistry, s: Services): void {
     body: PostUpdate,
     response: PostSchema,
     errors: [409],
-    handler: (ctx, body: UpdateBody) => {
+    handler: async (ctx, body: UpdateBody) => {
       const id = pathId(ctx, 'Post');
-      const post = getPost(id);
+      const post = await getPost(id);
       const changes: PostChanges = {};
       if (post.status === 'published' && (body.status !== undefined || body.content !== undefined || body.thread !== undefined || body.scheduled_for !== undefined)) {
         throw conflict(`Post ${id} is already published; only its feedback can change`);
@@ -112,14 +112,14 @@ export function postRoutes(api: ApiRegistry, s: Services): void {
         }
       }
       if (body.status !== undefined) changes.status = body.status;
-      s.store.transaction(() => {
-        s.posts.update(id, changes);
+      await s.tx(async (r) => {
+        await r.posts.update(id, changes);
         const what: string[] = [];
         if (changes.status) what.push(changes.status);
         if (changes.content !== undefined || changes.thread !== undefined) what.push('edited');
         if (changes.scheduled_for) what.push(`scheduled for ${changes.scheduled_for}`);
         if (changes.feedback) what.push('feedback given');
-        if (what.length) s.activity.add(changes.status ? `post_${changes.status}` : 'post_updated', `Post ${id} ${what.join(', ')}`, 'post', id);
+        if (what.length) await r.activity.add(changes.status ? `post_${changes.status}` : 'post_updated', `Post ${id} ${what.join(', ')}`, 'post', id);
       });
       return getPost(id);
     },
@@ -135,16 +135,16 @@ export function postRoutes(api: ApiRegistry, s: Services): void {
     errors: [413, 415],
     handler: async (ctx) => {
       const id = pathId(ctx, 'Post');
-      const before = s.posts.imageFile(id);
-      if (!s.posts.get(id)) {
+      const before = await s.posts.imageFile(id);
+      if (!(await s.posts.get(id))) {
         ctx.req.resume();
         throw notFound(`Post ${id} not found`);
       }
       const saved = await receiveImage(ctx, s.uploadsDir, id, s.config.maxImageBytes);
       const url = `/api/uploads/${saved.file}`;
-      s.store.transaction(() => {
-        s.posts.setImage(id, saved.file, url);
-        s.activity.add('post_image', `Image uploaded for post ${id}`, 'post', id);
+      await s.tx(async (r) => {
+        await r.posts.setImage(id, saved.file, url);
+        await r.activity.add('post_image', `Image uploaded for post ${id}`, 'post', id);
       });
       if (before) await rm(join(s.uploadsDir, before), { force: true }).catch(() => undefined);
       return { message: 'Image uploaded', image_url: url };
@@ -159,10 +159,10 @@ export function postRoutes(api: ApiRegistry, s: Services): void {
     status: 204,
     handler: async (ctx) => {
       const id = pathId(ctx, 'Post');
-      getPost(id);
-      const file = s.posts.imageFile(id);
+      await getPost(id);
+      const file = await s.posts.imageFile(id);
       if (!file) throw notFound(`Post ${id} has no image`);
-      s.posts.setImage(id, null, null);
+      await s.posts.setImage(id, null, null);
       await rm(join(s.uploadsDir, file), { force: true }).catch(() => undefined);
       ctx.res.statusCode = 204;
       ctx.res.end();
@@ -207,7 +207,7 @@ export function postRoutes(api: ApiRegistry, s: Services): void {
     },
   });
 
-  const metricsView = (p: Post) => ({
+  const metricsView = async (p: Post) => ({
     post_id: p.id,
     impressions: p.impressions,
     likes: p.likes,
@@ -216,7 +216,7 @@ export function postRoutes(api: ApiRegistry, s: Services): void {
     engagement_rate: p.engagement_rate,
     source: p.metrics_source,
     updated_at: p.metrics_updated_at,
-    history: s.posts.metricsHistory(p.id),
+    history: await s.posts.metricsHistory(p.id),
   });
 
   api.add({
@@ -226,20 +226,20 @@ export function postRoutes(api: ApiRegistry, s: Services): void {
     summary: 'Record metrics by hand (impressions, likes, retweets, replies; omitted values keep their current value)',
     body: MetricsBody,
     response: PostMetrics,
-    handler: (ctx, body: Partial<Metrics>) => {
+    handler: async (ctx, body: Partial<Metrics>) => {
       const id = pathId(ctx, 'Post');
-      const p = getPost(id);
+      const p = await getPost(id);
       const m: Metrics = {
         impressions: body.impressions ?? p.impressions,
         likes: body.likes ?? p.likes,
         retweets: body.retweets ?? p.retweets,
         replies: body.replies ?? p.replies,
       };
-      s.store.transaction(() => {
-        s.posts.recordMetrics(id, m, 'manual');
-        s.activity.add('metrics_recorded', `Metrics recorded for post ${id} (${engagementRate(m)}% engagement)`, 'post', id);
+      await s.tx(async (r) => {
+        await r.posts.recordMetrics(id, m, 'manual');
+        await r.activity.add('metrics_recorded', `Metrics recorded for post ${id} (${engagementRate(m)}% engagement)`, 'post', id);
       });
-      return metricsView(getPost(id));
+      return metricsView(await getPost(id));
     },
   });
 
@@ -249,7 +249,7 @@ export function postRoutes(api: ApiRegistry, s: Services): void {
     tag: 'metrics',
     summary: "A post's current metrics and their history (newest first)",
     response: PostMetrics,
-    handler: (ctx) => metricsView(getPost(pathId(ctx, 'Post'))),
+    handler: async (ctx) => metricsView(await getPost(pathId(ctx, 'Post'))),
   });
 
   api.add({
@@ -274,7 +274,7 @@ export function postRoutes(api: ApiRegistry, s: Services): void {
     errors: [400, 409, 502],
     handler: async (ctx) => {
       const id = pathId(ctx, 'Post');
-      const p = getPost(id);
+      const p = await getPost(id);
       if (p.status === 'published') throw conflict(`Post ${id} is already published`);
       if (p.status !== 'approved' && p.status !== 'failed') throw conflict(`Post ${id} is ${p.status}; approve it first`);
       const x = requireX();

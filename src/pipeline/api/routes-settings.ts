@@ -1,3 +1,4 @@
+import { MODEL_KEY } from '../model-setting.js';
 import type { Services } from '../services.js';
 import type { ApiRegistry } from './registry.js';
 import { ModelConfig, ModelSet, ModelSetResponse } from './schemas.js';
@@ -18,11 +19,11 @@ export function settingsRoutes(api: ApiRegistry, s: Services): void {
     summary: 'Set the drafting model (any model id the gateway resolves); persisted in the database',
     body: ModelSet,
     response: ModelSetResponse,
-    handler: (_ctx, body: { model_id: string }) => {
+    handler: async (_ctx, body: { model_id: string }) => {
       const modelId = body.model_id.trim();
-      s.store.transaction(() => {
-        s.model.set(modelId);
-        s.activity.add('model_set', `Model set to ${modelId}`, 'settings', 'model_id');
+      await s.tx(async (r) => {
+        await r.settings.set(MODEL_KEY, modelId);
+        await r.activity.add('model_set', `Model set to ${modelId}`, 'settings', 'model_id');
       });
       return { model_id: modelId, message: `Model updated to ${modelId}` };
     },
@@ -33,9 +34,9 @@ export function settingsRoutes(api: ApiRegistry, s: Services): void {
     tag: 'settings',
     summary: 'Forget the database value and fall back to PIPELINE_MODEL',
     response: ModelConfig,
-    handler: () => {
-      s.store.transaction(() => {
-        if (s.model.clear()) s.activity.add('model_cleared', 'Model setting cleared (PIPELINE_MODEL applies)', 'settings', 'model_id');
+    handler: async () => {
+      await s.tx(async (r) => {
+        if (await r.settings.delete(MODEL_KEY)) await r.activity.add('model_cleared', 'Model setting cleared (PIPELINE_MODEL applies)', 'settings', 'model_id');
       });
       return s.model.current();
     },

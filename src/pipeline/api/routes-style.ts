@@ -31,9 +31,9 @@ export function styleRoutes(api: ApiRegistry, s: Services): void {
         if (body.topics !== undefined) patch.topics = [...new Set(body.topics.map((t) => t.trim()).filter(Boolean))];
         if (body.hashtag_policy !== undefined) patch.hashtag_policy = body.hashtag_policy;
         if (body.thread_preference !== undefined) patch.thread_preference = body.thread_preference;
-        return s.store.transaction(() => {
-          const v = s.style.update(patch, 'api');
-          s.activity.add('style_updated', `Style updated (version ${v.version})`, 'style', v.id);
+        return s.tx(async (r) => {
+          const v = await r.style.update(patch, 'api');
+          await r.activity.add('style_updated', `Style updated (version ${v.version})`, 'style', v.id);
           return v;
         });
       },
@@ -69,7 +69,7 @@ export function styleRoutes(api: ApiRegistry, s: Services): void {
     errors: [400, 409, 502, 503],
     handler: async () => {
       const gateway = requireGateway(s.gateway);
-      const model = s.model.current().model_id;
+      const model = (await s.model.current()).model_id;
       if (!model) throw badRequest('no model configured: set one with PUT /api/settings/model (ctl pipeline model set) or PIPELINE_MODEL');
       return await generateProposals(gateway, model, { ...s, timeoutMs: s.config.llmTimeoutMs });
     },
@@ -80,9 +80,9 @@ export function styleRoutes(api: ApiRegistry, s: Services): void {
     tag: 'proposals',
     summary: 'Get one proposal',
     response: Proposal,
-    handler: (ctx) => {
+    handler: async (ctx) => {
       const id = pathId(ctx, 'Proposal');
-      const p = s.proposals.get(id);
+      const p = await s.proposals.get(id);
       if (!p) throw notFound(`Proposal ${id} not found`);
       return p;
     },
@@ -97,20 +97,20 @@ export function styleRoutes(api: ApiRegistry, s: Services): void {
     errors: [409],
     handler: (ctx, body: { status: 'approved' | 'rejected' }) => {
       const id = pathId(ctx, 'Proposal');
-      return s.store.transaction(() => {
-        const p = s.proposals.get(id);
+      return s.tx(async (r) => {
+        const p = await r.proposals.get(id);
         if (!p) throw notFound(`Proposal ${id} not found`);
         if (p.status !== 'pending') throw conflict(`Proposal ${id} is already ${p.status}`);
         let versionId: number | null = null;
-        if (body.status === 'approved') versionId = s.style.update(p.proposed_value, `proposal:${id}`).id;
-        s.proposals.decide(id, body.status, versionId);
-        s.activity.add(
+        if (body.status === 'approved') versionId = (await r.style.update(p.proposed_value, `proposal:${id}`)).id;
+        await r.proposals.decide(id, body.status, versionId);
+        await r.activity.add(
           `proposal_${body.status}`,
           `Proposal ${id} ${body.status}${versionId ? ` (style version ${versionId})` : ''}`,
           'proposal',
           id,
         );
-        return s.proposals.get(id)!;
+        return (await r.proposals.get(id))!;
       });
     },
   });

@@ -38,7 +38,7 @@ export function systemRoutes(api: ApiRegistry, s: Services): void {
     summary: 'Service health (no token needed)',
     public: true,
     response: Health,
-    handler: () => ({ status: 'healthy', version: s.version, timestamp: nowIso(s.clock), schedules: s.scheduler?.states() ?? [] }),
+    handler: async () => ({ status: 'healthy', version: s.version, timestamp: nowIso(s.clock), schedules: (await s.scheduler?.states()) ?? [] }),
   });
 
   let cached: unknown;

@@ -1,5 +1,5 @@
 import type { Clock } from '../../http/clock.js';
-import type { Store } from '../../store/index.js';
+import type { Sql } from './sql.js';
 import { nowIso } from '../time.js';
 
 export interface Activity {
@@ -14,17 +14,22 @@ export interface Activity {
 /** The recent-activity log ("post 12 approved", "pipeline run … drafted 5 posts", ...). */
 export class ActivityRepo {
   constructor(
-    private readonly store: Store,
+    private readonly sql: Sql,
     private readonly clock: Clock,
   ) {}
 
-  add(type: string, message: string, entityType?: string, entityId?: string | number): void {
-    this.store
-      .prepare('INSERT INTO activity (type, message, entity_type, entity_id, created_at) VALUES (?, ?, ?, ?, ?)')
-      .run(type, message, entityType ?? null, entityId === undefined ? null : String(entityId), nowIso(this.clock));
+  async add(type: string, message: string, entityType?: string, entityId?: string | number): Promise<void> {
+    await this.sql.run(
+      'INSERT INTO activity (type, message, entity_type, entity_id, created_at) VALUES (?, ?, ?, ?, ?)',
+      type,
+      message,
+      entityType ?? null,
+      entityId === undefined ? null : String(entityId),
+      nowIso(this.clock),
+    );
   }
 
-  recent(limit: number): Activity[] {
-    return this.store.prepare('SELECT * FROM activity ORDER BY id DESC LIMIT ?').all(limit) as Activity[];
+  recent(limit: number): Promise<Activity[]> {
+    return this.sql.all<Activity>('SELECT * FROM activity ORDER BY id DESC LIMIT ?', limit);
   }
 }

@@ -1,4 +1,4 @@
-import type { Store } from '../../store/index.js';
+import type { Sql } from './sql.js';
 import { engagementRate } from './posts.js';
 
 export const PERIODS = ['7d', '30d', 'all'] as const;
@@ -45,21 +45,21 @@ const SUMS = `COUNT(*) AS post_count, COALESCE(SUM(impressions), 0) AS impressio
 
 /** Aggregates over published posts (by `published_at`). */
 export class AnalyticsRepo {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly sql: Sql) {}
 
-  totals(since: string | null): Totals {
-    const r = (
+  async totals(since: string | null): Promise<Totals> {
+    const r =
       since === null
-        ? this.store.prepare(`SELECT ${SUMS} FROM posts WHERE status = 'published'`).get()
-        : this.store.prepare(`SELECT ${SUMS} FROM posts WHERE status = 'published' AND published_at >= ?`).get(since)
-    ) as SumRow;
-    return toTotals(r);
+        ? await this.sql.get<SumRow>(`SELECT ${SUMS} FROM posts WHERE status = 'published'`)
+        : await this.sql.get<SumRow>(`SELECT ${SUMS} FROM posts WHERE status = 'published' AND published_at >= ?`, since);
+    return toTotals(r!);
   }
 
-  byCategory(since: string | null): (Totals & { category: string })[] {
-    const sql = `SELECT category, ${SUMS} FROM posts WHERE status = 'published' ${since === null ? '' : 'AND published_at >= ?'}
-      GROUP BY category COLLATE NOCASE ORDER BY category COLLATE NOCASE`;
-    const rows = (since === null ? this.store.prepare(sql).all() : this.store.prepare(sql).all(since)) as SumRow[];
+  async byCategory(since: string | null): Promise<(Totals & { category: string })[]> {
+    // Categories differing only in case are one (the first spelling names it).
+    const sql = `SELECT min(category) AS category, ${SUMS} FROM posts WHERE status = 'published' ${since === null ? '' : 'AND published_at >= ?'}
+      GROUP BY lower(category) ORDER BY lower(category)`;
+    const rows = since === null ? await this.sql.all<SumRow>(sql) : await this.sql.all<SumRow>(sql, since);
     return rows.map((r) => ({ category: r.category ?? '', ...toTotals(r) }));
   }
 }

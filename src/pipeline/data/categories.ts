@@ -1,5 +1,5 @@
 import type { Clock } from '../../http/clock.js';
-import type { Store } from '../../store/index.js';
+import type { Sql } from './sql.js';
 import { nowIso } from '../time.js';
 
 interface CategoryRow {
@@ -22,40 +22,36 @@ const toCategory = (r: CategoryRow): Category => ({ ...r, is_active: r.is_active
 
 export class CategoriesRepo {
   constructor(
-    private readonly store: Store,
+    private readonly sql: Sql,
     private readonly clock: Clock,
   ) {}
 
-  list(): Category[] {
-    return (this.store.prepare('SELECT * FROM categories ORDER BY name COLLATE NOCASE, id').all() as CategoryRow[]).map(toCategory);
+  async list(): Promise<Category[]> {
+    return (await this.sql.all<CategoryRow>('SELECT * FROM categories ORDER BY lower(name), id')).map(toCategory);
   }
 
-  get(id: number): Category | undefined {
-    const r = this.store.prepare('SELECT * FROM categories WHERE id = ?').get(id) as CategoryRow | undefined;
+  async get(id: number): Promise<Category | undefined> {
+    const r = await this.sql.get<CategoryRow>('SELECT * FROM categories WHERE id = ?', id);
     return r && toCategory(r);
   }
 
-  byName(name: string): Category | undefined {
-    const r = this.store.prepare('SELECT * FROM categories WHERE name = ? COLLATE NOCASE').get(name) as CategoryRow | undefined;
+  async byName(name: string): Promise<Category | undefined> {
+    const r = await this.sql.get<CategoryRow>('SELECT * FROM categories WHERE lower(name) = lower(?)', name);
     return r && toCategory(r);
   }
 
-  create(name: string, isActive: boolean): Category {
+  async create(name: string, isActive: boolean): Promise<Category> {
     const now = nowIso(this.clock);
-    const id = this.store
-      .prepare('INSERT INTO categories (name, is_active, created_at, updated_at) VALUES (?, ?, ?, ?)')
-      .run(name, isActive ? 1 : 0, now, now).lastInsertRowid;
-    return this.get(Number(id))!;
+    const id = await this.sql.insert('INSERT INTO categories (name, is_active, created_at, updated_at) VALUES (?, ?, ?, ?)', name, isActive ? 1 : 0, now, now);
+    return (await this.get(id))!;
   }
 
   /** The category of that name, created (active) when missing. */
-  ensure(name: string): Category {
-    return this.byName(name) ?? this.create(name, true);
+  async ensure(name: string): Promise<Category> {
+    return (await this.byName(name)) ?? (await this.create(name, true));
   }
 
-  update(id: number, name: string, isActive: boolean): void {
-    this.store
-      .prepare('UPDATE categories SET name = ?, is_active = ?, updated_at = ? WHERE id = ?')
-      .run(name, isActive ? 1 : 0, nowIso(this.clock), id);
+  async update(id: number, name: string, isActive: boolean): Promise<void> {
+    await this.sql.run('UPDATE categories SET name = ?, is_active = ?, updated_at = ? WHERE id = ?', name, isActive ? 1 : 0, nowIso(this.clock), id);
   }
 }

@@ -1,5 +1,5 @@
 import type { Clock } from '../../http/clock.js';
-import type { Store } from '../../store/index.js';
+import type { Sql } from './sql.js';
 import { nowIso } from '../time.js';
 import { likeEscape, parseColumn } from './json.js';
 
@@ -133,21 +133,21 @@ function toPost(r: PostRow): Post {
 
 export class PostsRepo {
   constructor(
-    private readonly store: Store,
+    private readonly sql: Sql,
     private readonly clock: Clock,
   ) {}
 
-  get(id: number): Post | undefined {
-    const r = this.store.prepare('SELECT * FROM posts WHERE id = ?').get(id) as PostRow | undefined;
+  async get(id: number): Promise<Post | undefined> {
+    const r = await this.sql.get<PostRow>('SELECT * FROM posts WHERE id = ?', id);
     return r && toPost(r);
   }
 
-  imageFile(id: number): string | null {
-    const r = this.store.prepare('SELECT image_file FROM posts WHERE id = ?').get(id) as { image_file: string | null } | undefined;
+  async imageFile(id: number): Promise<string | null> {
+    const r = await this.sql.get<{ image_file: string | null }>('SELECT image_file FROM posts WHERE id = ?', id);
     return r?.image_file ?? null;
   }
 
-  list(f: PostFilter): { items: Post[]; total: number } {
+  async list(f: PostFilter): Promise<{ items: Post[]; total: number }> {
     const where: string[] = [];
     const args: unknown[] = [];
     if (f.status) {
@@ -159,35 +159,44 @@ export class PostsRepo {
       args.push(f.batch_id);
     }
     if (f.search) {
-      where.push("(content LIKE ? ESCAPE '\\' OR thread LIKE ? ESCAPE '\\' OR source_title LIKE ? ESCAPE '\\')");
+      // Case-insensitive in both databases (SQLite's LIKE is; PostgreSQL's is not).
+      where.push("(lower(content) LIKE lower(?) ESCAPE '\\' OR lower(thread) LIKE lower(?) ESCAPE '\\' OR lower(source_title) LIKE lower(?) ESCAPE '\\')");
       const pattern = `%${likeEscape(f.search)}%`;
       args.push(pattern, pattern, pattern);
     }
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const total = (this.store.prepare(`SELECT COUNT(*) AS n FROM posts ${clause}`).get(...args) as { n: number }).n;
-    const rows = this.store
-      .prepare(`SELECT * FROM posts ${clause} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
-      .all(...args, f.pageSize, (f.page - 1) * f.pageSize) as PostRow[];
+    const total = (await this.sql.get<{ n: number }>(`SELECT COUNT(*) AS n FROM posts ${clause}`, ...args))!.n;
+    const rows = await this.sql.all<PostRow>(`SELECT * FROM posts ${clause} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, ...args, f.pageSize, (f.page - 1) * f.pageSize);
     return { items: rows.map(toPost), total };
   }
 
-  /** Insert a batch of drafted posts in the caller's transaction; returns their ids. */
-  insertMany(posts: NewPost[]): number[] {
+  /** Insert a batch of drafted posts (in the caller's transaction); returns their ids. */
+  async insertMany(posts: NewPost[]): Promise<number[]> {
     const now = nowIso(this.clock);
-    const st = this.store.prepare(
-      `INSERT INTO posts (batch_id, status, content, thread, category, source_id, source_name, source_title, source_url, model, created_at, updated_at)
-       VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    return posts.map(
-      (p) =>
-        Number(
-          st.run(p.batch_id, p.content, JSON.stringify(p.thread), p.category, p.source_id, p.source_name, p.source_title, p.source_url, p.model, now, now)
-            .lastInsertRowid,
+    const ids: number[] = [];
+    for (const p of posts) {
+      ids.push(
+        await this.sql.insert(
+          `INSERT INTO posts (batch_id, status, content, thread, category, source_id, source_name, source_title, source_url, model, created_at, updated_at)
+           VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          p.batch_id,
+          p.content,
+          JSON.stringify(p.thread),
+          p.category,
+          p.source_id,
+          p.source_name,
+          p.source_title,
+          p.source_url,
+          p.model,
+          now,
+          now,
         ),
-    );
+      );
+    }
+    return ids;
   }
 
-  update(id: number, c: PostChanges): void {
+  async update(id: number, c: PostChanges): Promise<void> {
     const now = nowIso(this.clock);
     const sets: string[] = ['updated_at = ?'];
     const args: unknown[] = [now];
@@ -212,112 +221,114 @@ export class PostsRepo {
       sets.push('scheduled_for = ?');
       args.push(c.scheduled_for);
     }
-    this.store.prepare(`UPDATE posts SET ${sets.join(', ')} WHERE id = ?`).run(...args, id);
+    await this.sql.run(`UPDATE posts SET ${sets.join(', ')} WHERE id = ?`, ...args, id);
   }
 
-  setImage(id: number, file: string | null, url: string | null): void {
-    this.store.prepare('UPDATE posts SET image_file = ?, image_url = ?, updated_at = ? WHERE id = ?').run(file, url, nowIso(this.clock), id);
+  async setImage(id: number, file: string | null, url: string | null): Promise<void> {
+    await this.sql.run('UPDATE posts SET image_file = ?, image_url = ?, updated_at = ? WHERE id = ?', file, url, nowIso(this.clock), id);
   }
 
   /** Record a metrics snapshot and make it the post's current metrics. */
-  recordMetrics(id: number, m: Metrics, source: string): void {
+  async recordMetrics(id: number, m: Metrics, source: string): Promise<void> {
     const now = nowIso(this.clock);
-    this.store
-      .prepare('INSERT INTO post_metrics (post_id, impressions, likes, retweets, replies, source, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(id, m.impressions, m.likes, m.retweets, m.replies, source, now);
-    this.store
-      .prepare(
-        'UPDATE posts SET impressions = ?, likes = ?, retweets = ?, replies = ?, metrics_source = ?, metrics_updated_at = ?, updated_at = ? WHERE id = ?',
-      )
-      .run(m.impressions, m.likes, m.retweets, m.replies, source, now, now, id);
+    await this.sql.run(
+      'INSERT INTO post_metrics (post_id, impressions, likes, retweets, replies, source, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      id,
+      m.impressions,
+      m.likes,
+      m.retweets,
+      m.replies,
+      source,
+      now,
+    );
+    await this.sql.run(
+      'UPDATE posts SET impressions = ?, likes = ?, retweets = ?, replies = ?, metrics_source = ?, metrics_updated_at = ?, updated_at = ? WHERE id = ?',
+      m.impressions,
+      m.likes,
+      m.retweets,
+      m.replies,
+      source,
+      now,
+      now,
+      id,
+    );
   }
 
-  metricsHistory(id: number, limit = 100): MetricsSnapshot[] {
-    return this.store
-      .prepare(
-        'SELECT impressions, likes, retweets, replies, source, recorded_at FROM post_metrics WHERE post_id = ? ORDER BY id DESC LIMIT ?',
-      )
-      .all(id, limit) as MetricsSnapshot[];
+  metricsHistory(id: number, limit = 100): Promise<MetricsSnapshot[]> {
+    return this.sql.all<MetricsSnapshot>('SELECT impressions, likes, retweets, replies, source, recorded_at FROM post_metrics WHERE post_id = ? ORDER BY id DESC LIMIT ?', id, limit);
   }
 
   /** Approved posts whose scheduled time has come. */
-  dueForPublishing(nowIsoText: string, limit: number): Post[] {
+  async dueForPublishing(nowIsoText: string, limit: number): Promise<Post[]> {
     return (
-      this.store
-        .prepare(
-          "SELECT * FROM posts WHERE status = 'approved' AND scheduled_for IS NOT NULL AND scheduled_for <= ? ORDER BY scheduled_for, id LIMIT ?",
-        )
-        .all(nowIsoText, limit) as PostRow[]
+      await this.sql.all<PostRow>("SELECT * FROM posts WHERE status = 'approved' AND scheduled_for IS NOT NULL AND scheduled_for <= ? ORDER BY scheduled_for, id LIMIT ?", nowIsoText, limit)
     ).map(toPost);
   }
 
   /** Progress of a (thread) publication: ids of the parts already posted. */
-  recordPublishedParts(id: number, externalIds: string[]): void {
-    this.store
-      .prepare('UPDATE posts SET external_ids = ?, external_id = ?, updated_at = ? WHERE id = ?')
-      .run(JSON.stringify(externalIds), externalIds[0] ?? null, nowIso(this.clock), id);
+  async recordPublishedParts(id: number, externalIds: string[]): Promise<void> {
+    await this.sql.run('UPDATE posts SET external_ids = ?, external_id = ?, updated_at = ? WHERE id = ?', JSON.stringify(externalIds), externalIds[0] ?? null, nowIso(this.clock), id);
   }
 
-  markPublished(id: number, externalIds: string[]): void {
+  async markPublished(id: number, externalIds: string[]): Promise<void> {
     const now = nowIso(this.clock);
-    this.store
-      .prepare(
-        "UPDATE posts SET status = 'published', published_at = ?, external_id = ?, external_ids = ?, publish_error = NULL, updated_at = ? WHERE id = ?",
-      )
-      .run(now, externalIds[0] ?? null, JSON.stringify(externalIds), now, id);
+    await this.sql.run(
+      "UPDATE posts SET status = 'published', published_at = ?, external_id = ?, external_ids = ?, publish_error = NULL, updated_at = ? WHERE id = ?",
+      now,
+      externalIds[0] ?? null,
+      JSON.stringify(externalIds),
+      now,
+      id,
+    );
   }
 
-  markPublishFailure(id: number, error: string, final: boolean): void {
-    this.store
-      .prepare(
-        `UPDATE posts SET publish_attempts = publish_attempts + 1, publish_error = ?, status = CASE WHEN ? THEN 'failed' ELSE status END, updated_at = ? WHERE id = ?`,
-      )
-      .run(error, final ? 1 : 0, nowIso(this.clock), id);
+  async markPublishFailure(id: number, error: string, final: boolean): Promise<void> {
+    await this.sql.run(
+      `UPDATE posts SET publish_attempts = publish_attempts + 1, publish_error = ?, status = CASE WHEN ? = 1 THEN 'failed' ELSE status END, updated_at = ? WHERE id = ?`,
+      error,
+      final ? 1 : 0,
+      nowIso(this.clock),
+      id,
+    );
   }
 
   /** Published posts with an external id, published at or after `sinceIso`. */
-  publishedSince(sinceIso: string): Post[] {
-    return (
-      this.store
-        .prepare("SELECT * FROM posts WHERE status = 'published' AND external_id IS NOT NULL AND published_at >= ? ORDER BY published_at DESC")
-        .all(sinceIso) as PostRow[]
-    ).map(toPost);
+  async publishedSince(sinceIso: string): Promise<Post[]> {
+    return (await this.sql.all<PostRow>("SELECT * FROM posts WHERE status = 'published' AND external_id IS NOT NULL AND published_at >= ? ORDER BY published_at DESC", sinceIso)).map(toPost);
   }
 
   /** Published posts (optionally since a time), best or worst engagement first, for proposals. */
-  rankedByEngagement(order: 'best' | 'worst', limit: number): Post[] {
+  async rankedByEngagement(order: 'best' | 'worst', limit: number): Promise<Post[]> {
     const dir = order === 'best' ? 'DESC' : 'ASC';
     return (
-      this.store
-        .prepare(
-          `SELECT * FROM posts WHERE status = 'published' AND impressions > 0
-           ORDER BY CAST(likes + retweets + replies AS REAL) / impressions ${dir}, id DESC LIMIT ?`,
-        )
-        .all(limit) as PostRow[]
+      await this.sql.all<PostRow>(
+        `SELECT * FROM posts WHERE status = 'published' AND impressions > 0
+         ORDER BY CAST(likes + retweets + replies AS DOUBLE PRECISION) / impressions ${dir}, id DESC LIMIT ?`,
+        limit,
+      )
     ).map(toPost);
   }
 
   /** Recent reviewer feedback (rejections, edits, comments), newest first. */
-  recentFeedback(limit: number): { status: PostStatus; content: string; original_content: string | null; feedback: string | null }[] {
-    return this.store
-      .prepare(
-        `SELECT status, content, original_content, feedback FROM posts
-         WHERE (feedback IS NOT NULL AND feedback <> '') OR original_content IS NOT NULL OR status = 'rejected'
-         ORDER BY COALESCE(reviewed_at, updated_at) DESC, id DESC LIMIT ?`,
-      )
-      .all(limit) as { status: PostStatus; content: string; original_content: string | null; feedback: string | null }[];
+  recentFeedback(limit: number): Promise<{ status: PostStatus; content: string; original_content: string | null; feedback: string | null }[]> {
+    return this.sql.all(
+      `SELECT status, content, original_content, feedback FROM posts
+       WHERE (feedback IS NOT NULL AND feedback <> '') OR original_content IS NOT NULL OR status = 'rejected'
+       ORDER BY COALESCE(reviewed_at, updated_at) DESC, id DESC LIMIT ?`,
+      limit,
+    );
   }
 
-  countCreatedSince(sinceIso: string): number {
-    return (this.store.prepare('SELECT COUNT(*) AS n FROM posts WHERE created_at >= ?').get(sinceIso) as { n: number }).n;
+  async countCreatedSince(sinceIso: string): Promise<number> {
+    return (await this.sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM posts WHERE created_at >= ?', sinceIso))!.n;
   }
 
-  countByStatus(status: PostStatus): number {
-    return (this.store.prepare('SELECT COUNT(*) AS n FROM posts WHERE status = ?').get(status) as { n: number }).n;
+  async countByStatus(status: PostStatus): Promise<number> {
+    return (await this.sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM posts WHERE status = ?', status))!.n;
   }
 
   /** Rename a category on every post (in the caller's transaction). */
-  renameCategory(from: string, to: string): void {
-    this.store.prepare('UPDATE posts SET category = ? WHERE category = ? COLLATE NOCASE').run(to, from);
+  async renameCategory(from: string, to: string): Promise<void> {
+    await this.sql.run('UPDATE posts SET category = ? WHERE lower(category) = lower(?)', to, from);
   }
 }

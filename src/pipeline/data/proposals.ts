@@ -1,5 +1,5 @@
 import type { Clock } from '../../http/clock.js';
-import type { Store } from '../../store/index.js';
+import type { Sql } from './sql.js';
 import { nowIso } from '../time.js';
 import { parseColumn } from './json.js';
 import type { StylePatch } from './style.js';
@@ -59,39 +59,44 @@ const toProposal = (r: ProposalRow): Proposal => ({
 
 export class ProposalsRepo {
   constructor(
-    private readonly store: Store,
+    private readonly sql: Sql,
     private readonly clock: Clock,
   ) {}
 
-  list(status?: ProposalStatus): Proposal[] {
+  async list(status?: ProposalStatus): Promise<Proposal[]> {
     const rows = status
-      ? this.store.prepare('SELECT * FROM proposals WHERE status = ? ORDER BY created_at DESC, id DESC').all(status)
-      : this.store.prepare('SELECT * FROM proposals ORDER BY created_at DESC, id DESC').all();
-    return (rows as ProposalRow[]).map(toProposal);
+      ? await this.sql.all<ProposalRow>('SELECT * FROM proposals WHERE status = ? ORDER BY created_at DESC, id DESC', status)
+      : await this.sql.all<ProposalRow>('SELECT * FROM proposals ORDER BY created_at DESC, id DESC');
+    return rows.map(toProposal);
   }
 
-  get(id: number): Proposal | undefined {
-    const r = this.store.prepare('SELECT * FROM proposals WHERE id = ?').get(id) as ProposalRow | undefined;
+  async get(id: number): Promise<Proposal | undefined> {
+    const r = await this.sql.get<ProposalRow>('SELECT * FROM proposals WHERE id = ?', id);
     return r && toProposal(r);
   }
 
-  insertMany(list: NewProposal[]): number[] {
+  async insertMany(list: NewProposal[]): Promise<number[]> {
     const now = nowIso(this.clock);
-    const st = this.store.prepare(
-      `INSERT INTO proposals (type, title, rationale, evidence, current_value, proposed_value, status, model, created_at)
-       VALUES ('style', ?, ?, ?, ?, ?, 'pending', ?, ?)`,
-    );
-    return list.map((p) =>
-      Number(
-        st.run(p.title, p.rationale, JSON.stringify(p.evidence), JSON.stringify(p.current_value), JSON.stringify(p.proposed_value), p.model, now)
-          .lastInsertRowid,
-      ),
-    );
+    const ids: number[] = [];
+    for (const p of list) {
+      ids.push(
+        await this.sql.insert(
+          `INSERT INTO proposals (type, title, rationale, evidence, current_value, proposed_value, status, model, created_at)
+           VALUES ('style', ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+          p.title,
+          p.rationale,
+          JSON.stringify(p.evidence),
+          JSON.stringify(p.current_value),
+          JSON.stringify(p.proposed_value),
+          p.model,
+          now,
+        ),
+      );
+    }
+    return ids;
   }
 
-  decide(id: number, status: 'approved' | 'rejected', styleVersionId: number | null): void {
-    this.store
-      .prepare('UPDATE proposals SET status = ?, decided_at = ?, style_version_id = ? WHERE id = ?')
-      .run(status, nowIso(this.clock), styleVersionId, id);
+  async decide(id: number, status: 'approved' | 'rejected', styleVersionId: number | null): Promise<void> {
+    await this.sql.run('UPDATE proposals SET status = ?, decided_at = ?, style_version_id = ? WHERE id = ?', status, nowIso(this.clock), styleVersionId, id);
   }
 }

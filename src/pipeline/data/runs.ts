@@ -1,5 +1,5 @@
 import type { Clock } from '../../http/clock.js';
-import type { Store } from '../../store/index.js';
+import type { Sql } from './sql.js';
 import { nowIso } from '../time.js';
 import { parseColumn } from './json.js';
 
@@ -35,39 +35,43 @@ const toRun = (r: RunRow): RunRecord => ({ ...r, result: parseColumn<Record<stri
 /** One row per pipeline run (its batch). */
 export class RunsRepo {
   constructor(
-    private readonly store: Store,
+    private readonly sql: Sql,
     private readonly clock: Clock,
   ) {}
 
-  start(batchId: string, model: string): void {
-    this.store
-      .prepare("INSERT INTO runs (batch_id, status, stage, model, started_at) VALUES (?, 'running', 'starting', ?, ?)")
-      .run(batchId, model, nowIso(this.clock));
+  async start(batchId: string, model: string): Promise<void> {
+    await this.sql.run("INSERT INTO runs (batch_id, status, stage, model, started_at) VALUES (?, 'running', 'starting', ?, ?)", batchId, model, nowIso(this.clock));
   }
 
-  stage(batchId: string, stage: string): void {
-    this.store.prepare('UPDATE runs SET stage = ? WHERE batch_id = ?').run(stage, batchId);
+  async stage(batchId: string, stage: string): Promise<void> {
+    await this.sql.run('UPDATE runs SET stage = ? WHERE batch_id = ?', stage, batchId);
   }
 
-  finish(batchId: string, status: RunStatus, postCount: number, result: unknown, error: string | null): void {
-    this.store
-      .prepare("UPDATE runs SET status = ?, stage = 'done', post_count = ?, result = ?, error = ?, finished_at = ? WHERE batch_id = ?")
-      .run(status, postCount, result === null ? null : JSON.stringify(result), error, nowIso(this.clock), batchId);
+  async finish(batchId: string, status: RunStatus, postCount: number, result: unknown, error: string | null): Promise<void> {
+    await this.sql.run(
+      "UPDATE runs SET status = ?, stage = 'done', post_count = ?, result = ?, error = ?, finished_at = ? WHERE batch_id = ?",
+      status,
+      postCount,
+      result === null ? null : JSON.stringify(result),
+      error,
+      nowIso(this.clock),
+      batchId,
+    );
   }
 
   /** Runs left `running` by a daemon that died are marked interrupted at start-up. */
-  markInterrupted(): number {
-    return this.store
-      .prepare("UPDATE runs SET status = 'interrupted', stage = 'done', error = 'the daemon stopped during the run', finished_at = ? WHERE status = 'running'")
-      .run(nowIso(this.clock)).changes;
+  markInterrupted(): Promise<number> {
+    return this.sql.run("UPDATE runs SET status = 'interrupted', stage = 'done', error = 'the daemon stopped during the run', finished_at = ? WHERE status = 'running'", nowIso(this.clock));
   }
 
-  get(batchId: string): RunRecord | undefined {
-    const r = this.store.prepare('SELECT * FROM runs WHERE batch_id = ?').get(batchId) as RunRow | undefined;
+  async get(batchId: string): Promise<RunRecord | undefined> {
+    const r = await this.sql.get<RunRow>('SELECT * FROM runs WHERE batch_id = ?', batchId);
     return r && toRun(r);
   }
 
-  recent(limit: number): RunRecord[] {
-    return (this.store.prepare('SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?').all(limit) as RunRow[]).map(toRun);
+  async recent(limit: number): Promise<RunRecord[]> {
+    // Ties on started_at in insertion order: SQLite's rowid, the seq column in PostgreSQL.
+    const order = this.sql.dialect === 'sqlite' ? 'rowid' : 'seq';
+    return (await this.sql.all<RunRow>(`SELECT * FROM runs ORDER BY started_at DESC, ${order} DESC LIMIT ?`, limit)).map(toRun);
   }
 }

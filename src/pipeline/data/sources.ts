@@ -1,5 +1,5 @@
 import type { Clock } from '../../http/clock.js';
-import type { Store } from '../../store/index.js';
+import type { Sql } from './sql.js';
 import { nowIso } from '../time.js';
 
 export const SOURCE_TYPES = ['hackernews', 'rss'] as const;
@@ -57,78 +57,99 @@ function toSource(r: SourceRow): Source {
 
 export class SourcesRepo {
   constructor(
-    private readonly store: Store,
+    private readonly sql: Sql,
     private readonly clock: Clock,
   ) {}
 
-  list(): Source[] {
-    return (this.store.prepare('SELECT * FROM sources ORDER BY id').all() as SourceRow[]).map(toSource);
+  async list(): Promise<Source[]> {
+    return (await this.sql.all<SourceRow>('SELECT * FROM sources ORDER BY id')).map(toSource);
   }
 
   /** Active sources whose category is active too (or unknown to the categories table). */
-  listForRun(): Source[] {
+  async listForRun(): Promise<Source[]> {
     return (
-      this.store
-        .prepare(
-          `SELECT s.* FROM sources s LEFT JOIN categories c ON c.name = s.category COLLATE NOCASE
-           WHERE s.is_active = 1 AND (c.id IS NULL OR c.is_active = 1) ORDER BY s.id`,
-        )
-        .all() as SourceRow[]
+      await this.sql.all<SourceRow>(
+        `SELECT s.* FROM sources s LEFT JOIN categories c ON lower(c.name) = lower(s.category)
+         WHERE s.is_active = 1 AND (c.id IS NULL OR c.is_active = 1) ORDER BY s.id`,
+      )
     ).map(toSource);
   }
 
-  get(id: number): Source | undefined {
-    const r = this.store.prepare('SELECT * FROM sources WHERE id = ?').get(id) as SourceRow | undefined;
+  async get(id: number): Promise<Source | undefined> {
+    const r = await this.sql.get<SourceRow>('SELECT * FROM sources WHERE id = ?', id);
     return r && toSource(r);
   }
 
-  create(s: SourceInput): Source {
+  async create(s: SourceInput): Promise<Source> {
     const now = nowIso(this.clock);
-    const id = this.store
-      .prepare('INSERT INTO sources (name, url, source_type, category, is_active, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(s.name, s.url, s.source_type, s.category, s.is_active ? 1 : 0, now, now).lastInsertRowid;
-    return this.get(Number(id))!;
+    const id = await this.sql.insert(
+      'INSERT INTO sources (name, url, source_type, category, is_active, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      s.name,
+      s.url,
+      s.source_type,
+      s.category,
+      s.is_active ? 1 : 0,
+      now,
+      now,
+    );
+    return (await this.get(id))!;
   }
 
-  update(id: number, s: SourceInput): void {
-    this.store
-      .prepare('UPDATE sources SET name = ?, url = ?, source_type = ?, category = ?, is_active = ?, updated_at = ? WHERE id = ?')
-      .run(s.name, s.url, s.source_type, s.category, s.is_active ? 1 : 0, nowIso(this.clock), id);
+  async update(id: number, s: SourceInput): Promise<void> {
+    await this.sql.run(
+      'UPDATE sources SET name = ?, url = ?, source_type = ?, category = ?, is_active = ?, updated_at = ? WHERE id = ?',
+      s.name,
+      s.url,
+      s.source_type,
+      s.category,
+      s.is_active ? 1 : 0,
+      nowIso(this.clock),
+      id,
+    );
   }
 
-  delete(id: number): boolean {
-    return this.store.prepare('DELETE FROM sources WHERE id = ?').run(id).changes > 0;
+  async delete(id: number): Promise<boolean> {
+    return (await this.sql.run('DELETE FROM sources WHERE id = ?', id)) > 0;
   }
 
-  recordSuccess(id: number, itemCount: number): void {
+  async recordSuccess(id: number, itemCount: number): Promise<void> {
     const now = nowIso(this.clock);
-    this.store
-      .prepare(
-        'UPDATE sources SET last_fetched_at = ?, last_success_at = ?, last_error = NULL, last_item_count = ?, consecutive_failures = 0 WHERE id = ?',
-      )
-      .run(now, now, itemCount, id);
+    await this.sql.run(
+      'UPDATE sources SET last_fetched_at = ?, last_success_at = ?, last_error = NULL, last_item_count = ?, consecutive_failures = 0 WHERE id = ?',
+      now,
+      now,
+      itemCount,
+      id,
+    );
   }
 
-  recordFailure(id: number, error: string): void {
-    this.store
-      .prepare(
-        'UPDATE sources SET last_fetched_at = ?, last_error = ?, last_item_count = 0, consecutive_failures = consecutive_failures + 1 WHERE id = ?',
-      )
-      .run(nowIso(this.clock), error.slice(0, 500), id);
+  async recordFailure(id: number, error: string): Promise<void> {
+    await this.sql.run(
+      'UPDATE sources SET last_fetched_at = ?, last_error = ?, last_item_count = 0, consecutive_failures = consecutive_failures + 1 WHERE id = ?',
+      nowIso(this.clock),
+      error.slice(0, 500),
+      id,
+    );
   }
 
-  renameCategory(from: string, to: string): void {
-    this.store.prepare('UPDATE sources SET category = ? WHERE category = ? COLLATE NOCASE').run(to, from);
+  async renameCategory(from: string, to: string): Promise<void> {
+    await this.sql.run('UPDATE sources SET category = ? WHERE lower(category) = lower(?)', to, from);
   }
 
   /** `sources_total`: active sources; `sources_healthy`: those whose last fetch succeeded. */
-  healthCounts(): { total: number; healthy: number } {
-    const r = this.store
-      .prepare(
-        `SELECT COUNT(*) AS total, COALESCE(SUM(CASE WHEN last_fetched_at IS NOT NULL AND last_error IS NULL THEN 1 ELSE 0 END), 0) AS healthy
-         FROM sources WHERE is_active = 1`,
-      )
-      .get() as { total: number; healthy: number };
-    return r;
+  async healthCounts(): Promise<{ total: number; healthy: number }> {
+    return (await this.sql.get<{ total: number; healthy: number }>(
+      `SELECT COUNT(*) AS total, COALESCE(SUM(CASE WHEN last_fetched_at IS NOT NULL AND last_error IS NULL THEN 1 ELSE 0 END), 0) AS healthy
+       FROM sources WHERE is_active = 1`,
+    ))!;
+  }
+
+  /** Active sources whose last fetch succeeded, and those failing now (the /metrics gauge). */
+  async failureCounts(): Promise<{ healthy: number; unhealthy: number }> {
+    const r = await this.sql.get<{ healthy: number | null; unhealthy: number | null }>(
+      `SELECT SUM(CASE WHEN consecutive_failures = 0 THEN 1 ELSE 0 END) AS healthy, SUM(CASE WHEN consecutive_failures > 0 THEN 1 ELSE 0 END) AS unhealthy
+       FROM sources WHERE is_active = 1`,
+    );
+    return { healthy: r?.healthy ?? 0, unhealthy: r?.unhealthy ?? 0 };
   }
 }

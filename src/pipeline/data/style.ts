@@ -1,5 +1,5 @@
 import type { Clock } from '../../http/clock.js';
-import type { Store } from '../../store/index.js';
+import type { Sql } from './sql.js';
 import { nowIso } from '../time.js';
 import { parseColumn } from './json.js';
 
@@ -75,49 +75,46 @@ function toView(r: StyleRow): StyleView {
 
 export class StyleRepo {
   constructor(
-    private readonly store: Store,
+    private readonly sql: Sql,
     private readonly clock: Clock,
   ) {}
 
   /** Write version 1 (the defaults) when the table is empty. */
-  ensureDefault(): void {
-    const any = this.store.prepare('SELECT 1 FROM style_versions LIMIT 1').get();
-    if (!any) this.insert(DEFAULT_STYLE, 'default');
+  async ensureDefault(): Promise<void> {
+    const any = await this.sql.get('SELECT 1 FROM style_versions LIMIT 1');
+    if (!any) await this.insert(DEFAULT_STYLE, 'default');
   }
 
-  private latestRow(): StyleRow {
-    const r = this.store.prepare('SELECT * FROM style_versions ORDER BY id DESC LIMIT 1').get() as StyleRow | undefined;
+  private async latestRow(): Promise<StyleRow> {
+    const r = await this.sql.get<StyleRow>('SELECT * FROM style_versions ORDER BY id DESC LIMIT 1');
     if (r) return r;
-    this.ensureDefault();
-    return this.store.prepare('SELECT * FROM style_versions ORDER BY id DESC LIMIT 1').get() as StyleRow;
+    await this.ensureDefault();
+    return (await this.sql.get<StyleRow>('SELECT * FROM style_versions ORDER BY id DESC LIMIT 1'))!;
   }
 
-  current(): StyleView {
-    return toView(this.latestRow());
+  async current(): Promise<StyleView> {
+    return toView(await this.latestRow());
   }
 
-  currentStored(): StoredStyle {
-    return readStored(this.latestRow().config);
+  async currentStored(): Promise<StoredStyle> {
+    return readStored((await this.latestRow()).config);
   }
 
   /** Apply a patch to the latest version and store the result as a new version. */
-  update(patch: StylePatch, origin: string): StyleView {
-    return this.store.transaction(() => {
-      const next = applyStylePatch(this.currentStored(), patch);
-      const id = this.insert(next, origin);
-      return toView(this.store.prepare('SELECT * FROM style_versions WHERE id = ?').get(id) as StyleRow);
+  update(patch: StylePatch, origin: string): Promise<StyleView> {
+    return this.sql.transaction(async (tx) => {
+      const repo = new StyleRepo(tx, this.clock);
+      const next = applyStylePatch(await repo.currentStored(), patch);
+      const id = await repo.insert(next, origin);
+      return toView((await tx.get<StyleRow>('SELECT * FROM style_versions WHERE id = ?', id))!);
     });
   }
 
-  history(limit: number): StyleView[] {
-    return (this.store.prepare('SELECT * FROM style_versions ORDER BY id DESC LIMIT ?').all(limit) as StyleRow[]).map(toView);
+  async history(limit: number): Promise<StyleView[]> {
+    return (await this.sql.all<StyleRow>('SELECT * FROM style_versions ORDER BY id DESC LIMIT ?', limit)).map(toView);
   }
 
-  private insert(style: StoredStyle, origin: string): number {
-    return Number(
-      this.store
-        .prepare('INSERT INTO style_versions (config, origin, created_at) VALUES (?, ?, ?)')
-        .run(JSON.stringify(style), origin, nowIso(this.clock)).lastInsertRowid,
-    );
+  private insert(style: StoredStyle, origin: string): Promise<number> {
+    return this.sql.insert('INSERT INTO style_versions (config, origin, created_at) VALUES (?, ?, ?)', JSON.stringify(style), origin, nowIso(this.clock));
   }
 }

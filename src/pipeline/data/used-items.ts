@@ -1,25 +1,23 @@
 import type { Clock } from '../../http/clock.js';
-import type { Store } from '../../store/index.js';
+import type { Sql } from './sql.js';
 import { nowIso } from '../time.js';
 
 /** Keys of research items already turned into posts, so a later run skips them. */
 export class UsedItemsRepo {
   constructor(
-    private readonly store: Store,
+    private readonly sql: Sql,
     private readonly clock: Clock,
   ) {}
 
   /** The subset of `keys` already used. */
-  used(keys: string[]): Set<string> {
+  async used(keys: string[]): Promise<Set<string>> {
     const out = new Set<string>();
-    const st = this.store.prepare('SELECT 1 FROM used_items WHERE key = ?');
-    for (const k of keys) if (st.get(k)) out.add(k);
+    for (const k of keys) if (await this.sql.get('SELECT 1 FROM used_items WHERE key = ?', k)) out.add(k);
     return out;
   }
 
-  markUsed(keys: string[], batchId: string): void {
+  async markUsed(keys: string[], batchId: string): Promise<void> {
     const now = nowIso(this.clock);
-    const st = this.store.prepare('INSERT OR IGNORE INTO used_items (key, batch_id, used_at) VALUES (?, ?, ?)');
-    for (const k of keys) st.run(k, batchId, now);
+    for (const k of keys) await this.sql.run('INSERT INTO used_items (key, batch_id, used_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING', k, batchId, now);
   }
 }

@@ -5,7 +5,7 @@
  */
 import type { GatewayChatMessage, GatewayHandle } from '../../gateway/handle.js';
 import { conflict } from '../../http/errors.js';
-import type { Store } from '../../store/index.js';
+import type { Repos } from '../data/repos.js';
 import type { ActivityRepo } from '../data/activity.js';
 import type { Post, PostsRepo } from '../data/posts.js';
 import type { NewProposal, Proposal, ProposalsRepo } from '../data/proposals.js';
@@ -17,7 +17,7 @@ export const MAX_PROPOSALS = 5;
 const SAMPLE = 5;
 
 export interface GenerateDeps {
-  store: Store;
+  tx<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   posts: PostsRepo;
   style: StyleRepo;
   proposals: ProposalsRepo;
@@ -31,13 +31,13 @@ export interface GenerateResult {
 }
 
 export async function generateProposals(gateway: GatewayHandle, model: string, d: GenerateDeps): Promise<GenerateResult> {
-  const best = d.posts.rankedByEngagement('best', SAMPLE);
-  const worst = d.posts.rankedByEngagement('worst', SAMPLE).filter((p) => !best.some((b) => b.id === p.id));
-  const feedback = d.posts.recentFeedback(10);
+  const best = await d.posts.rankedByEngagement('best', SAMPLE);
+  const worst = (await d.posts.rankedByEngagement('worst', SAMPLE)).filter((p) => !best.some((b) => b.id === p.id));
+  const feedback = await d.posts.recentFeedback(10);
   if (best.length === 0 && feedback.length === 0) {
     throw conflict('not enough data for proposals: record metrics on published posts or give reviewer feedback first');
   }
-  const current = flattenStyle(d.style.currentStored());
+  const current = flattenStyle(await d.style.currentStored());
   const messages = proposalMessages(current, best, worst, feedback);
   let answer = await ask(gateway, model, messages, d.timeoutMs);
   let doc = extractJson(answer);
@@ -61,12 +61,14 @@ export async function generateProposals(gateway: GatewayHandle, model: string, d
     else fresh.push({ ...r, model });
   });
   if (entries.length > MAX_PROPOSALS) dropped.push({ index: MAX_PROPOSALS, reason: `only the first ${MAX_PROPOSALS} proposals are kept` });
-  const ids = d.store.transaction(() => {
-    const ids = d.proposals.insertMany(fresh);
-    if (ids.length) d.activity.add('proposals_generated', `${ids.length} improvement proposal${ids.length === 1 ? '' : 's'} generated`);
+  const ids = await d.tx(async (r) => {
+    const ids = await r.proposals.insertMany(fresh);
+    if (ids.length) await r.activity.add('proposals_generated', `${ids.length} improvement proposal${ids.length === 1 ? '' : 's'} generated`);
     return ids;
   });
-  return { proposals: ids.map((id) => d.proposals.get(id)!), dropped };
+  const proposals: Proposal[] = [];
+  for (const id of ids) proposals.push((await d.proposals.get(id))!);
+  return { proposals, dropped };
 }
 
 async function ask(gateway: GatewayHandle, model: string, messages: GatewayChatMessage[], timeoutMs: number): Promise<string> {
@@ -78,7 +80,7 @@ async function ask(gateway: GatewayHandle, model: string, messages: GatewayChatM
   }
 }
 
-function proposalMessages(current: StylePatch, best: Post[], worst: Post[], feedback: ReturnType<PostsRepo['recentFeedback']>): GatewayChatMessage[] {
+function proposalMessages(current: StylePatch, best: Post[], worst: Post[], feedback: Awaited<ReturnType<PostsRepo['recentFeedback']>>): GatewayChatMessage[] {
   const show = (p: Post) => `- post ${p.id} (${p.engagement_rate}% engagement, ${p.impressions} impressions, category ${p.category || 'none'}): ${JSON.stringify(p.content)}`;
   const lines = [
     'You improve the writing style of an X (Twitter) account from evidence.',

@@ -2,7 +2,7 @@
 import type { Clock } from '../../http/clock.js';
 import type { ActivityRepo } from '../data/activity.js';
 import type { PostsRepo } from '../data/posts.js';
-import type { Store } from '../../store/index.js';
+import type { Repos } from '../data/repos.js';
 import type { XApiClient } from './x-api.js';
 
 export interface MetricsFetchResult {
@@ -14,21 +14,21 @@ export interface MetricsFetchResult {
 
 export async function fetchMetrics(
   x: XApiClient,
-  d: { posts: PostsRepo; activity: ActivityRepo; store: Store; clock: Clock; windowDays: number },
+  d: { posts: PostsRepo; activity: ActivityRepo; tx<T>(fn: (r: Repos) => Promise<T>): Promise<T>; clock: Clock; windowDays: number },
 ): Promise<MetricsFetchResult> {
   const since = new Date(d.clock.now() - d.windowDays * 86_400_000).toISOString();
-  const posts = d.posts.publishedSince(since);
+  const posts = await d.posts.publishedSince(since);
   const byExternal = new Map(posts.map((p) => [p.external_id!, p.id]));
   const { metrics, errors } = await x.metrics([...byExternal.keys()]);
   const updated: number[] = [];
-  d.store.transaction(() => {
+  await d.tx(async (r) => {
     for (const [ext, m] of metrics) {
       const id = byExternal.get(ext);
       if (id === undefined) continue;
-      d.posts.recordMetrics(id, m, 'x');
+      await r.posts.recordMetrics(id, m, 'x');
       updated.push(id);
     }
-    if (posts.length > 0) d.activity.add('metrics_fetched', `Metrics fetched from X for ${updated.length} of ${posts.length} published posts`);
+    if (posts.length > 0) await r.activity.add('metrics_fetched', `Metrics fetched from X for ${updated.length} of ${posts.length} published posts`);
   });
   return {
     requested: posts.length,

@@ -27,6 +27,8 @@ export interface PublisherDeps {
   intervalMs: number;
   /** ctl's alert manager: PipelinePublishFailed per post that will not be retried, until it is published. */
   alerts?: InternalAlerts;
+  /** Several daemons on one database: true when this one holds the publishing lease. */
+  lease?: () => Promise<boolean>;
 }
 
 export class Publisher {
@@ -57,7 +59,9 @@ export class Publisher {
     this.ticking = true;
     let published = 0;
     try {
-      for (const post of this.d.posts.dueForPublishing(nowIso(this.d.clock), BATCH)) {
+      // Several daemons on one database: only the one holding the publishing lease publishes.
+      if (this.d.lease && !(await this.d.lease())) return 0;
+      for (const post of await this.d.posts.dueForPublishing(nowIso(this.d.clock), BATCH)) {
         if (this.inFlight.has(post.id)) continue;
         const ok = await this.publish(x, post).then(
           () => true,
@@ -81,27 +85,27 @@ export class Publisher {
       try {
         let mediaIds: string[] | undefined;
         if (ids.length === 0) {
-          const file = this.d.posts.imageFile(post.id);
+          const file = await this.d.posts.imageFile(post.id);
           if (file) mediaIds = [await x.uploadImage(await readFile(join(this.d.uploadsDir, file)), mimeOf(file), file)];
         }
         for (let i = ids.length; i < parts.length; i++) {
           const id = await x.postTweet(parts[i]!, { replyTo: ids[i - 1], mediaIds: i === 0 ? mediaIds : undefined });
           ids.push(id);
-          this.d.posts.recordPublishedParts(post.id, ids);
+          await this.d.posts.recordPublishedParts(post.id, ids);
         }
       } catch (e) {
         const err = e instanceof XApiError ? e : new XApiError(`publishing failed: ${(e as Error).message}`, null, false);
         const final = !err.retryable || post.publish_attempts + 1 >= MAX_PUBLISH_ATTEMPTS;
-        this.d.posts.markPublishFailure(post.id, err.message, final);
-        this.d.activity.add('post_publish_failed', `Publishing post ${post.id} failed${final ? '' : ' (will retry)'}: ${err.message}`, 'post', post.id);
+        await this.d.posts.markPublishFailure(post.id, err.message, final);
+        await this.d.activity.add('post_publish_failed', `Publishing post ${post.id} failed${final ? '' : ' (will retry)'}: ${err.message}`, 'post', post.id);
         this.d.log.warn({ post: post.id, err: err.message, final }, 'publishing a post failed');
         if (final) this.d.alerts?.fire({ alertname: 'PipelinePublishFailed', labels: { post_id: String(post.id) }, annotations: { summary: `publishing post ${post.id} failed: ${err.message}` }, path: `/api/posts/${post.id}` });
         throw err;
       }
-      this.d.posts.markPublished(post.id, ids);
+      await this.d.posts.markPublished(post.id, ids);
       this.d.alerts?.resolve('PipelinePublishFailed', { post_id: String(post.id) });
-      this.d.activity.add('post_published', `Post ${post.id} published on X (${ids[0]})`, 'post', post.id);
-      return this.d.posts.get(post.id)!;
+      await this.d.activity.add('post_published', `Post ${post.id} published on X (${ids[0]})`, 'post', post.id);
+      return (await this.d.posts.get(post.id))!;
     } finally {
       this.inFlight.delete(post.id);
     }

@@ -4,10 +4,12 @@
  * skip recorded); the last run's time, outcome and error are kept in the database, so they survive
  * a restart; runs missed while the daemon was down are not made up (the next due time counts).
  * `tick()` runs what is due at the clock's time (the timer calls it; tests call it on a manual clock).
+ * With several daemons on one database (`lease`), a due job runs on the daemon holding its lease
+ * (`pipeline:run`, `pipeline:metrics`, `pipeline:proposals`) and is skipped, unrecorded, elsewhere.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../http/clock.js';
-import type { Store } from '../../store/index.js';
+import type { SettingsRepo } from '../data/settings.js';
 import { JOBS, nextAt, type Job, type ScheduleConfig } from './schedules.js';
 
 export interface JobState {
@@ -38,9 +40,10 @@ export class PipelineScheduler {
   constructor(
     private readonly config: ScheduleConfig,
     private readonly jobs: Record<Job, () => Promise<unknown>>,
-    private readonly store: Store,
+    private readonly settings: SettingsRepo,
     private readonly clock: Clock,
     private readonly log: Logger,
+    private readonly lease?: (job: Job) => Promise<boolean>,
   ) {
     const now = clock.now();
     for (const job of JOBS) {
@@ -78,7 +81,7 @@ export class PipelineScheduler {
       if (at > now) continue;
       this.next.set(job, nextAt(this.config.cron[job]!, this.config.timezone, now));
       if (this.running.has(job)) {
-        this.record(job, 'skipped', 'the previous run of this job was still going');
+        await this.record(job, 'skipped', 'the previous run of this job was still going');
         this.log.warn({ job }, `pipeline schedule: ${job} skipped, its previous run is still going`);
         continue;
       }
@@ -90,37 +93,39 @@ export class PipelineScheduler {
   private async runJob(job: Job): Promise<void> {
     this.running.add(job);
     try {
+      if (this.lease && !(await this.lease(job))) return;
       await this.jobs[job]();
-      this.record(job, 'ok', null);
+      await this.record(job, 'ok', null);
     } catch (e) {
       const msg = e instanceof Error ? e.message : String(e);
-      this.record(job, 'failed', msg);
+      await this.record(job, 'failed', msg).catch(() => undefined);
       this.log.warn({ job, err: msg }, `pipeline schedule: ${job} failed: ${msg}`);
     } finally {
       this.running.delete(job);
     }
   }
 
-  private record(job: Job, status: Persisted['last_status'], error: string | null): void {
+  private async record(job: Job, status: Persisted['last_status'], error: string | null): Promise<void> {
     const value: Persisted = { last_run_at: new Date(this.clock.now()).toISOString(), last_status: status, last_error: error };
-    this.store.prepare('INSERT OR REPLACE INTO settings (key, value, updated_at) VALUES (?, ?, ?)').run(`schedule.${job}`, JSON.stringify(value), value.last_run_at);
+    await this.settings.set(`schedule.${job}`, JSON.stringify(value));
   }
 
-  private persisted(job: Job): Persisted | undefined {
-    const row = this.store.prepare('SELECT value FROM settings WHERE key = ?').get(`schedule.${job}`) as { value: string } | undefined;
-    if (!row) return undefined;
+  private async persisted(job: Job): Promise<Persisted | undefined> {
+    const text = await this.settings.get(`schedule.${job}`);
+    if (text === undefined) return undefined;
     try {
-      return JSON.parse(row.value) as Persisted;
+      return JSON.parse(text) as Persisted;
     } catch {
       return undefined;
     }
   }
 
   /** Every scheduled job with its next and last run (health and `ctl pipeline status`). */
-  states(): JobState[] {
-    return [...this.next].map(([job, at]) => {
-      const p = this.persisted(job);
-      return {
+  async states(): Promise<JobState[]> {
+    const out: JobState[] = [];
+    for (const [job, at] of this.next) {
+      const p = await this.persisted(job);
+      out.push({
         job,
         schedule: this.config.cron[job]!,
         next_run_at: new Date(at).toISOString(),
@@ -128,7 +133,8 @@ export class PipelineScheduler {
         last_status: p?.last_status ?? null,
         last_error: p?.last_error ?? null,
         running: this.running.has(job),
-      };
-    });
+      });
+    }
+    return out;
   }
 }

@@ -1,0 +1,77 @@
+/**
+ * Two pipelines on one PostgreSQL database, as two daemons with the same `storage.postgres`: what one
+ * writes the other reads; one pipeline run at a time across both; a due post is published once,
+ * by the daemon holding the publishing lease.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/http/clock.js';
+import { PostsRepo } from '../../src/pipeline/data/posts.js';
+import { startFakeXApi, type FakeXApi } from '../fakes/x-api.js';
+import { PG_BIN, PostgresServer } from '../helpers/postgres-server.js';
+import { until } from '../helpers/until.js';
+import { startPipeline, type Harness } from './harness.js';
+
+describe.skipIf(!PG_BIN)('pipeline: two daemons on one PostgreSQL', () => {
+  let pg: PostgresServer;
+  let x: FakeXApi;
+  let feed: http.Server;
+  let a: Harness;
+  let b: Harness;
+  const clock = new ManualClock(Date.parse('2030-05-01T08:00:00Z'));
+
+  beforeAll(async () => {
+    [pg, x] = await Promise.all([PostgresServer.start(), startFakeXApi('secret-token')]);
+    // A feed that takes a second to answer: a run stays in progress that long.
+    feed = http.createServer((_req, res) => setTimeout(() => res.writeHead(200, { 'content-type': 'application/rss+xml' }).end('<rss><channel></channel></rss>'), 1000));
+    await new Promise<void>((r) => feed.listen(0, '127.0.0.1', r));
+    const postgresUrl = await pg.createDatabase('pipeline_cluster');
+    const config = { 'x-api-base-url': x.baseUrl, 'x-api-token': 'secret-token', 'publish-interval': '1h' };
+    a = await startPipeline({ postgresUrl, clock, config });
+    b = await startPipeline({ postgresUrl, clock, config });
+    await Promise.all([a.login(), b.login()]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([a?.close(), b?.close()]);
+    await new Promise((r) => feed?.close(r));
+    await x?.close();
+    await pg?.destroy();
+  });
+
+  it('reads on one daemon what the other wrote', async () => {
+    expect(a.sql.dialect).toBe('postgres');
+    const src = await a.request('POST', '/api/sources', { body: { name: 'Slow feed', url: `http://127.0.0.1:${(feed.address() as AddressInfo).port}/feed`, source_type: 'rss', category: 'Tech' } });
+    expect(src.status, src.text).toBe(201);
+    expect((await b.request('GET', '/api/sources')).json.map((s: { name: string }) => s.name)).toEqual(['Slow feed']);
+    expect((await b.request('GET', '/api/categories')).json.map((c: { name: string }) => c.name)).toEqual(['Tech']);
+    expect((await b.request('PUT', '/api/settings/model', { body: { model_id: 'fake/model-2' } })).status).toBe(200);
+    expect((await a.request('GET', '/api/settings/model')).json).toMatchObject({ model_id: 'fake/model-2', source: 'database' });
+  });
+
+  it('runs one pipeline at a time across both daemons', async () => {
+    const first = await a.request('POST', '/api/pipeline/run?wait=false');
+    expect(first.status, first.text).toBe(202);
+    const second = await b.request('POST', '/api/pipeline/run?wait=false');
+    expect(second.status).toBe(409);
+    expect(second.text).toMatch(/another daemon/);
+    await until('the run on the first daemon ends', async () => (await a.request('GET', '/api/pipeline/status')).json.running === false, 10_000);
+    const third = await b.request('POST', '/api/pipeline/run?wait=false');
+    expect(third.status, third.text).toBe(202);
+    await until('the run on the second daemon ends', async () => (await b.request('GET', '/api/pipeline/status')).json.running === false, 10_000);
+    const runs = (await a.request('GET', '/api/pipeline/runs')).json as { batch_id: string; status: string }[];
+    expect(runs.map((r) => r.status)).toEqual(['completed', 'completed']);
+  });
+
+  it('publishes a due post once, from the daemon holding the publishing lease', async () => {
+    const [id] = await new PostsRepo(a.sql, clock).insertMany([
+      { batch_id: 'b', content: 'Published once', thread: [], category: 'Tech', source_id: null, source_name: null, source_title: null, source_url: null, model: null },
+    ]);
+    expect((await a.request('PATCH', `/api/posts/${id}`, { body: { status: 'approved', scheduled_for: '2030-05-01T07:00:00Z' } })).status).toBe(200);
+    const published = await Promise.all([a.handle.publishDue(), b.handle.publishDue(), a.handle.publishDue(), b.handle.publishDue()]);
+    expect(published.reduce((n, k) => n + k, 0)).toBe(1);
+    expect(x.tweets.filter((t) => t.text === 'Published once')).toHaveLength(1);
+    expect((await b.request('GET', `/api/posts/${id}`)).json.status).toBe('published');
+  });
+});
