@@ -33,6 +33,7 @@ import { ModelSettings } from './model-setting.js';
 import { Publisher } from './publish/publisher.js';
 import { XApiClient } from './publish/x-api.js';
 import { PipelineRunner } from './runner.js';
+import { PostImages } from './images.js';
 import type { Services } from './services.js';
 
 export type { Services } from './services.js';
@@ -82,9 +83,10 @@ export const pipelineComponent: ComponentDefinition = {
       ? new XApiClient(ctx.egress, { baseUrl: config.xApiBaseUrl, token: config.xApiToken, timeoutMs: config.fetchTimeoutMs, maxBytes: 1 << 20 })
       : null;
     const x = () => xClient;
+    const images = new PostImages(ctx.uploadsDir, pg ? sql : undefined);
     const tx = <T>(fn: (r: typeof repos) => Promise<T>) => inTransaction(sql, clock, fn);
     const runner = new PipelineRunner({ ...(runLock ? { runLock } : {}), tx, clock, log: ctx.log, egress: ctx.egress, config, gateway, model, posts, sources, style, usedItems, runs, activity, alerts: ctx.alerts });
-    const publisher = new Publisher({ posts, activity, x, clock, log: ctx.log, uploadsDir: ctx.uploadsDir, intervalMs: config.publishIntervalMs, alerts: ctx.alerts, ...(leases ? { lease: () => leases.hold('pipeline:publish') } : {}) });
+    const publisher = new Publisher({ posts, activity, x, clock, log: ctx.log, images, intervalMs: config.publishIntervalMs, alerts: ctx.alerts, ...(leases ? { lease: () => leases.hold('pipeline:publish') } : {}) });
 
     const services: Services = {
       config,
@@ -93,7 +95,7 @@ export const pipelineComponent: ComponentDefinition = {
       sql,
       tx,
       egress: ctx.egress,
-      uploadsDir: ctx.uploadsDir,
+      images,
       version: ctx.version,
       tokens: new TokenIssuer(loadOrCreateKey(ctx.stateDir), clock),
       posts,

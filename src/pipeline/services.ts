@@ -1,3 +1,4 @@
+import type { PostImages } from './images.js';
 import type { PipelineScheduler } from './scheduler/index.js';
 import type { Logger } from 'pino';
 import type { Egress } from '../egress/index.js';
@@ -32,7 +33,8 @@ export interface Services {
   /** `fn` with repositories inside one transaction (use only `r` within it). */
   tx<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   egress: Egress;
-  uploadsDir: string;
+  /** Post images (uploads dir; shared through the database with storage.postgres). */
+  images: PostImages;
   version: string;
   tokens: TokenIssuer;
   posts: PostsRepo;

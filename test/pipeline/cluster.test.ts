@@ -64,6 +64,22 @@ describe.skipIf(!PG_BIN)('pipeline: two daemons on one PostgreSQL', () => {
     expect(runs.map((r) => r.status)).toEqual(['completed', 'completed']);
   });
 
+  it('serves an image uploaded through one daemon from the other, and forgets it everywhere when removed', async () => {
+    const [id] = await new PostsRepo(a.sql, clock).insertMany([
+      { batch_id: 'b', content: 'With a picture', thread: [], category: 'Tech', source_id: null, source_name: null, source_title: null, source_url: null, model: null },
+    ]);
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(300, 9)]);
+    const bnd = '----clusterboundary';
+    const body = Buffer.concat([Buffer.from(`--${bnd}\r\nContent-Disposition: form-data; name="file"; filename="p.png"\r\nContent-Type: image/png\r\n\r\n`), png, Buffer.from(`\r\n--${bnd}--\r\n`)]);
+    const up = await a.request('POST', `/api/posts/${id}/image`, { raw: body, headers: { 'content-type': `multipart/form-data; boundary=${bnd}` } });
+    expect(up.status, up.text).toBe(200);
+    const fromB = await fetch(b.url + up.json.image_url, { headers: { authorization: `Bearer ${await b.login()}` } });
+    expect(fromB.status).toBe(200);
+    expect(Buffer.from(await fromB.arrayBuffer()).equals(png)).toBe(true);
+    expect((await b.request('DELETE', `/api/posts/${id}/image`)).status).toBe(204);
+    expect((await fetch(a.url + up.json.image_url, { headers: { authorization: `Bearer ${await a.login()}` } })).status).toBe(404);
+  });
+
   it('publishes a due post once, from the daemon holding the publishing lease', async () => {
     const [id] = await new PostsRepo(a.sql, clock).insertMany([
       { batch_id: 'b', content: 'Published once', thread: [], category: 'Tech', source_id: null, source_name: null, source_title: null, source_url: null, model: null },

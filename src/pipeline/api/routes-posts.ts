@@ -1,6 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { stat } from 'node:fs/promises';
 import { HttpError, badRequest, conflict, notFound } from '../../http/errors.js';
 import { weightedLength } from '../drafting/length.js';
 import { POST_STATUSES, engagementRate, type Metrics, type Post, type PostChanges } from '../data/posts.js';
@@ -140,13 +139,14 @@ export function postRoutes(api: ApiRegistry, s: Services): void {
         ctx.req.resume();
         throw notFound(`Post ${id} not found`);
       }
-      const saved = await receiveImage(ctx, s.uploadsDir, id, s.config.maxImageBytes);
+      const saved = await receiveImage(ctx, s.images.dir, id, s.config.maxImageBytes);
+      await s.images.saved(saved.file);
       const url = `/api/uploads/${saved.file}`;
       await s.tx(async (r) => {
         await r.posts.setImage(id, saved.file, url);
         await r.activity.add('post_image', `Image uploaded for post ${id}`, 'post', id);
       });
-      if (before) await rm(join(s.uploadsDir, before), { force: true }).catch(() => undefined);
+      if (before) await s.images.removed(before);
       return { message: 'Image uploaded', image_url: url };
     },
   });
@@ -163,7 +163,7 @@ export function postRoutes(api: ApiRegistry, s: Services): void {
       const file = await s.posts.imageFile(id);
       if (!file) throw notFound(`Post ${id} has no image`);
       await s.posts.setImage(id, null, null);
-      await rm(join(s.uploadsDir, file), { force: true }).catch(() => undefined);
+      await s.images.removed(file);
       ctx.res.statusCode = 204;
       ctx.res.end();
       return undefined;
@@ -181,9 +181,9 @@ export function postRoutes(api: ApiRegistry, s: Services): void {
     handler: async (ctx) => {
       const name = ctx.params.name ?? '';
       if (!STORED_NAME.test(name)) throw notFound('Image not found');
-      const path = join(s.uploadsDir, name);
-      const st = await stat(path).catch(() => null);
-      if (!st || !st.isFile()) throw notFound('Image not found');
+      const path = await s.images.localPath(name);
+      const st = path ? await stat(path).catch(() => null) : null;
+      if (!path || !st || !st.isFile()) throw notFound('Image not found');
       ctx.res.writeHead(200, {
         'Content-Type': mimeOf(name),
         'Content-Length': st.size,

@@ -122,6 +122,10 @@ CREATE TABLE pl_settings (
   value TEXT NOT NULL,
   updated_at TEXT NOT NULL
 );
+CREATE TABLE pl_images (
+  name TEXT PRIMARY KEY,
+  data BYTEA NOT NULL
+);
 CREATE TABLE pl_activity (
   id BIGSERIAL PRIMARY KEY,
   type TEXT NOT NULL,

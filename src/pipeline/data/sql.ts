@@ -132,7 +132,7 @@ export function numberPlaceholders(sql: string): string {
  * The pipeline's tables carry the prefix `pl_` in the shared database (beside the other components'
  * `am_`, `gw_`, `nm_` tables); SQL written with the plain names is rewritten once per text.
  */
-export const PIPELINE_TABLES = ['categories', 'sources', 'runs', 'posts', 'post_metrics', 'used_items', 'style_versions', 'proposals', 'settings', 'activity'];
+export const PIPELINE_TABLES = ['categories', 'sources', 'runs', 'posts', 'post_metrics', 'used_items', 'style_versions', 'proposals', 'settings', 'activity', 'images'];
 const TABLE_RE = new RegExp(`\\b(${PIPELINE_TABLES.join('|')})\\b`, 'g');
 
 /** Placeholders numbered and table names prefixed, outside quoted literals. */

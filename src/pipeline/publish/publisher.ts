@@ -4,8 +4,8 @@
  * part. Parts already posted are remembered, so a retry continues a thread instead of repeating it.
  * Without a token nothing is published (the posts wait).
  */
+import type { PostImages } from '../images.js';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { InternalAlerts } from '../../http/component.js';
 import type { Clock } from '../../http/clock.js';
@@ -23,7 +23,7 @@ export interface PublisherDeps {
   x: () => XApiClient | null;
   clock: Clock;
   log: Logger;
-  uploadsDir: string;
+  images: PostImages;
   intervalMs: number;
   /** ctl's alert manager: PipelinePublishFailed per post that will not be retried, until it is published. */
   alerts?: InternalAlerts;
@@ -86,7 +86,8 @@ export class Publisher {
         let mediaIds: string[] | undefined;
         if (ids.length === 0) {
           const file = await this.d.posts.imageFile(post.id);
-          if (file) mediaIds = [await x.uploadImage(await readFile(join(this.d.uploadsDir, file)), mimeOf(file), file)];
+          const path = file ? await this.d.images.localPath(file) : null;
+          if (file && path) mediaIds = [await x.uploadImage(await readFile(path), mimeOf(file), file)];
         }
         for (let i = ids.length; i < parts.length; i++) {
           const id = await x.postTweet(parts[i]!, { replyTo: ids[i - 1], mediaIds: i === 0 ? mediaIds : undefined });
