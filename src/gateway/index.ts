@@ -232,8 +232,8 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
   // With shared storage the subscriptions are the cluster's; deliveries stay in this daemon's file.
   const webhooks = new WebhookService(db.store, ctx.egress, ctx.clock, ctx.log, webhookSettings(ctx.config ?? {}), db instanceof SharedConfigStore ? new SharedWebhookStore(db.store, db) : undefined);
   policy.breakers.transitions.push((provider, to) => webhooks.emit(to === 'opened' ? 'provider.circuit_opened' : 'provider.circuit_closed', { provider }));
-  const files = new FileService(db.store, ctx.uploadsDir, ctx.clock, ctx.log);
-  const batches = new BatchService(db.store, files, ctx.clock, ctx.log, (owner) => batchPrincipal(state, owner, ctx.clock.now()), batchConcurrency(ctx.config ?? {}));
+  const files = new FileService(db.fileData(), ctx.uploadsDir, ctx.clock, ctx.log);
+  const batches = new BatchService(db.batchData(), files, ctx.clock, ctx.log, (owner) => batchPrincipal(state, owner, ctx.clock.now()), batchConcurrency(ctx.config ?? {}), ctx.shared?.daemonId);
   batches.onEvent((event, b) =>
     webhooks.emit(event, { id: b.id, status: b.status, endpoint: b.endpoint, inputFileId: b.inputFileId, outputFileId: b.outputFileId ?? null, errorFileId: b.errorFileId ?? null, ...(b.errors ? { errors: b.errors } : {}) }),
   );
@@ -372,7 +372,7 @@ export const gatewayComponent: ComponentDefinition = {
         alerts.start();
         svc.files.start();
         if (schedule) svc.backups.schedule(schedule.intervalMs, schedule.keep, (e) => ctx.log.error({ err: e }, 'gateway: scheduled backup failed'));
-        svc.batches.start();
+        void svc.batches.start().catch((e: unknown) => ctx.log.error({ err: e }, 'gateway: resuming batches failed'));
         svc.webhooks.start();
         svc.proxyProber.start();
         svc.a2a.tasks.failInterrupted(ctx.clock.now());

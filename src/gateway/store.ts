@@ -5,6 +5,8 @@
  */
 import type { MemoryData } from './memory/data.js';
 import { MemoryStore } from './memory/store.js';
+import { FileStore, type FileData } from './files/store.js';
+import { BatchStore, type BatchData } from './batches/store.js';
 import { MODALITY_SQL, modalityOf } from './modality.js';
 import { SqliteLogReader, type RequestLogReader } from './analytics/log-reader.js';
 import type { Migration, Store } from '../store/index.js';
@@ -853,6 +855,16 @@ export class GatewayStore {
   /** Persistent memory (/api/memory): in this daemon's SQLite file. */
   memoryStore(): MemoryData {
     return new MemoryStore(this.store);
+  }
+
+  /** Uploaded files (rows here, bytes on disk). */
+  fileData(): FileData {
+    return new FileStore(this.store);
+  }
+
+  /** Batches and their line results. */
+  batchData(): BatchData {
+    return new BatchStore(this.store);
   }
 
   private reader?: RequestLogReader;

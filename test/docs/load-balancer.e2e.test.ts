@@ -131,7 +131,7 @@ describe.skipIf(!NGINX || !PG_BIN)('the documented nginx configuration in front 
     expect(text).toContain('data: [DONE]');
   });
 
-  it('keeps one key\'s files on one gateway: an upload is listed through the balancer every time', async () => {
+  it('serves a file uploaded through the balancer from either gateway (files are shared): its content every time', async () => {
     const form = new FormData();
     form.append('purpose', 'batch');
     form.append('file', new Blob(['{"custom_id":"1"}\n'], { type: 'application/jsonl' }), 'in.jsonl');
@@ -139,8 +139,9 @@ describe.skipIf(!NGINX || !PG_BIN)('the documented nginx configuration in front 
     expect(up.status, await up.clone().text()).toBe(200);
     const id = ((await up.json()) as { id: string }).id;
     for (let i = 0; i < 6; i++) {
-      const got = await fetch(`${base}/v1/files/${id}`, { headers: { authorization: `Bearer ${key}` } });
+      const got = await fetch(`${base}/v1/files/${id}/content`, { headers: { authorization: `Bearer ${key}` } });
       expect(got.status).toBe(200);
+      expect(await got.text()).toBe('{"custom_id":"1"}\n');
     }
   });
 });

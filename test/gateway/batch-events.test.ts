@@ -18,9 +18,9 @@ describe('BatchService', () => {
     const store = openStore(join(dir, 'gateway.db'), GATEWAY_MIGRATIONS);
     const clock = new ManualClock(Date.parse('2030-01-02T12:00:00Z'));
     const log = pino({ level: 'silent' });
-    const files = new FileService(store, join(dir, 'uploads'), clock, log);
+    const files = FileService.local(store, join(dir, 'uploads'), clock, log);
     let revoked = false;
-    const batches = new BatchService(store, files, clock, log, () => (revoked ? 'API key is disabled, revoked or expired' : { trusted: false }), 2);
+    const batches = BatchService.local(store, files, clock, log, () => (revoked ? 'API key is disabled, revoked or expired' : { trusted: false }), 2);
     const calls: string[] = [];
     batches.attach(async (_p, url, body) => {
       calls.push(String((body.messages as { content: string }[])[0]!.content));
@@ -28,31 +28,33 @@ describe('BatchService', () => {
     });
     const events: [BatchEvent, string][] = [];
     batches.onEvent((e, b) => events.push([e, b.id]));
-    const file = (name: string, lines: string[]) => {
+    const file = async (name: string, lines: string[]) => {
       const p = join(dir, name);
       writeFileSync(p, lines.join('\n'));
-      return files.adopt(p, { owner: '', purpose: 'batch', filename: name, bytes: 1, sha256: 'x' });
+      return await files.adopt(p, { owner: '', purpose: 'batch', filename: name, bytes: 1, sha256: 'x' });
     };
     const line = (id: string) => JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { messages: [{ content: id }] } });
     const waitEnd = async (id: string) => {
-      for (let i = 0; i < 200 && !['completed', 'failed', 'expired', 'cancelled'].includes(batches.store.get(id)!.status); i++) await new Promise((r) => setTimeout(r, 10));
-      return batches.store.get(id)!;
+      for (let i = 0; i < 200 && !['completed', 'failed', 'expired', 'cancelled'].includes((await batches.store.get(id))!.status); i++) await new Promise((r) => setTimeout(r, 10));
+      return (await batches.store.get(id))!;
     };
-    const ok = batches.create({ owner: '', endpoint: '/v1/chat/completions', inputFileId: file('a.jsonl', [line('a'), line('b')]).id, completionWindow: '24h' });
+    const ok = await batches.create({ owner: '', endpoint: '/v1/chat/completions', inputFileId: (await file('a.jsonl', [line('a'), line('b')])).id, completionWindow: '24h' });
     expect((await waitEnd(ok.id)).status).toBe('completed');
-    const bad = batches.create({ owner: '', endpoint: '/v1/chat/completions', inputFileId: file('b.jsonl', ['nope']).id, completionWindow: '24h' });
+    const bad = await batches.create({ owner: '', endpoint: '/v1/chat/completions', inputFileId: (await file('b.jsonl', ['nope'])).id, completionWindow: '24h' });
     expect((await waitEnd(bad.id)).status).toBe('failed');
     expect(events).toEqual([
       ['batch.completed', ok.id],
       ['batch.failed', bad.id],
     ]);
     revoked = true;
-    const gone = batches.create({ owner: 'k1', endpoint: '/v1/chat/completions', inputFileId: file('c.jsonl', [line('c')]).id, completionWindow: '24h' });
+    const gone = await batches.create({ owner: 'k1', endpoint: '/v1/chat/completions', inputFileId: (await file('c.jsonl', [line('c')])).id, completionWindow: '24h' });
     const done = await waitEnd(gone.id);
     expect(done.status).toBe('completed');
-    expect(batches.store.counts(gone.id)).toEqual({ completed: 0, failed: 1 });
+    expect(await batches.store.counts(gone.id)).toEqual({ completed: 0, failed: 1 });
     expect(calls).toEqual(['a', 'b']);
-    const result = JSON.parse([...batches.store.results(gone.id, false)][0]!);
+    const all: string[] = [];
+    for await (const r of batches.store.results(gone.id, false)) all.push(r);
+    const result = JSON.parse(all[0]!);
     expect(result.response).toMatchObject({ status_code: 401, body: { error: { message: 'API key is disabled, revoked or expired' } } });
     await batches.stop();
     store.close();

@@ -3,6 +3,7 @@
  * the control socket (trusted) and one as TCP (auth applies), with a temporary state dir.
  */
 import type { SharedPostgres } from '../../src/store/postgres.js';
+import type { SharedState } from '../../src/http/component.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -44,14 +45,15 @@ export interface GatewayHarness {
  * When set (gatewaysOnPostgres), every gateway of this test file runs with `storage.postgres` on this
  * database, as a daemon of a cluster does: the same suites run on the embedded store and on it.
  */
-let sharedDb: (() => SharedPostgres) | undefined;
+let sharedDb: ((dir: string) => Promise<SharedPostgres>) | undefined;
 let sharedDaemons = 0;
 
-export function gatewaysOnPostgres(db: () => SharedPostgres): void {
+/** `db` answers the database of a gateway's state dir (the same one again for a restart on that dir). */
+export function gatewaysOnPostgres(db: (dir: string) => Promise<SharedPostgres>): void {
   sharedDb = db;
 }
 
-export async function startGateway(opts: { yaml?: string; env?: Record<string, string>; clock?: Clock; config?: Record<string, unknown>; dir?: string; alerts?: InternalAlerts } = {}): Promise<GatewayHarness> {
+export async function startGateway(opts: { yaml?: string; env?: Record<string, string>; clock?: Clock; config?: Record<string, unknown>; dir?: string; alerts?: InternalAlerts; shared?: SharedState } = {}): Promise<GatewayHarness> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'ctl-gw-'));
   if (opts.yaml !== undefined) writeFileSync(join(dir, 'gateway.yaml'), opts.yaml);
   const log = pino({ level: 'silent' });
@@ -70,7 +72,7 @@ export async function startGateway(opts: { yaml?: string; env?: Record<string, s
     handleOf: () => undefined,
     alerts: opts.alerts ?? NO_ALERTS,
     version: '0.1.0-test',
-    ...(sharedDb ? { shared: { daemonId: `gw-test-${process.pid}-${sharedDaemons++}`, postgres: sharedDb() } } : {}),
+    ...(opts.shared ? { shared: opts.shared } : sharedDb ? { shared: { daemonId: `gw-test-${process.pid}-${sharedDaemons++}`, postgres: await sharedDb(dir) } } : {}),
   };
   const instance = await gatewayComponent.create(ctx);
   const ips = new ClientIpResolver();

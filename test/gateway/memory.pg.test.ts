@@ -23,7 +23,7 @@ if (PG_BIN) {
     await db?.close();
     await server?.destroy();
   });
-  gatewaysOnPostgres(() => db!);
+  gatewaysOnPostgres(async () => db!);
   await import('./memory.test.js');
 
   describe('memories on two gateways sharing the database', () => {

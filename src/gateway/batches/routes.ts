@@ -58,10 +58,10 @@ function checkMetadata(v: unknown): Record<string, string> | undefined {
 }
 
 export function batchRoutes(r: Router, batches: BatchService, files: FileService, k: (route: Route) => Route): void {
-  const view = (b: BatchRecord) => batchObject(b, batches.store.counts(b.id));
-  const owned = (ctx: RequestContext): BatchRecord => {
+  const view = async (b: BatchRecord) => batchObject(b, await batches.store.counts(b.id));
+  const owned = async (ctx: RequestContext): Promise<BatchRecord> => {
     const id = ctx.params.id!;
-    const b = /^batch_[0-9a-f]{24}$/.test(id) ? batches.store.get(id) : undefined;
+    const b = /^batch_[0-9a-f]{24}$/.test(id) ? await batches.store.get(id) : undefined;
     if (!b || b.owner !== ownerOf(ctx)) throw new HttpError(404, `No such Batch object: ${id}`, { code: 'not_found' });
     return b;
   };
@@ -72,45 +72,45 @@ export function batchRoutes(r: Router, batches: BatchService, files: FileService
       if (!isObject(body)) throw badRequest('body must be a JSON object');
       const owner = ownerOf(ctx);
       if (typeof body.input_file_id !== 'string' || body.input_file_id === '') throw badRequest('input_file_id is required (a string)');
-      const input = files.get(owner, body.input_file_id);
+      const input = await files.get(owner, body.input_file_id);
       if (!input) throw badRequest(`input_file_id: no file ${body.input_file_id}`, { details: { param: 'input_file_id' } });
       if (input.purpose !== 'batch') throw badRequest(`input_file_id: file ${input.id} has purpose ${input.purpose}; upload the input with purpose batch`);
       if (typeof body.endpoint !== 'string' || !(BATCH_ENDPOINTS as readonly string[]).includes(body.endpoint)) throw badRequest(`endpoint must be one of ${BATCH_ENDPOINTS.join(', ')}`);
       if (body.completion_window !== '24h') throw badRequest('completion_window must be 24h');
       const metadata = checkMetadata(body.metadata);
-      const b = batches.create({ owner, endpoint: body.endpoint, inputFileId: input.id, completionWindow: '24h', ...(metadata ? { metadata } : {}) });
-      sendJson(ctx.res, 200, view(b));
+      const b = await batches.create({ owner, endpoint: body.endpoint, inputFileId: input.id, completionWindow: '24h', ...(metadata ? { metadata } : {}) });
+      sendJson(ctx.res, 200, await view(b));
     }),
   );
 
   k(
-    r.get('/v1/batches', (ctx) => {
+    r.get('/v1/batches', async (ctx) => {
       const limit = intQuery(ctx, 'limit', 20, 1, 100);
       const owner = ownerOf(ctx);
       const afterId = ctx.query.get('after');
-      const after = afterId ? batches.store.get(afterId) : undefined;
+      const after = afterId ? await batches.store.get(afterId) : undefined;
       if (afterId && (!after || after.owner !== owner)) throw badRequest(`after: no batch ${afterId}`);
-      const rows = batches.store.list(owner, limit, after);
-      const data = rows.slice(0, limit).map(view);
+      const rows = await batches.store.list(owner, limit, after);
+      const data = await Promise.all(rows.slice(0, limit).map(view));
       sendJson(ctx.res, 200, { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: rows.length > limit });
     }),
   );
 
-  k(r.get('/v1/batches/:id', (ctx) => sendJson(ctx.res, 200, view(owned(ctx)))));
+  k(r.get('/v1/batches/:id', async (ctx) => sendJson(ctx.res, 200, await view(await owned(ctx)))));
 
   k(
-    r.post('/v1/batches/:id/cancel', (ctx) => {
-      const b = owned(ctx);
-      if (!batches.cancel(b.id)) throw badRequest(`Cannot cancel a batch with status '${b.status}'.`);
-      sendJson(ctx.res, 200, view(batches.store.get(b.id)!));
+    r.post('/v1/batches/:id/cancel', async (ctx) => {
+      const b = await owned(ctx);
+      if (!(await batches.cancel(b.id))) throw badRequest(`Cannot cancel a batch with status '${b.status}'.`);
+      sendJson(ctx.res, 200, await view((await batches.store.get(b.id))!));
     }),
   );
 
   k(
-    r.delete('/v1/batches/:id', (ctx) => {
-      const b = owned(ctx);
+    r.delete('/v1/batches/:id', async (ctx) => {
+      const b = await owned(ctx);
       if (!TERMINAL.has(b.status)) throw badRequest(`Cannot delete a batch with status '${b.status}': cancel it first, or wait until it ends.`);
-      batches.store.delete(b.id);
+      await batches.store.delete(b.id);
       sendJson(ctx.res, 200, { id: b.id, object: 'batch', deleted: true });
     }),
   );

@@ -8,6 +8,11 @@
  * cancelling → cancelled, expired (the 24 h window passed; unrun lines go to the error file). Each
  * line's result is recorded in the database as it arrives, so a batch interrupted by a stop or a
  * kill -9 resumes at the next start and never runs a recorded line again.
+ *
+ * Several daemons on one database (the store's `shared` part): the validated lines are kept in the
+ * database and every daemon runs the batch, taking a few lines at a time, each line handed to one
+ * daemon only; a daemon that dies leaves its lines to the others once its claim is stale. A cancel
+ * through any daemon stops them all; the daemon that sees the last line recorded writes the output.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
@@ -16,15 +21,18 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import type { Logger } from 'pino';
 import type { Clock } from '../../http/clock.js';
-import type { Store } from '../../store/index.js';
 import type { Principal } from '../auth.js';
 import type { FileService } from '../files/service.js';
 import { isBatchError, jsonlLines, parseLine, validateInput, type BatchLine } from './lines.js';
-import { BatchStore, TERMINAL, type BatchError, type BatchRecord, type BatchStatus } from './store.js';
+import { BatchStore, TERMINAL, type BatchData, type BatchError, type BatchRecord, type BatchStatus } from './store.js';
 
 export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/responses', '/v1/embeddings', '/v1/moderations'] as const;
 export const DEFAULT_BATCH_CONCURRENCY = 16;
 const WINDOW_MS = 24 * 3600 * 1000;
+/** A claimed line not recorded within this long is handed out again (its daemon is taken for dead). */
+export const CLAIM_STALE_MS = 10 * 60 * 1000;
+/** How often a daemon sharing batches looks for running batches it is not working on. */
+const SHARED_SCAN_MS = 2000;
 
 /** One in-process request to a gateway route, as `principal`; the answer's status, headers and body. */
 export type LineCall = (principal: Principal, url: string, body: Record<string, unknown>, requestId: string) => Promise<{ status: number; headers: Record<string, unknown>; body: string }>;
@@ -53,25 +61,34 @@ class Slots {
 }
 
 export class BatchService {
-  readonly store: BatchStore;
   private call: LineCall | undefined;
   private readonly slots: Slots;
   private readonly running = new Map<string, Promise<void>>();
   private readonly cancelRequested = new Set<string>();
   private readonly listeners: ((event: BatchEvent, batch: BatchRecord) => void)[] = [];
   private stopping = false;
+  private scan?: NodeJS.Timeout;
 
   constructor(
-    db: Store,
+    readonly store: BatchData,
     private readonly files: FileService,
     private readonly clock: Clock,
     private readonly log: Logger,
     /** The principal a batch's lines run as: its key, or why it cannot run (revoked, disabled). */
     private readonly principalOf: (owner: string) => Principal | string,
     concurrency = DEFAULT_BATCH_CONCURRENCY,
+    /** This daemon among those sharing the store (claims name it). */
+    private readonly daemonId = 'local',
   ) {
-    this.store = new BatchStore(db);
     this.slots = new Slots(concurrency);
+    this.concurrency = concurrency;
+  }
+
+  private readonly concurrency: number;
+
+  /** On the daemon's own SQLite store. */
+  static local(db: ConstructorParameters<typeof BatchStore>[0], files: FileService, clock: Clock, log: Logger, principalOf: (owner: string) => Principal | string, concurrency?: number): BatchService {
+    return new BatchService(new BatchStore(db), files, clock, log, principalOf, concurrency);
   }
 
   /** The in-process request function (the gateway's own dispatcher), given once the router exists. */
@@ -84,9 +101,20 @@ export class BatchService {
     this.listeners.push(listener);
   }
 
-  /** Resume every batch a stop or a crash interrupted. */
-  start(): void {
-    for (const b of this.store.unfinished()) {
+  /** Resume every batch a stop or a crash interrupted (shared: and join the ones other daemons run). */
+  async start(): Promise<void> {
+    await this.resume();
+    const shared = this.store.shared;
+    if (!shared) return;
+    shared.onChange((id) => this.kick(id));
+    this.scan = setInterval(() => {
+      void this.resume().catch((e: unknown) => this.log.warn({ err: (e as Error).message }, 'gateway: looking for shared batches failed'));
+    }, SHARED_SCAN_MS);
+    this.scan.unref();
+  }
+
+  private async resume(): Promise<void> {
+    for (const b of await this.store.unfinished()) {
       if (b.status === 'cancelling') this.cancelRequested.add(b.id);
       this.kick(b.id);
     }
@@ -95,23 +123,25 @@ export class BatchService {
   /** Stop starting lines; lines in flight finish and are recorded. */
   async stop(): Promise<void> {
     this.stopping = true;
+    clearInterval(this.scan);
     await Promise.allSettled([...this.running.values()]);
   }
 
-  create(b: { owner: string; endpoint: string; inputFileId: string; completionWindow: string; metadata?: Record<string, string> }): BatchRecord {
+  async create(b: { owner: string; endpoint: string; inputFileId: string; completionWindow: string; metadata?: Record<string, string> }): Promise<BatchRecord> {
     const now = this.clock.now();
     const rec: BatchRecord = { id: `batch_${randomBytes(12).toString('hex')}`, ...b, status: 'validating', total: 0, createdAt: now, expiresAt: now + WINDOW_MS };
-    this.store.insert(rec);
+    await this.store.insert(rec);
     this.kick(rec.id);
     return rec;
   }
 
   /** Cancel a batch that has not finished; false when it has. */
-  cancel(id: string): boolean {
-    const b = this.store.get(id);
+  async cancel(id: string): Promise<boolean> {
+    const b = await this.store.get(id);
     if (!b || TERMINAL.has(b.status) || b.status === 'finalizing') return false;
-    if (b.status !== 'cancelling') this.store.update(id, { status: 'cancelling', cancellingAt: this.clock.now() });
+    if (b.status !== 'cancelling') await this.store.update(id, { status: 'cancelling', cancellingAt: this.clock.now() });
     this.cancelRequested.add(id);
+    await this.store.shared?.announce(id);
     if (!this.running.has(id)) this.kick(id);
     return true;
   }
@@ -119,16 +149,16 @@ export class BatchService {
   private kick(id: string): void {
     if (this.running.has(id) || this.stopping) return;
     const p = this.run(id)
-      .catch((e: unknown) => {
+      .catch(async (e: unknown) => {
         this.log.error({ err: e, batch: id }, 'gateway: batch run failed');
-        if (!this.stopping) this.fail(id, [{ code: 'internal_error', message: `the batch could not run: ${(e as Error).message}`, param: null, line: null }]);
+        if (!this.stopping) await this.fail(id, [{ code: 'internal_error', message: `the batch could not run: ${(e as Error).message}`, param: null, line: null }]).catch(() => undefined);
       })
       .finally(() => this.running.delete(id));
     this.running.set(id, p);
   }
 
-  private emit(event: BatchEvent, id: string): void {
-    const b = this.store.get(id);
+  private async emit(event: BatchEvent, id: string): Promise<void> {
+    const b = await this.store.get(id);
     if (!b) return;
     for (const l of this.listeners) {
       try {
@@ -139,40 +169,104 @@ export class BatchService {
     }
   }
 
-  private fail(id: string, errors: BatchError[]): void {
-    this.store.update(id, { status: 'failed', failedAt: this.clock.now(), errors });
-    this.emit('batch.failed', id);
+  private async fail(id: string, errors: BatchError[]): Promise<void> {
+    await this.store.update(id, { status: 'failed', failedAt: this.clock.now(), errors });
+    await this.emit('batch.failed', id);
   }
 
   private async run(id: string): Promise<void> {
-    let b = this.store.get(id);
+    let b = await this.store.get(id);
     if (!b || TERMINAL.has(b.status)) return;
-    const input = this.files.store.get(b.inputFileId);
+    const shared = this.store.shared;
+    if (b.status === 'cancelling') this.cancelRequested.add(id);
+    const input = await this.files.store.get(b.inputFileId);
     if (b.status === 'validating') {
       if (this.cancelRequested.has(id)) return this.finish(b, 'cancelled');
       if (!input) return this.fail(id, [{ code: 'invalid_file', message: `input file ${b.inputFileId} no longer exists`, param: 'input_file_id', line: null }]);
-      const { total, errors } = await validateInput(this.files.pathOf(input.id), b.endpoint);
+      const path = await this.files.localPath(input.id);
+      const { total, errors } = await validateInput(path, b.endpoint);
       if (errors.length > 0) return this.fail(id, errors);
-      this.store.update(id, { status: 'in_progress', inProgressAt: this.clock.now(), total });
-      b = this.store.get(id)!;
+      if (shared) await this.shareLines(id, path);
+      await this.store.update(id, { status: 'in_progress', inProgressAt: this.clock.now(), total });
+      b = (await this.store.get(id))!;
     }
     if (b.status === 'in_progress' || b.status === 'cancelling') {
       if (!input) return this.fail(id, [{ code: 'invalid_file', message: `input file ${b.inputFileId} was deleted while the batch ran`, param: 'input_file_id', line: null }]);
-      const expired = await this.runLines(b, this.files.pathOf(input.id));
+      const path = await this.files.localPath(input.id);
+      const expired = shared ? await this.runClaimedLines(b) : await this.runLines(b, path);
       if (this.stopping) return; // resumed at the next start
       const final: BatchStatus = this.cancelRequested.has(id) ? 'cancelled' : expired ? 'expired' : 'completed';
-      if (final === 'expired') await this.recordExpired(b, this.files.pathOf(input.id));
+      if (shared) {
+        // Lines other daemons still hold: the one that records the last of them finishes the batch.
+        const c = await this.store.counts(id);
+        if (final === 'completed' && c.completed + c.failed < b.total) return;
+        if (final === 'expired') await this.recordExpired(b, path);
+        if (!(await shared.beginFinalizing(id, this.clock.now()))) return;
+        return this.finish((await this.store.get(id))!, final);
+      }
+      if (final === 'expired') await this.recordExpired(b, path);
       return this.finish(b, final);
     }
     if (b.status === 'finalizing') {
+      // Several daemons: another one is writing the output now, unless it has been at it too long (died).
+      if (shared && this.clock.now() - (b.finalizingAt ?? 0) < CLAIM_STALE_MS) return;
       const latest = b.cancellingAt !== undefined ? 'cancelled' : this.clock.now() >= b.expiresAt ? 'expired' : 'completed';
       return this.finish(b, latest);
     }
   }
 
+  /** Several daemons: the validated lines go to the database, where every daemon takes its share. */
+  private async shareLines(id: string, path: string): Promise<void> {
+    let chunk: { line: number; raw: string }[] = [];
+    for await (const raw of jsonlLines(path)) {
+      chunk.push({ line: raw.line, raw: raw.text ?? '' });
+      if (chunk.length >= 500) {
+        await this.store.shared!.addLines(id, chunk);
+        chunk = [];
+      }
+    }
+    if (chunk.length) await this.store.shared!.addLines(id, chunk);
+  }
+
+  /**
+   * Several daemons: take lines a few at a time until none is left for anyone; true when the window
+   * expired first. A cancel through another daemon is seen at the next take.
+   */
+  private async runClaimedLines(b: BatchRecord): Promise<boolean> {
+    const shared = this.store.shared!;
+    const inFlight = new Set<Promise<void>>();
+    for (;;) {
+      if (this.stopping || this.cancelRequested.has(b.id)) break;
+      const now = this.clock.now();
+      if (now >= b.expiresAt) {
+        await Promise.allSettled([...inFlight]);
+        return true;
+      }
+      const current = await this.store.get(b.id);
+      if (!current || current.status !== 'in_progress') {
+        if (current?.status === 'cancelling') this.cancelRequested.add(b.id);
+        break;
+      }
+      const claimed = await shared.claim(b.id, this.daemonId, this.concurrency, now, now - CLAIM_STALE_MS);
+      if (claimed.length === 0) break;
+      for (const c of claimed) {
+        const line = parseLine({ line: c.line, text: c.raw }, b.endpoint);
+        if (isBatchError(line)) continue;
+        await this.slots.acquire();
+        const p: Promise<void> = this.runLine(b, line).finally(() => {
+          this.slots.release();
+          inFlight.delete(p);
+        });
+        inFlight.add(p);
+      }
+    }
+    await Promise.allSettled([...inFlight]);
+    return false;
+  }
+
   /** Runs every unrecorded line; true when the window expired first. */
   private async runLines(b: BatchRecord, path: string): Promise<boolean> {
-    const recorded = this.store.recordedLines(b.id);
+    const recorded = await this.store.recordedLines(b.id);
     const inFlight = new Set<Promise<void>>();
     let expired = false;
     for await (const raw of jsonlLines(path)) {
@@ -224,12 +318,12 @@ export class BatchService {
     }
     const ok = status >= 200 && status < 300;
     const result = JSON.stringify({ id: requestId, custom_id: line.customId, response: { status_code: status, request_id: responseRequestId, body }, error: null });
-    this.store.record(b.id, { line: line.line, ok, result });
+    await this.store.record(b.id, { line: line.line, ok, result });
   }
 
   /** Lines the window left unrun go to the error file as batch_expired. */
   private async recordExpired(b: BatchRecord, path: string): Promise<void> {
-    const recorded = this.store.recordedLines(b.id);
+    const recorded = await this.store.recordedLines(b.id);
     for await (const raw of jsonlLines(path)) {
       if (recorded.has(raw.line)) continue;
       const line = parseLine(raw, b.endpoint);
@@ -240,29 +334,24 @@ export class BatchService {
         response: null,
         error: { code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' },
       });
-      this.store.record(b.id, { line: line.line, ok: false, result });
+      await this.store.record(b.id, { line: line.line, ok: false, result });
     }
   }
 
   /** Writes the output and error files and ends the batch in `status`. */
   private async finish(b: BatchRecord, status: 'completed' | 'expired' | 'cancelled'): Promise<void> {
     const now = this.clock.now();
-    this.store.update(b.id, { status: 'finalizing', finalizingAt: b.finalizingAt ?? now });
+    await this.store.update(b.id, { status: 'finalizing', finalizingAt: b.finalizingAt ?? now });
     const output = await this.writeResults(b.id, true);
     const errors = await this.writeResults(b.id, false);
     const end = this.clock.now();
     const at = status === 'completed' ? { completedAt: end } : status === 'expired' ? { expiredAt: end } : { cancelledAt: end };
-    this.store.store.transaction(() => {
-      const adopt = (path: string, bytes: number, sha256: string, name: string) => this.files.adopt(path, { owner: b.owner, purpose: 'batch_output', filename: name, bytes, sha256 }).id;
-      this.store.update(b.id, {
-        status,
-        ...at,
-        ...(output ? { outputFileId: adopt(output.path, output.bytes, output.sha256, `${b.id}_output.jsonl`) } : {}),
-        ...(errors ? { errorFileId: adopt(errors.path, errors.bytes, errors.sha256, `${b.id}_error.jsonl`) } : {}),
-      });
-    });
+    const adopt = async (path: string, bytes: number, sha256: string, name: string) => (await this.files.adopt(path, { owner: b.owner, purpose: 'batch_output', filename: name, bytes, sha256 })).id;
+    const outputFileId = output ? await adopt(output.path, output.bytes, output.sha256, `${b.id}_output.jsonl`) : undefined;
+    const errorFileId = errors ? await adopt(errors.path, errors.bytes, errors.sha256, `${b.id}_error.jsonl`) : undefined;
+    await this.store.update(b.id, { status, ...at, ...(outputFileId ? { outputFileId } : {}), ...(errorFileId ? { errorFileId } : {}) });
     this.cancelRequested.delete(b.id);
-    this.emit(status === 'completed' ? 'batch.completed' : status === 'expired' ? 'batch.expired' : 'batch.cancelled', b.id);
+    await this.emit(status === 'completed' ? 'batch.completed' : status === 'expired' ? 'batch.expired' : 'batch.cancelled', b.id);
   }
 
   /** The recorded results of one kind as a JSONL temp file, or undefined when there are none. */
@@ -273,7 +362,7 @@ export class BatchService {
     const hash = createHash('sha256');
     let bytes = 0;
     try {
-      for (const line of this.store.results(id, ok)) {
+      for await (const line of this.store.results(id, ok)) {
         const chunk = line + '\n';
         hash.update(chunk);
         bytes += Buffer.byteLength(chunk);

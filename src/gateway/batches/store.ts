@@ -1,4 +1,7 @@
-/** SQL of batches and of each line's recorded result. */
+/**
+ * SQL of batches and of each line's recorded result: the daemon's SQLite file here; the PostgreSQL
+ * database of several daemons in shared/batch-store.ts, which also hands out lines to run.
+ */
 import type { Store } from '../../store/index.js';
 
 export type BatchStatus = 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
@@ -59,7 +62,7 @@ const COLUMNS: [keyof BatchRecord, string][] = [
 ];
 const JSON_FIELDS = new Set<keyof BatchRecord>(['metadata', 'errors']);
 
-function toRow(b: Partial<BatchRecord>): Record<string, unknown> {
+export function toRow(b: Partial<BatchRecord>): Record<string, unknown> {
   const row: Record<string, unknown> = {};
   for (const [field, col] of COLUMNS) {
     if (!(field in b)) continue;
@@ -69,7 +72,7 @@ function toRow(b: Partial<BatchRecord>): Record<string, unknown> {
   return row;
 }
 
-function fromRow(r: Record<string, unknown>): BatchRecord {
+export function fromRow(r: Record<string, unknown>): BatchRecord {
   const b: Record<string, unknown> = {};
   for (const [field, col] of COLUMNS) {
     const v = r[col];
@@ -86,30 +89,65 @@ export interface BatchResult {
   result: string;
 }
 
-export class BatchStore {
+/** A line handed to one daemon to run (several daemons on one database). */
+export interface ClaimedLine {
+  line: number;
+  /** The input file's line as uploaded. */
+  raw: string;
+}
+
+/** What the batch service needs of its store. */
+export interface BatchData {
+  insert(b: BatchRecord): Promise<void>;
+  update(id: string, patch: Partial<BatchRecord>): Promise<void>;
+  get(id: string): Promise<BatchRecord | undefined>;
+  list(owner: string, limit: number, after?: BatchRecord): Promise<BatchRecord[]>;
+  unfinished(): Promise<BatchRecord[]>;
+  delete(id: string): Promise<void>;
+  record(batchId: string, r: BatchResult): Promise<void>;
+  recordedLines(batchId: string): Promise<Set<number>>;
+  counts(batchId: string): Promise<{ completed: number; failed: number }>;
+  results(batchId: string, ok: boolean, page?: number): AsyncGenerator<string>;
+  /**
+   * Several daemons: the lines of a validated batch, kept so any daemon can run them; `claim` hands
+   * out up to `n` lines nobody has recorded or holds (a claim older than `staleBefore` is free again:
+   * its daemon died), each to one daemon only (`FOR UPDATE SKIP LOCKED`).
+   */
+  shared?: {
+    addLines(batchId: string, lines: readonly ClaimedLine[]): Promise<void>;
+    claim(batchId: string, daemon: string, n: number, now: number, staleBefore: number): Promise<ClaimedLine[]>;
+    /** Move a batch to finalizing; false when another daemon did it first (or it is not running). */
+    beginFinalizing(id: string, at: number): Promise<boolean>;
+    /** Another daemon created or cancelled a batch. */
+    onChange(fn: (batchId: string) => void): void;
+    announce(batchId: string): Promise<void>;
+  };
+}
+
+export class BatchStore implements BatchData {
   constructor(readonly store: Store) {}
 
-  insert(b: BatchRecord): void {
+  async insert(b: BatchRecord): Promise<void> {
     const row = toRow(b);
     const cols = Object.keys(row);
     this.store.prepare(`INSERT INTO batches (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`).run(...Object.values(row));
   }
 
   /** Sets the given fields (undefined clears one). */
-  update(id: string, patch: Partial<BatchRecord>): void {
+  async update(id: string, patch: Partial<BatchRecord>): Promise<void> {
     const row = toRow(patch);
     const cols = Object.keys(row);
     if (cols.length === 0) return;
     this.store.prepare(`UPDATE batches SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...Object.values(row), id);
   }
 
-  get(id: string): BatchRecord | undefined {
+  async get(id: string): Promise<BatchRecord | undefined> {
     const r = this.store.prepare('SELECT * FROM batches WHERE id = ?').get(id) as Record<string, unknown> | undefined;
     return r ? fromRow(r) : undefined;
   }
 
   /** Newest first; one more than `limit` when there are more. */
-  list(owner: string, limit: number, after?: BatchRecord): BatchRecord[] {
+  async list(owner: string, limit: number, after?: BatchRecord): Promise<BatchRecord[]> {
     const rows = after
       ? this.store.prepare('SELECT * FROM batches WHERE owner = ? AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT ?').all(owner, after.createdAt, after.id, limit + 1)
       : this.store.prepare('SELECT * FROM batches WHERE owner = ? ORDER BY created_at DESC, id DESC LIMIT ?').all(owner, limit + 1);
@@ -117,32 +155,32 @@ export class BatchStore {
   }
 
   /** Batches a runner must (re)start: not in a terminal status. */
-  unfinished(): BatchRecord[] {
+  async unfinished(): Promise<BatchRecord[]> {
     return (this.store.prepare("SELECT * FROM batches WHERE status NOT IN ('failed', 'completed', 'expired', 'cancelled') ORDER BY created_at").all() as Record<string, unknown>[]).map(fromRow);
   }
 
-  delete(id: string): void {
+  async delete(id: string): Promise<void> {
     this.store.transaction(() => {
       this.store.prepare('DELETE FROM batch_results WHERE batch_id = ?').run(id);
       this.store.prepare('DELETE FROM batches WHERE id = ?').run(id);
     });
   }
 
-  record(batchId: string, r: BatchResult): void {
+  async record(batchId: string, r: BatchResult): Promise<void> {
     this.store.prepare('INSERT OR IGNORE INTO batch_results (batch_id, line, ok, result) VALUES (?, ?, ?, ?)').run(batchId, r.line, r.ok ? 1 : 0, r.result);
   }
 
-  recordedLines(batchId: string): Set<number> {
+  async recordedLines(batchId: string): Promise<Set<number>> {
     return new Set((this.store.prepare('SELECT line FROM batch_results WHERE batch_id = ?').all(batchId) as { line: number }[]).map((r) => r.line));
   }
 
-  counts(batchId: string): { completed: number; failed: number } {
+  async counts(batchId: string): Promise<{ completed: number; failed: number }> {
     const rows = this.store.prepare('SELECT ok, COUNT(*) AS n FROM batch_results WHERE batch_id = ? GROUP BY ok').all(batchId) as { ok: number; n: number }[];
     return { completed: rows.find((r) => r.ok === 1)?.n ?? 0, failed: rows.find((r) => r.ok === 0)?.n ?? 0 };
   }
 
   /** Recorded results in line order, a page at a time (the output files are written from these). */
-  *results(batchId: string, ok: boolean, page = 1000): Generator<string> {
+  async *results(batchId: string, ok: boolean, page = 1000): AsyncGenerator<string> {
     let from = -1;
     for (;;) {
       const rows = this.store.prepare('SELECT line, result FROM batch_results WHERE batch_id = ? AND ok = ? AND line > ? ORDER BY line LIMIT ?').all(batchId, ok ? 1 : 0, from, page) as { line: number; result: string }[];

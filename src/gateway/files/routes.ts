@@ -63,7 +63,7 @@ export function fileRoutes(r: Router, files: FileService, k: (route: Route) => R
           if (!/^\d+$/.test(after ?? '') || s < MIN_EXPIRY_S || s > MAX_EXPIRY_S) throw badRequest(`expires_after[seconds] must be an integer from ${MIN_EXPIRY_S} to ${MAX_EXPIRY_S}`);
           expiresAt = files.now() + s * 1000;
         }
-        const rec = files.adopt(file.path, { owner: ownerOf(ctx), purpose, filename: file.filename, bytes: file.size, sha256: file.sha256!, ...(expiresAt !== undefined ? { expiresAt } : {}) });
+        const rec = await files.adopt(file.path, { owner: ownerOf(ctx), purpose, filename: file.filename, bytes: file.size, sha256: file.sha256!, ...(expiresAt !== undefined ? { expiresAt } : {}) });
         sendJson(ctx.res, 200, fileObject(rec));
       } finally {
         await removeSpooled(form.files);
@@ -72,40 +72,40 @@ export function fileRoutes(r: Router, files: FileService, k: (route: Route) => R
   );
 
   k(
-    r.get('/v1/files', (ctx) => {
+    r.get('/v1/files', async (ctx) => {
       const order = ctx.query.get('order') ?? 'desc';
       if (order !== 'asc' && order !== 'desc') throw badRequest('order must be asc or desc');
       const limit = intQuery(ctx, 'limit', 10_000, 1, 10_000);
       const purpose = ctx.query.get('purpose') ?? undefined;
       const owner = ownerOf(ctx);
       const afterId = ctx.query.get('after');
-      const after = afterId ? files.get(owner, afterId) : undefined;
+      const after = afterId ? await files.get(owner, afterId) : undefined;
       if (afterId && !after) throw badRequest(`after: no file ${afterId}`);
-      const rows = files.store.list({ owner, ...(purpose ? { purpose } : {}), ...(after ? { after } : {}), limit, order });
+      const rows = await files.store.list({ owner, ...(purpose ? { purpose } : {}), ...(after ? { after } : {}), limit, order });
       const data = rows.slice(0, limit).map(fileObject);
       sendJson(ctx.res, 200, { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: rows.length > limit });
     }),
   );
 
-  const owned = (ctx: RequestContext): FileRecord => {
+  const owned = async (ctx: RequestContext): Promise<FileRecord> => {
     const id = ctx.params.id!;
-    const f = files.get(ownerOf(ctx), id);
+    const f = await files.get(ownerOf(ctx), id);
     if (!f) throw noSuchFile(id);
     return f;
   };
 
-  k(r.get('/v1/files/:id', (ctx) => sendJson(ctx.res, 200, fileObject(owned(ctx)))));
+  k(r.get('/v1/files/:id', async (ctx) => sendJson(ctx.res, 200, fileObject(await owned(ctx)))));
   k(
     r.delete('/v1/files/:id', async (ctx) => {
-      const f = owned(ctx);
+      const f = await owned(ctx);
       await files.delete(f.id);
       sendJson(ctx.res, 200, { id: f.id, object: 'file', deleted: true });
     }),
   );
   k(
     r.get('/v1/files/:id/content', async (ctx) => {
-      const f = owned(ctx);
-      const body = createReadStream(files.pathOf(f.id));
+      const f = await owned(ctx);
+      const body = createReadStream(await files.localPath(f.id));
       await new Promise<void>((resolve, reject) => {
         body.once('open', () => resolve());
         body.once('error', reject);

@@ -1,4 +1,8 @@
-/** SQL of uploaded files: one row per file (its bytes are on disk, under the files directory). */
+/**
+ * SQL of uploaded files: one row per file (its bytes are on disk, under the files directory). The
+ * daemon's SQLite file answers here; several daemons share the PostgreSQL one (shared/file-store.ts),
+ * which keeps the bytes as well.
+ */
 import type { Store } from '../../store/index.js';
 
 export interface FileRecord {
@@ -14,7 +18,7 @@ export interface FileRecord {
   expiresAt?: number;
 }
 
-interface FileRow {
+export interface FileRow {
   id: string;
   owner: string;
   purpose: string;
@@ -25,7 +29,7 @@ interface FileRow {
   expires_at: number | null;
 }
 
-const toRecord = (r: FileRow): FileRecord => ({
+export const toRecord = (r: FileRow): FileRecord => ({
   id: r.id,
   owner: r.owner,
   purpose: r.purpose,
@@ -45,26 +49,39 @@ export interface FileListQuery {
   order: 'asc' | 'desc';
 }
 
-export class FileStore {
+/** What the file service needs of its store; `bytes` only where the bytes are shared too. */
+export interface FileData {
+  /** Record a file whose bytes are at `path` (the row is the commit: written last). */
+  insert(f: FileRecord, path: string): Promise<void>;
+  get(id: string): Promise<FileRecord | undefined>;
+  delete(id: string): Promise<boolean>;
+  list(q: FileListQuery): Promise<FileRecord[]>;
+  expired(now: number, limit?: number): Promise<FileRecord[]>;
+  ids(): Promise<Set<string>>;
+  /** Copy a recorded file's bytes to `dest` (several daemons: a file uploaded elsewhere); false when there are none. */
+  fetchBytes?(id: string, dest: string): Promise<boolean>;
+}
+
+export class FileStore implements FileData {
   constructor(private readonly store: Store) {}
 
-  insert(f: FileRecord): void {
+  async insert(f: FileRecord): Promise<void> {
     this.store
       .prepare('INSERT INTO files (id, owner, purpose, filename, bytes, sha256, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
       .run(f.id, f.owner, f.purpose, f.filename, f.bytes, f.sha256, f.createdAt, f.expiresAt ?? null);
   }
 
-  get(id: string): FileRecord | undefined {
+  async get(id: string): Promise<FileRecord | undefined> {
     const r = this.store.prepare('SELECT * FROM files WHERE id = ?').get(id) as FileRow | undefined;
     return r ? toRecord(r) : undefined;
   }
 
-  delete(id: string): boolean {
+  async delete(id: string): Promise<boolean> {
     return this.store.prepare('DELETE FROM files WHERE id = ?').run(id).changes > 0;
   }
 
   /** One more than `limit` rows when there are more (the caller says has_more). */
-  list(q: FileListQuery): FileRecord[] {
+  async list(q: FileListQuery): Promise<FileRecord[]> {
     const args: unknown[] = [q.owner];
     let where = 'owner = ?';
     if (q.purpose) {
@@ -81,12 +98,12 @@ export class FileStore {
   }
 
   /** Files whose expiry has passed. */
-  expired(now: number, limit = 500): FileRecord[] {
+  async expired(now: number, limit = 500): Promise<FileRecord[]> {
     return (this.store.prepare('SELECT * FROM files WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT ?').all(now, limit) as FileRow[]).map(toRecord);
   }
 
   /** Every file id (the start-up sweep of orphaned bytes on disk). */
-  ids(): Set<string> {
+  async ids(): Promise<Set<string>> {
     return new Set((this.store.prepare('SELECT id FROM files').all() as { id: string }[]).map((r) => r.id));
   }
 }

@@ -21,6 +21,10 @@ import { GatewayStore, type ProviderModelRecord, type RequestLogEntry } from '..
 import type { RequestLogReader } from '../analytics/log-reader.js';
 import { PgRequestLog, REQUEST_LOG_MIGRATION } from './request-log.js';
 import { MEMORY_MIGRATION, PgMemoryStore } from './memory-store.js';
+import { FILES_MIGRATION, PgFileStore } from './file-store.js';
+import { BATCHES_MIGRATION, PgBatchStore } from './batch-store.js';
+import type { FileData } from '../files/store.js';
+import type { BatchData } from '../batches/store.js';
 import type { MemoryData } from '../memory/data.js';
 import type { CatalogChange } from '../catalog.js';
 import type { ApiKeyRecord, ComboConfig, ComboMapping, ModelSpec, PriceEntry, ProviderAccount, ProviderConfig } from '../types.js';
@@ -40,6 +44,7 @@ export const GATEWAY_SHARED_MIGRATIONS: PgMigration[] = [
   },
   { version: 2, up: REQUEST_LOG_MIGRATION },
   { version: 3, up: MEMORY_MIGRATION },
+  { version: 4, up: FILES_MIGRATION + BATCHES_MIGRATION },
 ];
 
 type Kind = 'provider' | 'model' | 'alias' | 'combo' | 'mapping' | 'key' | 'key_used' | 'price' | 'setting' | 'session' | RecordKind;
@@ -109,6 +114,18 @@ export class SharedConfigStore extends GatewayStore {
   }
 
   private memory?: PgMemoryStore;
+  private files?: PgFileStore;
+  private batches?: PgBatchStore;
+
+  /** Files in the shared database, bytes included: any gateway serves a file uploaded through another. */
+  override fileData(): FileData {
+    return this.files!;
+  }
+
+  /** Batches in the shared database: every gateway runs a share of each batch's lines. */
+  override batchData(): BatchData {
+    return this.batches!;
+  }
 
   /** Persistent memory in the shared database: every gateway lists, searches and injects the same memories. */
   override memoryStore(): MemoryData {
@@ -124,6 +141,8 @@ export class SharedConfigStore extends GatewayStore {
     const s = new SharedConfigStore(local, db, daemonId, log, clock);
     await s.loadAll();
     s.memory = await PgMemoryStore.open(db, daemonId, log);
+    s.files = new PgFileStore(db);
+    s.batches = await PgBatchStore.open(db);
     s.unsubscribe = await db.subscribe(
       CHANNEL,
       (payload) => void s.announced(JSON.parse(payload) as Announcement),
