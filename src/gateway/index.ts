@@ -75,6 +75,7 @@ import { AuditLog } from './ops/audit.js';
 import { SkillService } from './skills/service.js';
 import { SkillStore } from './skills/store.js';
 import { DEFAULT_WEBHOOK_SETTINGS, WebhookService, type WebhookSettings } from './webhooks/service.js';
+import { WebhookStore } from './webhooks/store.js';
 import { BatchService, DEFAULT_BATCH_CONCURRENCY } from './batches/service.js';
 import { inProcess } from './in-process.js';
 import { keyUsable, type Principal } from './auth.js';
@@ -230,7 +231,15 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
   runtime.cache.onChange(() => cache.reconfigure());
 
   // With shared storage the subscriptions are the cluster's; deliveries stay in this daemon's file.
-  const webhooks = new WebhookService(db.store, ctx.egress, ctx.clock, ctx.log, webhookSettings(ctx.config ?? {}), db instanceof SharedConfigStore ? new SharedWebhookStore(db.store, db) : undefined);
+  const webhooks = new WebhookService(
+    db instanceof SharedConfigStore ? new SharedWebhookStore(db.store, db) : new WebhookStore(db.store),
+    db.deliveryQueue(),
+    ctx.egress,
+    ctx.clock,
+    ctx.log,
+    webhookSettings(ctx.config ?? {}),
+    ctx.shared?.daemonId,
+  );
   policy.breakers.transitions.push((provider, to) => webhooks.emit(to === 'opened' ? 'provider.circuit_opened' : 'provider.circuit_closed', { provider }));
   const files = new FileService(db.fileData(), ctx.uploadsDir, ctx.clock, ctx.log);
   const batches = new BatchService(db.batchData(), files, ctx.clock, ctx.log, (owner) => batchPrincipal(state, owner, ctx.clock.now()), batchConcurrency(ctx.config ?? {}), ctx.shared?.daemonId);

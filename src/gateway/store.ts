@@ -7,6 +7,7 @@ import type { MemoryData } from './memory/data.js';
 import { MemoryStore } from './memory/store.js';
 import { FileStore, type FileData } from './files/store.js';
 import { BatchStore, type BatchData } from './batches/store.js';
+import { SqliteDeliveryQueue, type DeliveryQueue } from './webhooks/store.js';
 import { MODALITY_SQL, modalityOf } from './modality.js';
 import { SqliteLogReader, type RequestLogReader } from './analytics/log-reader.js';
 import type { Migration, Store } from '../store/index.js';
@@ -860,6 +861,11 @@ export class GatewayStore {
   /** Uploaded files (rows here, bytes on disk). */
   fileData(): FileData {
     return new FileStore(this.store);
+  }
+
+  /** Webhook deliveries waiting to be sent, and their attempts. */
+  deliveryQueue(): DeliveryQueue {
+    return new SqliteDeliveryQueue(this.store);
   }
 
   /** Batches and their line results. */

@@ -2,32 +2,20 @@
  * The files and batches suites again with `storage.postgres`: file rows and bytes, batches, their
  * lines (claimed a few at a time) and results in the shared database; one database per state dir.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { SharedPostgres } from '../../src/store/postgres.js';
-import { PG_BIN, PG_SKIP_REASON, PostgresServer } from '../helpers/postgres-server.js';
+import { PG_BIN, PG_SKIP_REASON } from '../helpers/postgres-server.js';
 import OpenAI, { toFile } from 'openai';
 import { startLlmUpstream } from '../fakes/llm-upstream.js';
 import { until } from '../helpers/until.js';
-import { gatewaysOnPostgres, startGateway } from './harness.js';
+import { startGateway } from './harness.js';
+import { gatewaySuitesOnPostgres } from './on-postgres.js';
 
 const KEY = 'sk-gw-batch-pair-aaaaaaaa';
 
-let server: PostgresServer | undefined;
-const open = new Map<string, SharedPostgres>();
 if (PG_BIN) {
-  beforeAll(async () => {
-    server = await PostgresServer.start();
-  }, 60_000);
-  afterAll(async () => {
-    for (const db of open.values()) await db.close();
-    await server?.destroy();
-  });
-  gatewaysOnPostgres(async (dir) => {
-    let db = open.get(dir);
-    if (!db) open.set(dir, (db = await SharedPostgres.connect(await server!.createDatabase(`gw_files_${open.size}`), pino({ level: 'silent' }))));
-    return db;
-  });
+  const pg = gatewaySuitesOnPostgres('gw_files');
   await import('./files-batches.test.js');
   await import('./batches-expiry.test.js');
 
@@ -35,7 +23,7 @@ if (PG_BIN) {
     it('serves a file uploaded through the other, and runs each line of a batch once between them', async () => {
       const mock = await startLlmUpstream({ defaults: { latencyMs: 30 } });
       const yaml = `providers:\n  - {id: oa, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: k1, models: [m1]}\nkeys:\n  - {name: app, key: "${KEY}", models: ["*"]}\n`;
-      const url = await server!.createDatabase('gw_files_pair');
+      const url = await pg.server().createDatabase('gw_files_pair');
       const dbs = await Promise.all([SharedPostgres.connect(url, pino({ level: 'silent' })), SharedPostgres.connect(url, pino({ level: 'silent' }))]);
       const [a, b] = await Promise.all(dbs.map((db, i) => startGateway({ yaml, config: { batch_concurrency: 2 }, shared: { daemonId: `pair-${i}`, postgres: db } })));
       try {
@@ -74,7 +62,7 @@ if (PG_BIN) {
     it('a gateway that stops mid-batch leaves its remaining lines to the other', async () => {
       const mock = await startLlmUpstream({ defaults: { latencyMs: 60 } });
       const yaml = `providers:\n  - {id: oa, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: k1, models: [m1]}\nkeys:\n  - {name: app, key: "${KEY}", models: ["*"]}\n`;
-      const url = await server!.createDatabase('gw_files_handover');
+      const url = await pg.server().createDatabase('gw_files_handover');
       const dbs = await Promise.all([SharedPostgres.connect(url, pino({ level: 'silent' })), SharedPostgres.connect(url, pino({ level: 'silent' }))]);
       const [a, b] = await Promise.all(dbs.map((db, i) => startGateway({ yaml, config: { batch_concurrency: 2 }, shared: { daemonId: `handover-${i}`, postgres: db } })));
       let aClosed = false;

@@ -23,6 +23,8 @@ import { PgRequestLog, REQUEST_LOG_MIGRATION } from './request-log.js';
 import { MEMORY_MIGRATION, PgMemoryStore } from './memory-store.js';
 import { FILES_MIGRATION, PgFileStore } from './file-store.js';
 import { BATCHES_MIGRATION, PgBatchStore } from './batch-store.js';
+import { PgDeliveryQueue, WEBHOOK_QUEUE_MIGRATION } from './webhook-queue.js';
+import type { DeliveryQueue } from '../webhooks/store.js';
 import type { FileData } from '../files/store.js';
 import type { BatchData } from '../batches/store.js';
 import type { MemoryData } from '../memory/data.js';
@@ -45,6 +47,7 @@ export const GATEWAY_SHARED_MIGRATIONS: PgMigration[] = [
   { version: 2, up: REQUEST_LOG_MIGRATION },
   { version: 3, up: MEMORY_MIGRATION },
   { version: 4, up: FILES_MIGRATION + BATCHES_MIGRATION },
+  { version: 5, up: WEBHOOK_QUEUE_MIGRATION },
 ];
 
 type Kind = 'provider' | 'model' | 'alias' | 'combo' | 'mapping' | 'key' | 'key_used' | 'price' | 'setting' | 'session' | RecordKind;
@@ -120,6 +123,11 @@ export class SharedConfigStore extends GatewayStore {
   /** Files in the shared database, bytes included: any gateway serves a file uploaded through another. */
   override fileData(): FileData {
     return this.files!;
+  }
+
+  /** Webhook deliveries in the shared database: each sent by one gateway, retried by any. */
+  override deliveryQueue(): DeliveryQueue {
+    return new PgDeliveryQueue(this.db);
   }
 
   /** Batches in the shared database: every gateway runs a share of each batch's lines. */

@@ -1,7 +1,7 @@
 /**
  * Webhook subscriptions kept with the shared configuration (records of SharedConfigStore): a webhook
- * registered through one daemon receives the events of every daemon. Deliveries stay in each
- * daemon's own file: a daemon delivers the events it raised, with its own retries and log.
+ * registered through one daemon receives the events of every daemon. Their deliveries are queued in
+ * the shared database too (shared/webhook-queue.ts).
  */
 import type { Store } from '../../store/index.js';
 import { WebhookStore, type WebhookRecord } from '../webhooks/store.js';
@@ -33,7 +33,6 @@ export class SharedWebhookStore extends WebhookStore {
   }
 
   override delete(id: string): boolean {
-    this.dropPending(id);
     return this.shared.deleteRecord('webhook', id);
   }
 }

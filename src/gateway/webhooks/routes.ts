@@ -102,9 +102,7 @@ export function webhookRoutes(r: Router, hooks: WebhookService, egress: Egress, 
   m(
     r.delete('/api/webhooks/:id', async (ctx) => {
       const w = find(ctx);
-      hooks.store.delete(w.id);
-      hooks.refresh();
-      await hooks.store.settled();
+      await hooks.remove(w.id);
       ok(ctx, { id: w.id, deleted: true });
     }),
   );
@@ -115,11 +113,11 @@ export function webhookRoutes(r: Router, hooks: WebhookService, egress: Egress, 
     }),
   );
   m(
-    r.get('/api/webhooks/:id/deliveries', (ctx) => {
+    r.get('/api/webhooks/:id/deliveries', async (ctx) => {
       const w = find(ctx);
       const limit = intQuery(ctx, 'limit', 50, 1, 500);
       ok(ctx, {
-        deliveries: hooks.store.deliveries(w.id, limit).map((d) => ({
+        deliveries: (await hooks.queue.deliveries(w.id, limit)).map((d) => ({
           id: d.id,
           event: d.event,
           status: d.status,

@@ -14,7 +14,7 @@ import type { Clock } from '../../http/clock.js';
 import type { Store } from '../../store/index.js';
 import type { WebhookEmitter, WebhookEvent } from './events.js';
 import { signatureHeaders } from './signature.js';
-import { WebhookStore, type DeliveryRecord, type WebhookRecord } from './store.js';
+import { SqliteDeliveryQueue, WebhookStore, type DeliveryQueue, type DeliveryRecord, type WebhookRecord } from './store.js';
 
 export interface WebhookSettings {
   /** Delay before the second attempt; each later one doubles it (at most an hour). */
@@ -36,22 +36,37 @@ export interface SendOutcome {
 }
 
 export class WebhookService implements WebhookEmitter {
-  readonly store: WebhookStore;
   private hooks: WebhookRecord[] = [];
   private readonly sending = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
+  private ticking = false;
 
   constructor(
-    db: Store,
+    /** The subscriptions (shared/webhook-store.ts with shared storage). */
+    readonly store: WebhookStore,
+    /** Deliveries and attempts (shared/webhook-queue.ts with shared storage). */
+    readonly queue: DeliveryQueue,
     private readonly egress: Egress,
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly settings: WebhookSettings = DEFAULT_WEBHOOK_SETTINGS,
-    /** The subscriptions' store (shared/webhook-store.ts with shared storage); deliveries stay in `db`. */
-    store?: WebhookStore,
+    /** This daemon among those sharing the queue. */
+    private readonly daemonId = 'local',
   ) {
-    this.store = store ?? new WebhookStore(db);
     this.refresh();
+  }
+
+  /** On the daemon's own SQLite file. */
+  static local(db: Store, egress: Egress, clock: Clock, log: Logger, settings?: WebhookSettings): WebhookService {
+    return new WebhookService(new WebhookStore(db), new SqliteDeliveryQueue(db), egress, clock, log, settings);
+  }
+
+  /** Delete a webhook and what is still queued for it. */
+  async remove(id: string): Promise<void> {
+    this.store.delete(id);
+    this.refresh();
+    await this.store.settled();
+    await this.queue.dropPending(id);
   }
 
   /** Re-read the webhooks after a change (emit reads this copy, not the database). */
@@ -67,21 +82,15 @@ export class WebhookService implements WebhookEmitter {
     const subscribed = this.hooks.filter((h) => h.enabled && (h.events.includes('*') || h.events.includes(event)));
     if (subscribed.length === 0) return;
     const now = this.clock.now();
-    try {
-      this.store.store.transaction(() => {
-        for (const h of subscribed) {
-          const id = `msg_${randomBytes(12).toString('hex')}`;
-          const payload = JSON.stringify({ type: event, timestamp: new Date(now).toISOString(), data });
-          this.store.enqueue({ id, webhookId: h.id, event, payload, status: 'pending', attempts: 0, nextAttemptAt: now, createdAt: now });
-        }
-      });
-    } catch (e) {
-      this.log.warn({ err: e, event }, 'gateway: could not queue a webhook delivery');
-    }
+    const payload = JSON.stringify({ type: event, timestamp: new Date(now).toISOString(), data });
+    const list: DeliveryRecord[] = subscribed.map((h) => ({ id: `msg_${randomBytes(12).toString('hex')}`, webhookId: h.id, event, payload, status: 'pending', attempts: 0, nextAttemptAt: now, createdAt: now }));
+    // The SQLite queue has written them when this returns; the shared one a round trip later.
+    const queued = (async () => this.queue.enqueue(list))();
+    queued.catch((e: unknown) => this.log.warn({ err: e, event }, 'gateway: could not queue a webhook delivery'));
   }
 
   start(): void {
-    this.timer = setInterval(() => this.tick(), TICK_MS);
+    this.timer = setInterval(() => void this.tick(), TICK_MS);
     this.timer.unref();
   }
 
@@ -92,13 +101,16 @@ export class WebhookService implements WebhookEmitter {
   }
 
   /** Sends what is due (the deliveries of webhooks deleted meanwhile are dropped). */
-  tick(): void {
-    if (this.sending.size >= MAX_IN_FLIGHT) return;
+  async tick(): Promise<void> {
+    if (this.sending.size >= MAX_IN_FLIGHT || this.ticking) return;
+    this.ticking = true;
     let due: DeliveryRecord[];
     try {
-      due = this.store.due(this.clock.now(), MAX_IN_FLIGHT);
+      due = await this.queue.due(this.clock.now(), MAX_IN_FLIGHT - this.sending.size, this.daemonId);
     } catch {
-      return; // the database is closing
+      return; // the database is closing or away: the next tick tries again
+    } finally {
+      this.ticking = false;
     }
     for (const d of due) {
       if (this.sending.has(d.id) || this.sending.size >= MAX_IN_FLIGHT) continue;
@@ -120,7 +132,7 @@ export class WebhookService implements WebhookEmitter {
         ? { status: 'failed' as const }
         : { status: 'pending' as const, nextAttemptAt: now + Math.min(MAX_DELAY_MS, this.settings.retryBaseMs * 2 ** (n - 1)) };
     try {
-      this.store.recordAttempt(d, { attempt: n, at: now, ...(out.status !== undefined ? { status: out.status } : {}), ...(out.error ? { error: out.error } : {}), durationMs: Math.round(out.durationMs) }, next);
+      await this.queue.recordAttempt(d, { attempt: n, at: now, ...(out.status !== undefined ? { status: out.status } : {}), ...(out.error ? { error: out.error } : {}), durationMs: Math.round(out.durationMs) }, next);
     } catch (e) {
       this.log.warn({ err: e, delivery: d.id }, 'gateway: could not record a webhook attempt');
     }

@@ -1,4 +1,7 @@
-/** SQL of webhooks, their delivery queue and the attempts. */
+/**
+ * SQL of webhooks, their delivery queue and the attempts. The queue is a `DeliveryQueue`: this
+ * daemon's SQLite file here, the shared database of several daemons in shared/webhook-queue.ts.
+ */
 import type { Store } from '../../store/index.js';
 
 export interface WebhookRecord {
@@ -46,7 +49,7 @@ const hook = (r: Record<string, unknown>): WebhookRecord => ({
   updatedAt: r.updated_at as number,
 });
 
-const delivery = (r: Record<string, unknown>): DeliveryRecord => ({
+export const delivery = (r: Record<string, unknown>): DeliveryRecord => ({
   id: r.id as string,
   webhookId: r.webhook_id as string,
   event: r.event as string,
@@ -60,6 +63,63 @@ const delivery = (r: Record<string, unknown>): DeliveryRecord => ({
   ...(r.delivered_at !== null ? { deliveredAt: r.delivered_at as number } : {}),
 });
 
+/** Pending deliveries and their attempts. */
+export interface DeliveryQueue {
+  enqueue(list: readonly DeliveryRecord[]): Promise<void>;
+  /** Deliveries whose attempt is due, each handed to one daemon (`daemon`) until it records the attempt. */
+  due(now: number, limit: number, daemon: string): Promise<DeliveryRecord[]>;
+  recordAttempt(d: DeliveryRecord, a: AttemptRecord, next: Pick<DeliveryRecord, 'status' | 'nextAttemptAt' | 'deliveredAt'>): Promise<void>;
+  deliveries(webhookId: string, limit: number): Promise<(DeliveryRecord & { attemptLog: AttemptRecord[] })[]>;
+  /** Drop what is still waiting for a webhook that goes. */
+  dropPending(webhookId: string): Promise<void>;
+}
+
+/** The queue in this daemon's SQLite file (every call is done when it returns). */
+export class SqliteDeliveryQueue implements DeliveryQueue {
+  constructor(readonly store: Store) {}
+
+  async enqueue(list: readonly DeliveryRecord[]): Promise<void> {
+    this.store.transaction(() => {
+      for (const d of list) {
+        this.store
+          .prepare('INSERT INTO webhook_deliveries (id, webhook_id, event, payload, status, attempts, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?)')
+          .run(d.id, d.webhookId, d.event, d.payload, d.status, d.nextAttemptAt ?? null, d.createdAt);
+      }
+    });
+  }
+
+  async due(now: number, limit: number): Promise<DeliveryRecord[]> {
+    return (this.store.prepare("SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?").all(now, limit) as Record<string, unknown>[]).map(delivery);
+  }
+
+  async recordAttempt(d: DeliveryRecord, a: AttemptRecord, next: Pick<DeliveryRecord, 'status' | 'nextAttemptAt' | 'deliveredAt'>): Promise<void> {
+    this.store.transaction(() => {
+      this.store.prepare('INSERT OR REPLACE INTO webhook_attempts (delivery_id, attempt, at, status, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)').run(d.id, a.attempt, a.at, a.status ?? null, a.error ?? null, a.durationMs);
+      this.store
+        .prepare('UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_status = ?, last_error = ?, delivered_at = ? WHERE id = ?')
+        .run(next.status, a.attempt, next.nextAttemptAt ?? null, a.status ?? null, a.error ?? null, next.deliveredAt ?? null, d.id);
+    });
+  }
+
+  async deliveries(webhookId: string, limit: number): Promise<(DeliveryRecord & { attemptLog: AttemptRecord[] })[]> {
+    const rows = (this.store.prepare('SELECT * FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, id DESC LIMIT ?').all(webhookId, limit) as Record<string, unknown>[]).map(delivery);
+    return rows.map((d) => ({ ...d, attemptLog: (this.store.prepare('SELECT * FROM webhook_attempts WHERE delivery_id = ? ORDER BY attempt').all(d.id) as Record<string, unknown>[]).map(attempt) }));
+  }
+
+  async dropPending(webhookId: string): Promise<void> {
+    this.store.prepare("DELETE FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'").run(webhookId);
+  }
+}
+
+export const attempt = (a: Record<string, unknown>): AttemptRecord => ({
+  attempt: a.attempt as number,
+  at: a.at as number,
+  ...(a.status !== null ? { status: a.status as number } : {}),
+  ...(a.error !== null ? { error: a.error as string } : {}),
+  durationMs: a.duration_ms as number,
+});
+
+/** Webhook subscriptions (shared/webhook-store.ts keeps them with the shared configuration). */
 export class WebhookStore {
   constructor(readonly store: Store) {}
 
@@ -87,54 +147,6 @@ export class WebhookStore {
   }
 
   delete(id: string): boolean {
-    return this.store.transaction(() => {
-      this.dropPending(id);
-      return this.store.prepare('DELETE FROM webhooks WHERE id = ?').run(id).changes > 0;
-    });
-  }
-
-  /** This daemon's deliveries still waiting for a webhook that goes. */
-  protected dropPending(id: string): void {
-    this.store.prepare("DELETE FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'").run(id);
-  }
-
-  enqueue(d: DeliveryRecord): void {
-    this.store
-      .prepare('INSERT INTO webhook_deliveries (id, webhook_id, event, payload, status, attempts, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?)')
-      .run(d.id, d.webhookId, d.event, d.payload, d.status, d.nextAttemptAt ?? null, d.createdAt);
-  }
-
-  due(now: number, limit: number): DeliveryRecord[] {
-    return (this.store.prepare("SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?").all(now, limit) as Record<string, unknown>[]).map(delivery);
-  }
-
-  /** The soonest pending attempt, if any. */
-  nextDue(): number | undefined {
-    const r = this.store.prepare("SELECT MIN(next_attempt_at) AS t FROM webhook_deliveries WHERE status = 'pending'").get() as { t: number | null };
-    return r.t ?? undefined;
-  }
-
-  /** One attempt's outcome, and the delivery's new state, in one transaction. */
-  recordAttempt(d: DeliveryRecord, a: AttemptRecord, next: Pick<DeliveryRecord, 'status' | 'nextAttemptAt' | 'deliveredAt'>): void {
-    this.store.transaction(() => {
-      this.store.prepare('INSERT OR REPLACE INTO webhook_attempts (delivery_id, attempt, at, status, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)').run(d.id, a.attempt, a.at, a.status ?? null, a.error ?? null, a.durationMs);
-      this.store
-        .prepare('UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_status = ?, last_error = ?, delivered_at = ? WHERE id = ?')
-        .run(next.status, a.attempt, next.nextAttemptAt ?? null, a.status ?? null, a.error ?? null, next.deliveredAt ?? null, d.id);
-    });
-  }
-
-  deliveries(webhookId: string, limit: number): (DeliveryRecord & { attemptLog: AttemptRecord[] })[] {
-    const rows = (this.store.prepare('SELECT * FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, id DESC LIMIT ?').all(webhookId, limit) as Record<string, unknown>[]).map(delivery);
-    return rows.map((d) => ({
-      ...d,
-      attemptLog: (this.store.prepare('SELECT * FROM webhook_attempts WHERE delivery_id = ? ORDER BY attempt').all(d.id) as Record<string, unknown>[]).map((a) => ({
-        attempt: a.attempt as number,
-        at: a.at as number,
-        ...(a.status !== null ? { status: a.status as number } : {}),
-        ...(a.error !== null ? { error: a.error as string } : {}),
-        durationMs: a.duration_ms as number,
-      })),
-    }));
+    return this.store.prepare('DELETE FROM webhooks WHERE id = ?').run(id).changes > 0;
   }
 }
