@@ -2,6 +2,8 @@
  * One error type for every API. Handlers throw HttpError (or let the kit throw it);
  * each component renders it in its own wire format (see ComponentInstance.renderError).
  */
+import { StorageUnavailable } from '../store/unavailable.js';
+
 export class HttpError extends Error {
   readonly status: number;
   /** Optional machine code some APIs carry (Alertmanager's 602, the node envelope's 1001, ...). */
@@ -35,8 +37,12 @@ export const payloadTooLarge = (message = 'request body too large') => new HttpE
 export const unsupportedMediaType = (message: string) => new HttpError(415, message);
 export const unavailable = (message = 'unavailable') => new HttpError(503, message);
 
-/** Normalise anything thrown into an HttpError; unknown errors become 500 with a generic message. */
+/**
+ * Normalise anything thrown into an HttpError: shared storage that cannot be reached is 503 (at
+ * once, in every API's own format); unknown errors become 500 with a generic message.
+ */
 export function toHttpError(err: unknown): HttpError {
   if (err instanceof HttpError) return err;
+  if (err instanceof StorageUnavailable) return new HttpError(503, err.message, { cause: err });
   return new HttpError(500, err instanceof Error ? err.message : String(err), { cause: err });
 }

@@ -20,13 +20,14 @@ describe.skipIf(!PG_BIN)('pipeline: two daemons on one PostgreSQL', () => {
   let a: Harness;
   let b: Harness;
   const clock = new ManualClock(Date.parse('2030-05-01T08:00:00Z'));
+  let url = '';
 
   beforeAll(async () => {
     [pg, x] = await Promise.all([PostgresServer.start(), startFakeXApi('secret-token')]);
     // A feed that takes a second to answer: a run stays in progress that long.
     feed = http.createServer((_req, res) => setTimeout(() => res.writeHead(200, { 'content-type': 'application/rss+xml' }).end('<rss><channel></channel></rss>'), 1000));
     await new Promise<void>((r) => feed.listen(0, '127.0.0.1', r));
-    const postgresUrl = await pg.createDatabase('pipeline_cluster');
+    const postgresUrl = (url = await pg.createDatabase('pipeline_cluster'));
     const config = { 'x-api-base-url': x.baseUrl, 'x-api-token': 'secret-token', 'publish-interval': '1h' };
     a = await startPipeline({ postgresUrl, clock, config });
     b = await startPipeline({ postgresUrl, clock, config });
@@ -64,6 +65,24 @@ describe.skipIf(!PG_BIN)('pipeline: two daemons on one PostgreSQL', () => {
     expect(runs.map((r) => r.status)).toEqual(['completed', 'completed']);
   });
 
+  it('a run left by a daemon that lost the database is marked interrupted when another daemon runs', async () => {
+    const c = await startPipeline({ postgresUrl: url, clock, config: { 'x-api-base-url': x.baseUrl, 'x-api-token': 'secret-token', 'publish-interval': '1h' } });
+    try {
+      await c.login();
+      expect((await c.request('POST', '/api/pipeline/run?wait=false')).status).toBe(202);
+      // As if its process died: the connection (and with it the run lease) is gone mid-run.
+      await c.postgres!.close();
+      const next = await b.request('POST', '/api/pipeline/run?wait=false');
+      expect(next.status, next.text).toBe(202);
+      await until('the new run ends', async () => (await b.request('GET', '/api/pipeline/status')).json.running === false, 10_000);
+      const runs = (await b.request('GET', '/api/pipeline/runs')).json as { status: string }[];
+      expect(runs[0]!.status).toBe('completed');
+      expect(runs[1]!.status).toBe('interrupted');
+    } finally {
+      await c.close().catch(() => undefined);
+    }
+  });
+
   it('serves an image uploaded through one daemon from the other, and forgets it everywhere when removed', async () => {
     const [id] = await new PostsRepo(a.sql, clock).insertMany([
       { batch_id: 'b', content: 'With a picture', thread: [], category: 'Tech', source_id: null, source_name: null, source_title: null, source_url: null, model: null },
@@ -89,5 +108,20 @@ describe.skipIf(!PG_BIN)('pipeline: two daemons on one PostgreSQL', () => {
     expect(published.reduce((n, k) => n + k, 0)).toBe(1);
     expect(x.tweets.filter((t) => t.text === 'Published once')).toHaveLength(1);
     expect((await b.request('GET', `/api/posts/${id}`)).json.status).toBe('published');
+  });
+
+  it('answers 503 at once while the database is away, and serves again when it is back', async () => {
+    await pg.stop();
+    try {
+      const t0 = Date.now();
+      const r = await a.request('GET', '/api/sources');
+      expect(r.status).toBe(503);
+      expect(Date.now() - t0).toBeLessThan(3000);
+      // What needs no database still answers.
+      expect((await a.request('GET', '/api/openapi.json')).status).toBe(200);
+    } finally {
+      await pg.start();
+    }
+    await until('sources again', async () => (await a.request('GET', '/api/sources')).status === 200, 15_000);
   });
 });

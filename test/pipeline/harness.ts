@@ -78,6 +78,8 @@ export interface Harness {
   store?: Store;
   /** The component's database, whichever it is. */
   sql: Sql;
+  /** The shared database connection (a suite on PostgreSQL); closing it is this daemon losing it. */
+  postgres?: SharedPostgres;
   /** JSON request; `token` true uses the logged-in token. */
   request(method: string, path: string, opts?: { body?: unknown; token?: string | false; headers?: Record<string, string>; raw?: BodyInit | Buffer }): Promise<Reply>;
   login(): Promise<string>;
@@ -149,6 +151,7 @@ export async function startPipeline(o: HarnessOptions = {}): Promise<Harness> {
     handle: instance.handle as PipelineHandle,
     gateway,
     ...(store ? { store } : {}),
+    ...(db ? { postgres: db } : {}),
     sql: (instance.handle as PipelineHandle).sql,
     async request(method, path, opts = {}) {
       const headers: Record<string, string> = { ...opts.headers };
