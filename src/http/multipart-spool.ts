@@ -59,6 +59,18 @@ export async function removeSpooled(files: readonly { path: string }[]): Promise
   await Promise.all(files.map((f) => rm(f.path, { force: true }).catch(() => undefined)));
 }
 
+/** Resolves once a temp file's stream has closed (its file exists or never will); at most 2 s. */
+function closed(out: ReturnType<typeof createWriteStream>): Promise<void> {
+  if (out.closed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, 2000);
+    out.once('close', () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+}
+
 export async function spoolForm(ctx: RequestContext, o: FormSpoolOptions): Promise<SpooledForm> {
   const total = o.maxTotalBytes ?? o.maxBytes;
   const named = o.fileFields.map((f) => `"${f}"`).join(' or ');
@@ -90,7 +102,10 @@ export async function spoolForm(ctx: RequestContext, o: FormSpoolOptions): Promi
     const fail = (err: unknown) => {
       if (settled) return;
       settled = true;
-      void removeSpooled(paths).finally(() => reject(err instanceof HttpError ? err : new HttpError(500, (err as Error).message)));
+      // A temp file still being opened would appear after a removal now: remove once each is closed.
+      void Promise.all(outs.map(closed))
+        .then(() => removeSpooled(paths))
+        .finally(() => reject(err instanceof HttpError ? err : new HttpError(500, (err as Error).message)));
     };
     const abandon = (err: HttpError) => {
       if (settled) return;
@@ -107,6 +122,11 @@ export async function spoolForm(ctx: RequestContext, o: FormSpoolOptions): Promi
     });
     bb.on('file', (field, stream, info) => {
       stream.on('error', (e: Error) => abandon(new HttpError(400, `bad multipart request: ${e.message}`)));
+      // Parts busboy had buffered still arrive after a failure: read and drop them, write nothing.
+      if (settled) {
+        stream.resume();
+        return;
+      }
       if (!o.fileFields.includes(field) || saving.length >= o.maxFiles) {
         stream.resume();
         if (!failed) {
