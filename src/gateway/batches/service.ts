@@ -251,13 +251,7 @@ export class BatchService {
       if (claimed.length === 0) break;
       for (const c of claimed) {
         const line = parseLine({ line: c.line, text: c.raw }, b.endpoint);
-        if (isBatchError(line)) continue;
-        await this.slots.acquire();
-        const p: Promise<void> = this.runLine(b, line).finally(() => {
-          this.slots.release();
-          inFlight.delete(p);
-        });
-        inFlight.add(p);
+        if (!isBatchError(line)) await this.startLine(b, line, inFlight);
       }
     }
     await Promise.allSettled([...inFlight]);
@@ -278,15 +272,20 @@ export class BatchService {
       }
       const line = parseLine(raw, b.endpoint);
       if (isBatchError(line)) continue; // validated before: cannot happen unless the file changed
-      await this.slots.acquire();
-      const p: Promise<void> = this.runLine(b, line).finally(() => {
-        this.slots.release();
-        inFlight.delete(p);
-      });
-      inFlight.add(p);
+      await this.startLine(b, line, inFlight);
     }
     await Promise.allSettled([...inFlight]);
     return expired;
+  }
+
+  /** Waits for a free slot, then runs the line in the background (tracked in `inFlight`). */
+  private async startLine(b: BatchRecord, line: BatchLine, inFlight: Set<Promise<void>>): Promise<void> {
+    await this.slots.acquire();
+    const p: Promise<void> = this.runLine(b, line).finally(() => {
+      this.slots.release();
+      inFlight.delete(p);
+    });
+    inFlight.add(p);
   }
 
   private async runLine(b: BatchRecord, line: BatchLine): Promise<void> {

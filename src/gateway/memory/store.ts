@@ -39,7 +39,8 @@ export interface MemoryCaller {
   sessionId?: string;
 }
 
-const row = (r: Record<string, unknown>): MemoryRecord => ({
+/** A `memories` row (SQLite or the shared `gw_memories`) as a record. */
+export const memoryRow = (r: Record<string, unknown>): MemoryRecord => ({
   id: r.id as string,
   key: r.key as string,
   content: r.content as string,
@@ -104,7 +105,7 @@ export class MemoryStore {
 
   get(id: string): MemoryRecord | undefined {
     const r = this.store.prepare('SELECT * FROM memories WHERE id = ?').get(id) as Record<string, unknown> | undefined;
-    return r ? row(r) : undefined;
+    return r ? memoryRow(r) : undefined;
   }
 
   save(m: MemoryRecord): void {
@@ -134,11 +135,11 @@ export class MemoryStore {
       const from = `FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND ${w.sql}`;
       const total = (this.store.prepare(`SELECT count(*) AS n ${from}`).get(q, ...w.args) as { n: number }).n;
       const rows = this.store.prepare(`SELECT m.*, bm25(memories_fts) AS score ${from} ORDER BY score, m.created_at DESC LIMIT ? OFFSET ?`).all(q, ...w.args, limit, offset) as Record<string, unknown>[];
-      return { rows: rows.map(row), total };
+      return { rows: rows.map(memoryRow), total };
     }
     const total = (this.store.prepare(`SELECT count(*) AS n FROM memories m WHERE ${w.sql}`).get(...w.args) as { n: number }).n;
     const rows = this.store.prepare(`SELECT * FROM memories m WHERE ${w.sql} ORDER BY m.created_at DESC, m.id LIMIT ? OFFSET ?`).all(...w.args, limit, offset) as Record<string, unknown>[];
-    return { rows: rows.map(row), total };
+    return { rows: rows.map(memoryRow), total };
   }
 
   /** Ranked full-text matches with their BM25 score (lower is better, as SQLite gives it). */
@@ -149,7 +150,7 @@ export class MemoryStore {
     const rows = this.store
       .prepare(`SELECT m.*, bm25(memories_fts) AS score FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND ${w.sql} ORDER BY score LIMIT ?`)
       .all(fq, ...w.args, limit) as Record<string, unknown>[];
-    return rows.map((r) => ({ memory: row(r), score: r.score as number }));
+    return rows.map((r) => ({ memory: memoryRow(r), score: r.score as number }));
   }
 
   /**
@@ -164,14 +165,14 @@ export class MemoryStore {
     const seen = new Set<string>();
     if (c.sessionId !== undefined) {
       const rows = this.store.prepare(`SELECT * FROM memories m WHERE m.session_id = ? AND ${reach} ORDER BY m.created_at DESC LIMIT ?`).all(c.sessionId, ...args, limit) as Record<string, unknown>[];
-      for (const r of rows) (out.push(row(r)), seen.add(r.id as string));
+      for (const r of rows) (out.push(memoryRow(r)), seen.add(r.id as string));
     }
     const fq = words !== undefined ? ftsQuery(words) : undefined;
     if (fq !== undefined && out.length < limit) {
       const rows = this.store
         .prepare(`SELECT m.* FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND ${reach} ORDER BY bm25(memories_fts) LIMIT ?`)
         .all(fq, ...args, limit) as Record<string, unknown>[];
-      for (const r of rows) if (!seen.has(r.id as string) && out.length < limit) (out.push(row(r)), seen.add(r.id as string));
+      for (const r of rows) if (!seen.has(r.id as string) && out.length < limit) (out.push(memoryRow(r)), seen.add(r.id as string));
     }
     return out;
   }

@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import type { SharedPostgres } from '../../store/postgres.js';
 import type { MemoryData } from '../memory/data.js';
-import { MEMORY_SCOPES, MEMORY_TYPES, memoryWords, type MemoryCaller, type MemoryFilter, type MemoryRecord, type MemoryScope, type MemoryType } from '../memory/store.js';
+import { MEMORY_SCOPES, MEMORY_TYPES, memoryRow, memoryWords, type MemoryCaller, type MemoryFilter, type MemoryRecord } from '../memory/store.js';
 
 export const MEMORY_MIGRATION = `
   CREATE TABLE gw_memories (
@@ -38,19 +38,6 @@ export const MEMORY_MIGRATION = `
 const CHANNEL = 'ctl_gw_memory';
 const COLUMNS = 'm.id, m.key, m.content, m.type, m.scope, m.session_id, m.api_key_id, m.metadata, m.created_at, m.updated_at, m.expires_at';
 
-const row = (r: Record<string, unknown>): MemoryRecord => ({
-  id: r.id as string,
-  key: r.key as string,
-  content: r.content as string,
-  type: r.type as MemoryType,
-  scope: r.scope as MemoryScope,
-  ...(r.session_id !== null ? { sessionId: r.session_id as string } : {}),
-  ...(r.api_key_id !== null ? { apiKeyId: r.api_key_id as string } : {}),
-  metadata: JSON.parse(r.metadata as string) as Record<string, unknown>,
-  createdAt: r.created_at as number,
-  updatedAt: r.updated_at as number,
-  ...(r.expires_at !== null ? { expiresAt: r.expires_at as number } : {}),
-});
 
 /** The user's words as a tsquery text (`a | b`): memoryWords keeps letters, digits and _ only. */
 function tsQuery(text: string): string | undefined {
@@ -119,7 +106,7 @@ export class PgMemoryStore implements MemoryData {
 
   async get(id: string): Promise<MemoryRecord | undefined> {
     const r = (await this.db.query(`SELECT ${COLUMNS} FROM gw_memories m WHERE m.id = $1`, [id]))[0];
-    return r ? row(r) : undefined;
+    return r ? memoryRow(r) : undefined;
   }
 
   async save(m: MemoryRecord): Promise<void> {
@@ -151,13 +138,13 @@ export class PgMemoryStore implements MemoryData {
       const total = (await this.db.query<{ n: number }>(`SELECT count(*) AS n ${from}`, [q, ...w.args]))[0]!.n;
       const n = w.args.length + 2;
       const rows = await this.db.query(`SELECT ${COLUMNS} ${from} ORDER BY ts_rank(m.search, query) DESC, m.created_at DESC LIMIT $${n} OFFSET $${n + 1}`, [q, ...w.args, limit, offset]);
-      return { rows: rows.map(row), total };
+      return { rows: rows.map(memoryRow), total };
     }
     const w = where(f, 1);
     const total = (await this.db.query<{ n: number }>(`SELECT count(*) AS n FROM gw_memories m WHERE ${w.sql}`, w.args))[0]!.n;
     const n = w.args.length + 1;
     const rows = await this.db.query(`SELECT ${COLUMNS} FROM gw_memories m WHERE ${w.sql} ORDER BY m.created_at DESC, m.id LIMIT $${n} OFFSET $${n + 1}`, [...w.args, limit, offset]);
-    return { rows: rows.map(row), total };
+    return { rows: rows.map(memoryRow), total };
   }
 
   async search(text: string, f: MemoryFilter, limit: number): Promise<{ memory: MemoryRecord; score: number }[]> {
@@ -169,7 +156,7 @@ export class PgMemoryStore implements MemoryData {
        WHERE m.search @@ query AND ${w.sql} ORDER BY score LIMIT $${w.args.length + 2}`,
       [q, ...w.args, limit],
     );
-    return rows.map((r) => ({ memory: row(r), score: r.score as number }));
+    return rows.map((r) => ({ memory: memoryRow(r), score: r.score as number }));
   }
 
   async forCaller(c: MemoryCaller, words: string | undefined, now: number, limit: number): Promise<MemoryRecord[]> {
@@ -179,7 +166,7 @@ export class PgMemoryStore implements MemoryData {
     const seen = new Set<string>();
     if (c.sessionId !== undefined) {
       const rows = await this.db.query(`SELECT ${COLUMNS} FROM gw_memories m WHERE m.session_id = $3 AND ${reach} ORDER BY m.created_at DESC LIMIT $4`, [...args, limit]);
-      for (const r of rows) (out.push(row(r)), seen.add(r.id as string));
+      for (const r of rows) (out.push(memoryRow(r)), seen.add(r.id as string));
     }
     const q = words !== undefined ? tsQuery(words) : undefined;
     if (q !== undefined && out.length < limit) {
@@ -187,7 +174,7 @@ export class PgMemoryStore implements MemoryData {
         `SELECT ${COLUMNS} FROM gw_memories m, to_tsquery('simple', $4) query WHERE m.search @@ query AND ${reach} ORDER BY ts_rank(m.search, query) DESC LIMIT $5`,
         [...args, q, limit],
       );
-      for (const r of rows) if (!seen.has(r.id as string) && out.length < limit) (out.push(row(r)), seen.add(r.id as string));
+      for (const r of rows) if (!seen.has(r.id as string) && out.length < limit) (out.push(memoryRow(r)), seen.add(r.id as string));
     }
     return out;
   }
