@@ -8,21 +8,13 @@ import type { Repos } from './data/repos.js';
 import type { Sql } from './data/sql.js';
 import type { TokenIssuer } from './auth/tokens.js';
 import type { PipelineConfig } from './config.js';
-import type { ActivityRepo } from './data/activity.js';
-import type { AnalyticsRepo } from './data/analytics.js';
-import type { CategoriesRepo } from './data/categories.js';
-import type { PostsRepo } from './data/posts.js';
-import type { ProposalsRepo } from './data/proposals.js';
-import type { RunsRepo } from './data/runs.js';
-import type { SourcesRepo } from './data/sources.js';
-import type { StyleRepo } from './data/style.js';
 import type { ModelSettings } from './model-setting.js';
 import type { Publisher } from './publish/publisher.js';
 import type { XApiClient } from './publish/x-api.js';
 import type { PipelineRunner } from './runner.js';
 
-/** Everything the routes need, built once by the component. */
-export interface Services {
+/** Everything the routes need, built once by the component: the repositories (over the component's database) and the rest. */
+export interface Services extends Pick<Repos, 'posts' | 'sources' | 'categories' | 'style' | 'proposals' | 'activity' | 'runs' | 'analytics'> {
   config: PipelineConfig;
   /** Jobs on the schedules of ctl.yaml (set once the component is built). */
   scheduler?: PipelineScheduler;
@@ -37,14 +29,6 @@ export interface Services {
   images: PostImages;
   version: string;
   tokens: TokenIssuer;
-  posts: PostsRepo;
-  sources: SourcesRepo;
-  categories: CategoriesRepo;
-  style: StyleRepo;
-  proposals: ProposalsRepo;
-  activity: ActivityRepo;
-  runs: RunsRepo;
-  analytics: AnalyticsRepo;
   model: ModelSettings;
   runner: PipelineRunner;
   publisher: Publisher;
