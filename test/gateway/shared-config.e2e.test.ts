@@ -99,7 +99,8 @@ describe.skipIf(!PG_BIN)('gateway configuration shared by two daemons', () => {
     const start = await total(a);
     for (let i = 0; i < 3; i++) await chat(a, 'oa/m1');
     for (let i = 0; i < 2; i++) await chat(b, 'oa/m1');
-    await until('both daemons to list all five', async () => (await total(a)) - start === 5 && (await total(b)) - start === 5, 3000);
+    // Rows are written behind the requests (retried when the database did not take them): moments, longer under load.
+    await until('both daemons to list all five', async () => (await total(a)) - start === 5 && (await total(b)) - start === 5, 10_000);
     const rows = (await gw(b, 'GET', '/api/usage/request-logs?limit=5&provider=oa')).json.items as { provider: string; tokensIn: number; timestamp: string }[];
     expect(rows).toHaveLength(5);
     expect(rows.every((r) => r.provider === 'oa' && r.tokensIn > 0)).toBe(true);
