@@ -843,6 +843,17 @@ function parseJson<T>(text: string | null, fallback: T): T {
 
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
+/**
+ * An account with the credential kept outside the table (an OAuth login's access token). An OAuth
+ * account whose token this daemon does not hold (a login made through another daemon of a cluster,
+ * or a token that cannot be opened) is disabled here rather than sent upstream with an empty key.
+ */
+export function withAccountKey(accountKey: GatewayStore['accountKey'], a: ProviderAccount): ProviderAccount {
+  const key = accountKey?.(a.id);
+  if (key === undefined) return a;
+  return key === '' ? { ...a, apiKey: '', enabled: false } : { ...a, apiKey: key };
+}
+
 export class GatewayStore {
   /**
    * Credentials kept outside provider_accounts (OAuth tokens, encrypted in oauth_tokens): the key of an
@@ -905,7 +916,7 @@ export class GatewayStore {
     for (const a of accounts) {
       let list = byProvider.get(a.provider_id);
       if (!list) byProvider.set(a.provider_id, (list = []));
-      list.push({ id: a.id, name: a.name, apiKey: this.accountKey?.(a.id) ?? a.api_key, enabled: a.enabled === 1, priority: a.priority });
+      list.push(withAccountKey(this.accountKey, { id: a.id, name: a.name, apiKey: a.api_key, enabled: a.enabled === 1, priority: a.priority }));
     }
     return rows.map((r) => ({
       id: r.id,

@@ -151,6 +151,21 @@ describe.each(backends)('gateway configuration store on $name', (backend) => {
     await s.settled();
   });
 
+  it('an OAuth account whose token this daemon lacks is disabled here; one it holds gets the token as its key', async () => {
+    s.saveProvider(provider('o', { accounts: [
+      { id: 'oauth:o:held', name: 'held', apiKey: '', enabled: true, priority: 0 },
+      { id: 'oauth:o:elsewhere', name: 'elsewhere', apiKey: '', enabled: true, priority: 1 },
+      { id: 'plain', name: 'plain', apiKey: 'sk-plain', enabled: true, priority: 2 },
+    ] }));
+    s.accountKey = (id) => (id.startsWith('oauth:') ? (id === 'oauth:o:held' ? 'at-1' : '') : undefined);
+    expect(s.listProviders(['o'])[0]!.accounts.map((a) => [a.id, a.apiKey, a.enabled])).toEqual([
+      ['oauth:o:held', 'at-1', true],
+      ['oauth:o:elsewhere', '', false],
+      ['plain', 'sk-plain', true],
+    ]);
+    await s.settled();
+  });
+
   it('combos by name, a combo\'s mappings go with it, mappings by priority', async () => {
     s.saveCombo(combo('c2', 'beta'));
     s.saveCombo(combo('c1', 'alpha', { description: 'd', maxAttempts: 2 }));

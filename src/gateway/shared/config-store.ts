@@ -17,7 +17,7 @@ import type { Logger } from 'pino';
 import { HttpError } from '../../http/errors.js';
 import type { SharedPostgres, PgMigration } from '../../store/postgres.js';
 import type { Store } from '../../store/index.js';
-import { GatewayStore, type ProviderModelRecord, type RequestLogEntry } from '../store.js';
+import { GatewayStore, withAccountKey, type ProviderModelRecord, type RequestLogEntry } from '../store.js';
 import type { RequestLogReader } from '../analytics/log-reader.js';
 import { PgRequestLog, REQUEST_LOG_MIGRATION } from './request-log.js';
 import { MEMORY_MIGRATION, PgMemoryStore } from './memory-store.js';
@@ -346,7 +346,7 @@ export class SharedConfigStore extends GatewayStore {
       if (only && !only.has(id)) continue;
       const accounts = [...p.accounts]
         .sort((a, b) => a.priority - b.priority)
-        .map((a) => ({ ...a, apiKey: this.accountKey?.(a.id) ?? a.apiKey }));
+        .map((a) => withAccountKey(this.accountKey, a));
       out.push({ ...p, accounts, models: [], source: 'api' });
     }
     return out.sort((a, b) => a.priority - b.priority || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
