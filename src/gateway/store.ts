@@ -5,6 +5,7 @@
  */
 import type { MemoryData } from './memory/data.js';
 import { MemoryStore } from './memory/store.js';
+import { storedAccount } from './oauth/account-key.js';
 import { FileStore, type FileData } from './files/store.js';
 import { BatchStore, type BatchData } from './batches/store.js';
 import { SqliteDeliveryQueue, type DeliveryQueue } from './webhooks/store.js';
@@ -844,14 +845,12 @@ function parseJson<T>(text: string | null, fallback: T): T {
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
 /**
- * An account with the credential kept outside the table (an OAuth login's access token). An OAuth
- * account whose token this daemon does not hold (a login made through another daemon of a cluster,
- * or a token that cannot be opened) is disabled here rather than sent upstream with an empty key.
+ * An account with the credential kept outside the table (an OAuth login's access token; '' when
+ * this daemon does not hold it, and routing then leaves the account out: oauth/account-key.ts).
  */
 export function withAccountKey(accountKey: GatewayStore['accountKey'], a: ProviderAccount): ProviderAccount {
   const key = accountKey?.(a.id);
-  if (key === undefined) return a;
-  return key === '' ? { ...a, apiKey: '', enabled: false } : { ...a, apiKey: key };
+  return key === undefined ? a : { ...a, apiKey: key };
 }
 
 export class GatewayStore {
@@ -980,7 +979,7 @@ export class GatewayStore {
          VALUES (?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(id) DO UPDATE SET name=excluded.name, api_key=excluded.api_key, enabled=excluded.enabled, priority=excluded.priority`,
       )
-      .run(a.id, providerId, a.name, a.apiKey, a.enabled ? 1 : 0, a.priority, now);
+      .run(a.id, providerId, a.name, storedAccount(a).apiKey, a.enabled ? 1 : 0, a.priority, now);
   }
 
   /** Append accounts to a provider (bulk key import). */

@@ -3,6 +3,7 @@
  * PostgreSQL store (a private server): upserts keep what the SQLite upserts keep, deletions cascade
  * alike, lists come in the same order, and a second daemon's store sees the first one's writes.
  */
+import { usableAccount } from '../../src/gateway/oauth/account-key.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -151,16 +152,25 @@ describe.each(backends)('gateway configuration store on $name', (backend) => {
     await s.settled();
   });
 
-  it('an OAuth account whose token this daemon lacks is disabled here; one it holds gets the token as its key', async () => {
+  it('an OAuth account gets the token this daemon holds as its key (none: left out of routing); the token is never stored', async () => {
     s.saveProvider(provider('o', { accounts: [
       { id: 'oauth:o:held', name: 'held', apiKey: '', enabled: true, priority: 0 },
       { id: 'oauth:o:elsewhere', name: 'elsewhere', apiKey: '', enabled: true, priority: 1 },
       { id: 'plain', name: 'plain', apiKey: 'sk-plain', enabled: true, priority: 2 },
     ] }));
     s.accountKey = (id) => (id.startsWith('oauth:') ? (id === 'oauth:o:held' ? 'at-1' : '') : undefined);
-    expect(s.listProviders(['o'])[0]!.accounts.map((a) => [a.id, a.apiKey, a.enabled])).toEqual([
+    const listed = s.listProviders(['o'])[0]!;
+    expect(listed.accounts.map((a) => [a.id, a.apiKey, usableAccount(a)])).toEqual([
       ['oauth:o:held', 'at-1', true],
       ['oauth:o:elsewhere', '', false],
+      ['plain', 'sk-plain', true],
+    ]);
+    // A provider update writes back what it listed: the token stays out of the stored accounts.
+    s.saveProvider({ ...listed, updatedAt: T + 1 });
+    s.accountKey = undefined;
+    expect(s.listProviders(['o'])[0]!.accounts.map((a) => [a.id, a.apiKey, a.enabled])).toEqual([
+      ['oauth:o:held', '', true],
+      ['oauth:o:elsewhere', '', true],
       ['plain', 'sk-plain', true],
     ]);
     await s.settled();

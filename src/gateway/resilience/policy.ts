@@ -11,6 +11,7 @@
  * with the session's pinned account first. Everything here is in memory; `ResilienceState` persists
  * breakers and cool-downs in batches.
  */
+import { usableAccount } from '../oauth/account-key.js';
 import type { Clock } from '../../http/clock.js';
 import type { ProviderRuntime } from '../catalog.js';
 import type { ProviderAccount } from '../types.js';
@@ -70,7 +71,7 @@ export class ResilientPolicy implements ResiliencePolicy {
     const cfg = provider.config;
     let list = this.enabledCache.get(cfg);
     if (!list) {
-      list = cfg.accounts.length === 0 ? [keylessAccount(cfg.id)] : cfg.accounts.filter((a) => a.enabled);
+      list = cfg.accounts.length === 0 ? [keylessAccount(cfg.id)] : cfg.accounts.filter(usableAccount);
       this.enabledCache.set(cfg, list);
     }
     return list;

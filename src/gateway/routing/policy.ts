@@ -5,6 +5,7 @@
  * account after a rate limit (Retry-After when given). Circuit breakers, model lock-outs and session
  * affinity (issue 6) replace it through the same interface.
  */
+import { usableAccount } from '../oauth/account-key.js';
 import type { ProviderRuntime } from '../catalog.js';
 import type { ProviderAccount, RoutingSettings } from '../types.js';
 import type { Classification } from './classify.js';
@@ -82,7 +83,7 @@ export class BasicPolicy implements ResiliencePolicy {
   accounts(provider: ProviderRuntime): ProviderAccount[] {
     const list = provider.config.accounts;
     if (list.length === 0) return [keylessAccount(provider.config.id)];
-    const enabled = list.filter((a) => a.enabled);
+    const enabled = list.filter(usableAccount);
     return enabled.length === list.length ? list : enabled;
   }
 

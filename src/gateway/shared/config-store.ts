@@ -18,6 +18,7 @@ import { HttpError } from '../../http/errors.js';
 import type { SharedPostgres, PgMigration } from '../../store/postgres.js';
 import type { Store } from '../../store/index.js';
 import { GatewayStore, withAccountKey, type ProviderModelRecord, type RequestLogEntry } from '../store.js';
+import { storedAccount } from '../oauth/account-key.js';
 import type { RequestLogReader } from '../analytics/log-reader.js';
 import { PgRequestLog, REQUEST_LOG_MIGRATION } from './request-log.js';
 import { MEMORY_MIGRATION, PgMemoryStore } from './memory-store.js';
@@ -363,14 +364,14 @@ export class SharedConfigStore extends GatewayStore {
   override saveProvider(p: ProviderConfig): void {
     const prev = this.table<ProviderConfig>('provider').get(p.id);
     const { models: _models, ...rest } = p;
-    this.put('provider', p.id, { ...rest, accounts: p.accounts.map((a) => ({ ...a })), createdAt: prev?.createdAt ?? p.createdAt });
+    this.put('provider', p.id, { ...rest, accounts: p.accounts.map((a) => ({ ...storedAccount(a) })), createdAt: prev?.createdAt ?? p.createdAt });
   }
 
   override addAccounts(providerId: string, accounts: ProviderAccount[], now: number): void {
     const prev = this.table<ProviderConfig>('provider').get(providerId);
     if (!prev) return;
     const byId = new Map(prev.accounts.map((a) => [a.id, a]));
-    for (const a of accounts) byId.set(a.id, { ...a });
+    for (const a of accounts) byId.set(a.id, { ...storedAccount(a) });
     this.put('provider', providerId, { ...prev, accounts: [...byId.values()], updatedAt: now });
   }
 
