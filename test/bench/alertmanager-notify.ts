@@ -2,6 +2,9 @@
  * Notifications at scale, side by side with the real Alertmanager 0.25: 10,000 alerts in 1,000 groups
  * (group_by alertname) posted at once, every group sent to one webhook sink. Measured: the time from
  * the first POST until the sink has every group's first notification, and each server's RSS after.
+ * Two cases, each on fresh servers: new alerts (both wait group_wait, 1 s, before the first flush),
+ * and a backlog of alerts that started an hour ago (what a restarted alert manager receives from
+ * Prometheus: both flush such a group at once), where the whole time is the servers' own work.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -35,9 +38,9 @@ interface Timing {
   first: number;
 }
 
-async function run(name: string, base: string, seen: Map<string, Set<string>>, path: string, firstAt: Map<string, number>): Promise<Timing> {
+async function run(name: string, base: string, seen: Map<string, Set<string>>, path: string, firstAt: Map<string, number>, ageMs: number): Promise<Timing> {
   const t0 = performance.now();
-  const startsAt = new Date().toISOString();
+  const startsAt = new Date(Date.now() - ageMs).toISOString();
   for (let start = 0; start < GROUPS * PER_GROUP; start += BATCH) {
     const alerts = Array.from({ length: BATCH }, (_, i) => {
       const n = start + i;
@@ -54,7 +57,13 @@ async function run(name: string, base: string, seen: Map<string, Set<string>>, p
 }
 
 export async function runAlertmanagerNotifyBench(): Promise<void> {
-  section(`alert manager notifications: ${(GROUPS * PER_GROUP).toLocaleString('en')} alerts in ${GROUPS.toLocaleString('en')} groups, one webhook`);
+  await notifyCase('new alerts, group_wait 1 s', 0);
+  await notifyCase('a backlog: alerts started an hour ago (flushed at once)', 3_600_000);
+}
+
+async function notifyCase(what: string, ageMs: number): Promise<void> {
+  section(`alert manager notifications: ${(GROUPS * PER_GROUP).toLocaleString('en')} alerts in ${GROUPS.toLocaleString('en')} groups, one webhook; ${what}`);
+  const waitMs = ageMs > 0 ? 0 : 1000;
   const seen = new Map<string, Set<string>>();
   const firstAt = new Map<string, number>();
   const sink = http.createServer((req, res) => {
@@ -77,14 +86,14 @@ export async function runAlertmanagerNotifyBench(): Promise<void> {
     let ctlRss = 0;
     try {
       const core = await boundAddresses(d.socket);
-      ctl = await run('ctl', `http://${core.servers.alertmanager!.bound_address}`, seen, '/ctl', firstAt);
+      ctl = await run('ctl', `http://${core.servers.alertmanager!.bound_address}`, seen, '/ctl', firstAt, ageMs);
       ctlRss = rssMb(d.child.pid!);
     } finally {
       await d.stop();
     }
     report('ctl: POSTs until every group notified', fmt(ctl.total, 0));
     report('ctl: the 10 POSTs answered after', fmt(ctl.posted, 0));
-    report('ctl: first notification after (group_wait 1 s)', fmt(ctl.first, 0));
+    report('ctl: first notification after', fmt(ctl.first, 0));
     report('ctl: RSS after', `${ctlRss.toFixed(0)} MB`);
     if (!alertmanagerBinary()) {
       report('Alertmanager 0.25', 'not installed');
@@ -92,7 +101,7 @@ export async function runAlertmanagerNotifyBench(): Promise<void> {
     }
     const real = await startRealAlertmanager(config(`${sinkUrl}/real`));
     try {
-      const r = await run('alertmanager', real.url, seen, '/real', firstAt);
+      const r = await run('alertmanager', real.url, seen, '/real', firstAt, ageMs);
       const realRss = rssMb(real.proc.pid!);
       report('Alertmanager 0.25: POSTs until every group notified', fmt(r.total, 0));
       report('Alertmanager 0.25: the 10 POSTs answered after', fmt(r.posted, 0));
@@ -100,7 +109,7 @@ export async function runAlertmanagerNotifyBench(): Promise<void> {
       report('Alertmanager 0.25: RSS after', `${realRss.toFixed(0)} MB`);
       report('speed-up (0.25 time / ctl time)', `x${(r.total / ctl.total).toFixed(2)}`, 'goal >= 3');
       // group_wait is the same wait for both: what each spends beyond it is the work.
-      report('speed-up beyond group_wait', `x${((r.total - 1000) / (ctl.total - 1000)).toFixed(2)}`);
+      if (waitMs > 0) report('speed-up beyond group_wait', `x${((r.total - waitMs) / (ctl.total - waitMs)).toFixed(2)}`);
       report('memory (ctl RSS / 0.25 RSS)', `x${(ctlRss / realRss).toFixed(2)}`, 'goal <= 1');
     } finally {
       await real.stop();
