@@ -70,6 +70,9 @@ export class Dispatcher {
     this.templates = templates;
     this.keys = routeKeys(config.route);
     this.integrations = buildIntegrations((config.tree.receivers ?? []) as Record<string, unknown>[], this.deps.egress);
+    // Receivers will send over HTTP: load the client while the daemon is idle after start, not
+    // during the first burst of alerts (a restarted alert manager's backlog arrives at once).
+    if ([...this.integrations.values()].some((list) => list.length > 0)) setTimeout(() => this.deps.egress.warm(), 0).unref();
     this.stopped = false;
     this.ingest(this.deps.alerts());
   }
