@@ -97,8 +97,6 @@ export class Dispatcher {
         const key = `${this.keys.get(route)}:${labelSetString(labels)}`;
         let g = this.groups.get(key);
         if (!g) {
-          // The first flush is group_wait away: load the HTTP client now rather than then.
-          if (this.groups.size === 0) this.deps.egress.warm();
           g = { key, route, labels, fps: new Set(), flushed: false, flushing: false };
           this.groups.set(key, g);
           this.schedule(g, route.groupWaitMs);
