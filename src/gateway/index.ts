@@ -230,7 +230,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
   cache.restore(parseMetrics(db.getSetting('cache.metrics')));
   runtime.cache.onChange(() => cache.reconfigure());
 
-  // With shared storage the subscriptions are the cluster's; deliveries stay in this daemon's file.
+  // With shared storage the subscriptions and the delivery queue are the cluster's.
   const webhooks = new WebhookService(
     db instanceof SharedConfigStore ? new SharedWebhookStore(db.store, db) : new WebhookStore(db.store),
     db.deliveryQueue(),

@@ -1,8 +1,10 @@
 /**
  * The gateway's configuration in the database several daemons share (ctl.yaml `storage.postgres`):
  * providers with their accounts, custom models, aliases, combos, model-combo mappings, API keys,
- * pricing and settings; and the request log (shared/request-log.ts). Everything else (files,
- * batches, ...) stays in the daemon's own SQLite file for now.
+ * pricing and settings; and it opens the other shared stores the gateway asks for: the request log
+ * (shared/request-log.ts), memory, files, batches and the webhook queue (shared/*-store.ts,
+ * shared/webhook-queue.ts). What no shared store covers (OAuth tokens, caches, audit and the like)
+ * stays in the daemon's own SQLite file.
  *
  * Each record is one row of `gw_config (kind, id, data)`. The gateway reads its configuration
  * synchronously (the catalog is built from it), so this store holds every row in memory, loaded at
