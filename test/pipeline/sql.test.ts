@@ -1,0 +1,66 @@
+/**
+ * The pipeline's SQL layer on SQLite: a transaction whose steps await keeps other requests'
+ * statements out (they wait for it, so a rollback takes none of theirs); placeholders and table
+ * names as PostgreSQL gets them.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { numberPlaceholders, pgPipelineText, SqliteSql } from '../../src/pipeline/data/sql.js';
+import { Store } from '../../src/store/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ctl-pipeline-sql-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const migrations = [{ version: 1, up: 'CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at TEXT NOT NULL);' }];
+
+describe('SqliteSql', () => {
+  it('keeps a statement issued during an awaiting transaction out of it: the rollback takes only its own', async () => {
+    const store = new Store(join(dir, 'a.db'), migrations);
+    const sql = new SqliteSql(store);
+    let release!: () => void;
+    const paused = new Promise<void>((r) => (release = r));
+    let begun!: () => void;
+    const inside = new Promise<void>((r) => (begun = r));
+    const tx = sql
+      .transaction(async (t) => {
+        await t.run("INSERT INTO settings VALUES ('in-tx', '1', 'now')");
+        begun();
+        await paused;
+        throw new Error('roll back');
+      })
+      .catch((e: Error) => e.message);
+    await inside;
+    // Another request's write while the transaction waits: it must not land inside it.
+    const outside = sql.run("INSERT INTO settings VALUES ('outside', '1', 'now')");
+    await new Promise((r) => setTimeout(r, 20));
+    expect(store.prepare('SELECT key FROM settings').all()).toEqual([{ key: 'in-tx' }]);
+    release();
+    expect(await tx).toBe('roll back');
+    expect(await outside).toBe(1);
+    expect((await sql.all<{ key: string }>('SELECT key FROM settings ORDER BY key')).map((r) => r.key)).toEqual(['outside']);
+    store.close();
+  });
+
+  it('commits a transaction whose steps await, and answers ids and changed rows', async () => {
+    const store = new Store(join(dir, 'b.db'), [{ version: 1, up: 'CREATE TABLE posts (id INTEGER PRIMARY KEY AUTOINCREMENT, content TEXT NOT NULL);' }]);
+    const sql = new SqliteSql(store);
+    const ids = await sql.transaction(async (t) => [await t.insert("INSERT INTO posts (content) VALUES ('a')"), await t.insert("INSERT INTO posts (content) VALUES ('b')")]);
+    expect(ids).toEqual([1, 2]);
+    expect(await sql.run("UPDATE posts SET content = 'c' WHERE id > ?", 0)).toBe(2);
+    expect(await sql.get<{ n: number }>('SELECT count(*) AS n FROM posts')).toEqual({ n: 2 });
+    store.close();
+  });
+});
+
+describe('SQL for PostgreSQL', () => {
+  it('numbers placeholders outside quoted text and prefixes the pipeline tables, not columns or literals', () => {
+    expect(numberPlaceholders("SELECT * FROM posts WHERE a = ? AND b = '?' AND c = ?")).toBe("SELECT * FROM posts WHERE a = $1 AND b = '?' AND c = $2");
+    expect(pgPipelineText("UPDATE posts SET category = ? WHERE lower(category) = lower(?) AND content LIKE '%posts%'")).toBe(
+      "UPDATE pl_posts SET category = $1 WHERE lower(category) = lower($2) AND content LIKE '%posts%'",
+    );
+    expect(pgPipelineText('SELECT s.* FROM sources s LEFT JOIN categories c ON lower(c.name) = lower(s.category)')).toBe(
+      'SELECT s.* FROM pl_sources s LEFT JOIN pl_categories c ON lower(c.name) = lower(s.category)',
+    );
+  });
+});
