@@ -3,12 +3,11 @@
  * (store.ts, synchronous) and the PostgreSQL database of several daemons (shared/pg-store.ts) both
  * provide it; callers await every answer, so either fits.
  */
+import type { AwaitableMethods } from '../store/awaitable.js';
 import type { NodesStore } from './store.js';
 
-type Awaitable<F> = F extends (...args: infer A) => infer R ? (...args: A) => R | Promise<R> : never;
-
 /** Every method of the SQLite store, answered now or later. */
-export type NodesData = { [K in Exclude<keyof NodesStore, 'store'>]: Awaitable<NodesStore[K]> } & {
+export type NodesData = AwaitableMethods<NodesStore, 'store'> & {
   /**
    * Calls `fn` when another daemon changed what getmynodes answers: `accounts` whose node lists
    * changed, or every account (`undefined`) after new poll results. Nothing to do on one daemon.

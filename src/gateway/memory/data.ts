@@ -4,11 +4,10 @@
  * Callers await every answer except `any()`, which both answer from memory (the chat path asks it
  * on every request).
  */
+import type { AwaitableMethods } from '../../store/awaitable.js';
 import type { MemoryStore } from './store.js';
 
-type Awaitable<F> = F extends (...args: infer A) => infer R ? (...args: A) => R | Promise<R> : never;
-
-export type MemoryData = { [K in Exclude<keyof MemoryStore, 'store' | 'any'>]: Awaitable<MemoryStore[K]> } & {
+export type MemoryData = AwaitableMethods<MemoryStore, 'store' | 'any'> & {
   /** Whether any memory may exist (false only when none does): chat requests skip the lookup otherwise. */
   any(): boolean;
 };
