@@ -5,12 +5,15 @@
  * Two cases, each on fresh servers: new alerts (both wait group_wait, 1 s, before the first flush),
  * and a backlog of alerts that started an hour ago (what a restarted alert manager receives from
  * Prometheus: both flush such a group at once), where the whole time is the servers' own work.
+ * In the backlog case the Node floor (alertmanager-floor.ts --notify) takes part too, unless
+ * CTL_BENCH_FLOOR=0: one webhook POST per new group sent the moment its first alert arrives, with
+ * nothing else; what any Node server pays on this machine for the same deliveries.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { alertmanagerBinary, startRealAlertmanager } from '../alertmanager/real-alertmanager.js';
-import { boundAddresses, fmt, report, section, startBenchDaemon } from './util.js';
+import { boundAddresses, fmt, report, section, startBenchDaemon, startNodeFloor } from './util.js';
 
 const GROUPS = 1000;
 const PER_GROUP = 10;
@@ -100,8 +103,10 @@ async function notifyCase(what: string, ageMs: number): Promise<void> {
       return;
     }
     const real = await startRealAlertmanager(config(`${sinkUrl}/real`));
+    let realTotal = 0;
     try {
       const r = await run('alertmanager', real.url, seen, '/real', firstAt, ageMs);
+      realTotal = r.total;
       const realRss = rssMb(real.proc.pid!);
       report('Alertmanager 0.25: POSTs until every group notified', fmt(r.total, 0));
       report('Alertmanager 0.25: the 10 POSTs answered after', fmt(r.posted, 0));
@@ -113,6 +118,17 @@ async function notifyCase(what: string, ageMs: number): Promise<void> {
       report('memory (ctl RSS / 0.25 RSS)', `x${(ctlRss / realRss).toFixed(2)}`, 'goal <= 1');
     } finally {
       await real.stop();
+    }
+    if (waitMs === 0 && process.env.CTL_BENCH_FLOOR !== '0') {
+      const floor = await startNodeFloor(['--notify', `${sinkUrl}/floor`]);
+      try {
+        const f = await run('Node floor', floor.base, seen, '/floor', firstAt, ageMs);
+        report('Node floor: POSTs until every group notified', fmt(f.total, 0));
+        report('Node floor: RSS after', `${rssMb(floor.pid).toFixed(0)} MB`);
+        if (realTotal > 0) report('speed-up of the Node floor (0.25 time / floor time)', `x${(realTotal / f.total).toFixed(2)}`, 'the most any Node server reaches here');
+      } finally {
+        await floor.stop();
+      }
     }
   } finally {
     await new Promise((r) => sink.close(r));

@@ -1,11 +1,14 @@
 /**
  * Silence creation as scripts do it: 1,000 `POST /api/v2/silences` one after another (an amtool
- * loop), on a fresh ctl and a fresh Alertmanager 0.25, side by side; also the median of five
- * fresh servers of each kind for the first 100 (the cold part).
+ * loop), each run on a fresh ctl and a fresh Alertmanager 0.25, three of each, the median. The Node floor
+ * (alertmanager-floor.ts, unless CTL_BENCH_FLOOR=0) answers the same POSTs with the least work a
+ * durable Node server does: parse, a random id, one journal append. The client's own cost (this
+ * process, one keep-alive connection) is in every figure, so the floor also shows the most any
+ * server can gain here.
  */
 import http from 'node:http';
 import { alertmanagerBinary, startRealAlertmanager } from '../alertmanager/real-alertmanager.js';
-import { boundAddresses, fmt, median, report, section, startBenchDaemon } from './util.js';
+import { boundAddresses, fmt, median, report, section, startBenchDaemon, startNodeFloor } from './util.js';
 
 const SILENCES = 1000;
 const RUNS = 3;
@@ -70,5 +73,18 @@ export async function runAlertmanagerSilencesBench(): Promise<void> {
   }
   report('Alertmanager 0.25', `${fmt(median(theirs), 0)} (runs ${theirs.map((x) => x.toFixed(0)).join(', ')} ms)`);
   report('speed-up (0.25 time / ctl time)', `x${(median(theirs) / median(ours)).toFixed(2)}`, 'goal >= 3');
+  if (process.env.CTL_BENCH_FLOOR !== '0') {
+    const floors: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const floor = await startNodeFloor();
+      try {
+        floors.push(await sequence(floor.base));
+      } finally {
+        await floor.stop();
+      }
+    }
+    report('Node floor', `${fmt(median(floors), 0)} (runs ${floors.map((x) => x.toFixed(0)).join(', ')} ms)`);
+    report('speed-up of the Node floor (0.25 time / floor time)', `x${(median(theirs) / median(floors)).toFixed(2)}`, 'the most any Node server reaches here');
+  }
   agent.destroy();
 }

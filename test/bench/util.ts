@@ -111,3 +111,27 @@ export function timeCommand(cmd: string, args: string[]): Promise<number> {
     execFile(cmd, args, (err) => (err ? reject(err) : resolve(performance.now() - t0)));
   });
 }
+
+/**
+ * The Node floor server (alertmanager-floor.ts) in its own process on a fresh directory, with extra
+ * arguments; `stop` ends it and removes the directory.
+ */
+export async function startNodeFloor(args: string[] = []): Promise<{ base: string; pid: number; stop: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'ctl-bench-floor-'));
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'test', 'bench', 'alertmanager-floor.js'), dir, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stdout!.once('data', (d) => resolve(String(d).trim()));
+    child.once('exit', () => reject(new Error('the Node floor server exited during start-up')));
+  });
+  return {
+    base: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await new Promise((r) => child.once('exit', r));
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
