@@ -22,7 +22,11 @@ export async function readBody(ctx: RequestContext, limit = DEFAULT_BODY_LIMIT):
   const chunks: Buffer[] = [];
   let size = 0;
   // What this request holds of the budget is given back once its answer is done (or it is cut).
-  ctx.res?.once('close', () => releaseBodyBytes(size));
+  // `on`, not `once`, here and below: each of these events comes at most once per request, and
+  // `once` allocates a wrapper from an object literal that V8 allocates in the old generation once
+  // start-up has marked it long-lived; a wrapper there pins the request's whole object graph
+  // (request, response, headers, body) through every young collection until the next full one.
+  ctx.res?.on('close', () => releaseBodyBytes(size));
   await new Promise<void>((resolve, reject) => {
     const refuse = (err: HttpError) => {
       req.off('data', onData);
@@ -41,9 +45,9 @@ export async function readBody(ctx: RequestContext, limit = DEFAULT_BODY_LIMIT):
       chunks.push(chunk);
     };
     req.on('data', onData);
-    req.once('end', () => resolve());
-    req.once('error', (e) => reject(new HttpError(400, `reading request body: ${e.message}`)));
-    req.once('aborted', () => reject(new HttpError(400, 'request aborted')));
+    req.on('end', () => resolve());
+    req.on('error', (e) => reject(new HttpError(400, `reading request body: ${e.message}`)));
+    req.on('aborted', () => reject(new HttpError(400, 'request aborted')));
   });
   // One chunk (the usual case for bodies up to the socket read size) is used as it is.
   ctx.rawBody = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);

@@ -59,7 +59,8 @@ export function abortOnClose(ctx: RequestContext): { abort: RequestAbort; detach
   const onClose = () => {
     if (!ctx.res.writableFinished) abort.abort();
   };
-  ctx.res.once('close', onClose);
+  // `on`, not `once` ('close' comes once): see readBody in src/http/body.ts for why per request.
+  ctx.res.on('close', onClose);
   return { abort, detach: () => ctx.res.off('close', onClose) };
 }
 
