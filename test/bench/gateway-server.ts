@@ -3,23 +3,35 @@
  * and the resilience A/B: `node dist/test/bench/gateway-server.js STATE_DIR [--core]` prints
  * `listening <port>` once it accepts. `--core` runs the issue-5 routing core for comparison: the
  * basic policy (accounts in order, rate-limit cool-down) instead of breakers, cool-downs, lock-outs
- * and affinity, and the response cache off.
+ * and affinity, and the response cache off. V8 is set up as `ctl serve` sets it (the daemon's V8
+ * flags, tier-up budget, young-generation cap, idle trim and the collection after start-up), as in
+ * alertmanager-standalone.ts, so the figures are the component's as the daemon runs it.
  */
 import http from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import pino from 'pino';
-import { createGatewayServices, gatewayComponent } from '../../src/gateway/index.js';
+import { setFlagsFromString } from 'node:v8';
 import type { GatewayServices } from '../../src/gateway/services.js';
-import { BasicPolicy } from '../../src/gateway/routing/policy.js';
-import { gatewayRouter, renderGatewayError } from '../../src/gateway/routes/index.js';
-import { H } from '../../src/gateway/telemetry.js';
-import { NO_ALERTS, type ComponentContext, type ComponentInstance } from '../../src/http/component.js';
-import { createDispatcher } from '../../src/http/dispatch.js';
-import { ClientIpResolver } from '../../src/http/client-ip.js';
-import { systemClock } from '../../src/http/clock.js';
-import { Egress } from '../../src/egress/index.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import type { ComponentContext, ComponentInstance } from '../../src/http/component.js';
+import type { Store } from '../../src/store/index.js';
+
+// Before the component's modules load, as bin/ctl and src/daemon/run.ts do for `ctl serve`.
+const flags = process.env.CTL_DAEMON_V8_FLAGS ?? '';
+if (flags.trim() !== '') setFlagsFromString(flags);
+const { applyDaemonV8Settings } = await import('../../src/daemon/v8-settings.js');
+const onRequest = applyDaemonV8Settings(process.env);
+const { default: pino } = await import('pino');
+const { createGatewayServices, gatewayComponent } = await import('../../src/gateway/index.js');
+const { BasicPolicy } = await import('../../src/gateway/routing/policy.js');
+const { gatewayRouter, renderGatewayError } = await import('../../src/gateway/routes/index.js');
+const { H } = await import('../../src/gateway/telemetry.js');
+const { NO_ALERTS } = await import('../../src/http/component.js');
+const { createDispatcher } = await import('../../src/http/dispatch.js');
+const { ClientIpResolver } = await import('../../src/http/client-ip.js');
+const { systemClock } = await import('../../src/http/clock.js');
+const { Egress } = await import('../../src/egress/index.js');
+const { openStore } = await import('../../src/store/index.js');
+const { collectAfterStartup } = await import('../../src/daemon/startup-gc.js');
 
 const dir = process.argv[2];
 const core = process.argv.includes('--core');
@@ -63,7 +75,12 @@ function coreInstance(): ComponentInstance {
 
 const instance = core ? coreInstance() : await gatewayComponent.create(ctx);
 const ips = new ClientIpResolver();
-const server = http.createServer(createDispatcher({ target: () => instance, listener: 'gateway', viaSocket: false, ips: () => ips, log }));
+const dispatch = createDispatcher({ target: () => instance, listener: 'gateway', viaSocket: false, ips: () => ips, log });
+collectAfterStartup();
+const server = http.createServer((req, res) => {
+  onRequest();
+  dispatch(req, res);
+});
 server.keepAliveTimeout = 5000;
 server.listen(0, '127.0.0.1', () => process.stdout.write(`listening ${(server.address() as AddressInfo).port}\n`));
 process.on('SIGTERM', () => {
