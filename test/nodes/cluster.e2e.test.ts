@@ -57,12 +57,13 @@ describe.skipIf(!PG_BIN)('node monitor: two daemons on one PostgreSQL', () => {
     const holders = async () => (await Promise.all(daemons.map(leasesOf))).map((l) => l.includes('nodes:poll'));
     await until('one daemon holds nodes:poll', async () => (await holders()).filter(Boolean).length === 1, 10_000);
     expect((await holders()).filter(Boolean)).toHaveLength(1);
-    // One poll a second from one daemon: about four in four seconds (two daemons would make eight).
+    // One poll a second from one daemon: four or five in four seconds, six when a turn that began
+    // before the window reached the fake late (a loaded machine); two daemons would make eight.
     const before = polls(IPS[1]!);
     await new Promise((r) => setTimeout(r, 4000));
     const n = polls(IPS[1]!) - before;
     expect(n).toBeGreaterThanOrEqual(2);
-    expect(n).toBeLessThanOrEqual(5);
+    expect(n).toBeLessThanOrEqual(6);
 
     const holder = (await holders()).indexOf(true);
     const survivor = daemons[1 - holder]!;
