@@ -45,45 +45,42 @@ async function sequence(base: string): Promise<number> {
   return performance.now() - t0;
 }
 
-export async function runAlertmanagerSilencesBench(): Promise<void> {
-  section(`alert manager: ${SILENCES.toLocaleString('en')} silences POSTed one after another, fresh servers`);
-  const ours: number[] = [];
+/** The sequence on RUNS fresh servers of one kind: each run's time, and the line that reports them. */
+async function onFreshServers(name: string, start: () => Promise<{ base: string; stop: () => Promise<void> }>): Promise<number[]> {
+  const times: number[] = [];
   for (let i = 0; i < RUNS; i++) {
-    const d = await startBenchDaemon({ 'alertmanager.yml': CONFIG, 'daemon.yaml': 'name: b\naddress: ""\nservers:\n  alertmanager: {address: "127.0.0.1:0"}\nfailure-domain: 0\n' });
+    const server = await start();
     try {
-      const core = await boundAddresses(d.socket);
-      ours.push(await sequence(`http://${core.servers.alertmanager!.bound_address}`));
+      times.push(await sequence(server.base));
     } finally {
-      await d.stop();
+      await server.stop();
     }
   }
-  report('ctl', `${fmt(median(ours), 0)} (runs ${ours.map((x) => x.toFixed(0)).join(', ')} ms)`);
+  report(name, `${fmt(median(times), 0)} (runs ${times.map((x) => x.toFixed(0)).join(', ')} ms)`);
+  return times;
+}
+
+export async function runAlertmanagerSilencesBench(): Promise<void> {
+  section(`alert manager: ${SILENCES.toLocaleString('en')} silences POSTed one after another, fresh servers`);
+  const ours = await onFreshServers('ctl', async () => {
+    const d = await startBenchDaemon({ 'alertmanager.yml': CONFIG, 'daemon.yaml': 'name: b\naddress: ""\nservers:\n  alertmanager: {address: "127.0.0.1:0"}\nfailure-domain: 0\n' });
+    const core = await boundAddresses(d.socket).catch(async (e: unknown) => {
+      await d.stop();
+      throw e;
+    });
+    return { base: `http://${core.servers.alertmanager!.bound_address}`, stop: d.stop };
+  });
   if (!alertmanagerBinary()) {
     report('Alertmanager 0.25', 'not installed');
     return;
   }
-  const theirs: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
+  const theirs = await onFreshServers('Alertmanager 0.25', async () => {
     const real = await startRealAlertmanager(CONFIG);
-    try {
-      theirs.push(await sequence(real.url));
-    } finally {
-      await real.stop();
-    }
-  }
-  report('Alertmanager 0.25', `${fmt(median(theirs), 0)} (runs ${theirs.map((x) => x.toFixed(0)).join(', ')} ms)`);
+    return { base: real.url, stop: () => real.stop() };
+  });
   report('speed-up (0.25 time / ctl time)', `x${(median(theirs) / median(ours)).toFixed(2)}`, 'goal >= 3');
   if (process.env.CTL_BENCH_FLOOR !== '0') {
-    const floors: number[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      const floor = await startNodeFloor();
-      try {
-        floors.push(await sequence(floor.base));
-      } finally {
-        await floor.stop();
-      }
-    }
-    report('Node floor', `${fmt(median(floors), 0)} (runs ${floors.map((x) => x.toFixed(0)).join(', ')} ms)`);
+    const floors = await onFreshServers('Node floor', () => startNodeFloor());
     report('speed-up of the Node floor (0.25 time / floor time)', `x${(median(theirs) / median(floors)).toFixed(2)}`, 'the most any Node server reaches here');
   }
   agent.destroy();
