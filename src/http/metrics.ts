@@ -22,18 +22,15 @@ export interface MetricsBuilder {
 
 export class ComponentMetrics {
   private registry?: import('prom-client').Registry;
-  private readonly histograms: { name: string; help: string; labelNames: string[]; buckets: number[]; pending: [Record<string, string>, number][]; real?: import('prom-client').Histogram<string> }[] = [];
+  private readonly histograms: BucketHistogram[] = [];
 
   constructor(private readonly define: (m: MetricsBuilder) => void) {}
 
-  /** Declare a histogram (before the first scrape); returns its observer (observations before the scrape are kept). */
+  /** Declare a histogram (before the first scrape); returns its observer. */
   histogram(name: string, help: string, labelNames: string[], buckets: number[]): (labels: Record<string, string>, value: number) => void {
-    const h = { name, help, labelNames, buckets, pending: [] as [Record<string, string>, number][], real: undefined as import('prom-client').Histogram<string> | undefined };
+    const h = new BucketHistogram(name, help, labelNames, buckets);
     this.histograms.push(h);
-    return (labels, value) => {
-      if (h.real) h.real.observe(labels, value);
-      else if (h.pending.length < 10_000) h.pending.push([labels, value]);
-    };
+    return (labels, value) => h.observe(labels, value);
   }
 
   async render(): Promise<{ text: string; contentType: string }> {
@@ -52,11 +49,7 @@ export class ComponentMetrics {
     const p = prom();
     const registry = new p.Registry();
     p.collectDefaultMetrics({ register: registry });
-    for (const h of this.histograms) {
-      h.real = new p.Histogram({ name: h.name, help: h.help, labelNames: h.labelNames, buckets: h.buckets, registers: [registry] });
-      for (const [labels, v] of h.pending) h.real.observe(labels, v);
-      h.pending = [];
-    }
+    for (const h of this.histograms) registry.registerMetric(h as unknown as import('prom-client').Metric);
     const builder: MetricsBuilder = {
       gauge: (name, help, labelNames, values) =>
         void new p.Gauge({
@@ -101,5 +94,58 @@ export class LabeledCounts {
 
   values(): Labeled {
     return [...this.map.values()].map((e) => [e.labels, e.value]);
+  }
+}
+
+/**
+ * A Prometheus histogram kept as per-bucket counts from its first observation: an observation is a
+ * few additions (no prom-client on the request path, nothing held per observation, nothing lost
+ * before the first scrape), and the registry reads it through `get()`, the way it reads its own
+ * metrics, in prom-client's layout (cumulative `_bucket` series with `le` first, `+Inf`, `_sum`,
+ * `_count`).
+ */
+export class BucketHistogram {
+  readonly type = 'histogram';
+  private readonly series = new Map<string, { labels: Record<string, string>; counts: number[]; sum: number; count: number }>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly labelNames: readonly string[],
+    private readonly buckets: readonly number[],
+  ) {}
+
+  observe(labels: Record<string, string>, value: number): void {
+    const key = this.labelNames.length === 1 ? (labels[this.labelNames[0]!] ?? '') : this.labelNames.map((n) => labels[n] ?? '').join('\u0000');
+    let s = this.series.get(key);
+    if (!s) {
+      const own: Record<string, string> = {};
+      for (const n of this.labelNames) if (labels[n] !== undefined) own[n] = labels[n]!;
+      this.series.set(key, (s = { labels: own, counts: new Array<number>(this.buckets.length).fill(0), sum: 0, count: 0 }));
+    }
+    let i = 0;
+    while (i < this.buckets.length && value > this.buckets[i]!) i++;
+    if (i < this.buckets.length) s.counts[i]!++;
+    s.sum += value;
+    s.count++;
+  }
+
+  get(): { name: string; help: string; type: string; aggregator: string; values: { metricName: string; labels: Record<string, string | number>; value: number }[] } {
+    const values: { metricName: string; labels: Record<string, string | number>; value: number }[] = [];
+    for (const s of this.series.values()) {
+      let running = 0;
+      this.buckets.forEach((le, i) => {
+        running += s.counts[i]!;
+        values.push({ metricName: `${this.name}_bucket`, labels: { le, ...s.labels }, value: running });
+      });
+      values.push({ metricName: `${this.name}_bucket`, labels: { le: '+Inf', ...s.labels }, value: s.count });
+      values.push({ metricName: `${this.name}_sum`, labels: s.labels, value: s.sum });
+      values.push({ metricName: `${this.name}_count`, labels: s.labels, value: s.count });
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: 'sum', values };
+  }
+
+  reset(): void {
+    this.series.clear();
   }
 }
