@@ -23,9 +23,10 @@ export async function readBody(ctx: RequestContext, limit = DEFAULT_BODY_LIMIT):
   let size = 0;
   // What this request holds of the budget is given back once its answer is done (or it is cut).
   // `on`, not `once`, here and below: each of these events comes at most once per request, and
-  // `once` allocates a wrapper from an object literal that V8 allocates in the old generation once
-  // start-up has marked it long-lived; a wrapper there pins the request's whole object graph
-  // (request, response, headers, body) through every young collection until the next full one.
+  // `once` allocates a wrapper at one allocation site shared by every `once` in the process, which
+  // V8 pretenures (allocates in the old generation) once it has seen long-lived wrappers there; an
+  // old wrapper keeps the request's whole object graph (request, response, headers, body) through
+  // every young collection until the next full one (measured: docs/gateway.md, Performance notes).
   ctx.res?.on('close', () => releaseBodyBytes(size));
   await new Promise<void>((resolve, reject) => {
     const refuse = (err: HttpError) => {
