@@ -58,41 +58,58 @@ export function disabledFromHeaders(headers: IncomingHttpHeaders): ReadonlySet<s
   );
 }
 
+/** A result's findings until the first one (shared: nothing is pushed into it). */
+const NO_FINDINGS: GuardrailResult['findings'] = Object.freeze([]) as unknown as GuardrailResult['findings'];
+
+/**
+ * The guardrails over `slots`, in order. Allocates per fired guardrail, not per slot: `run.slots`
+ * is the caller's array until a redaction rewrites a slot (then a copy, the caller's left as it was).
+ */
 export function runGuardrails(config: readonly GuardrailConfig[], slots: Slot[], disabled: ReadonlySet<string>): GuardrailRun {
-  const run: GuardrailRun = { slots: slots.map((s) => ({ ...s })), results: [], hits: [], changed: false };
+  const run: GuardrailRun = { slots, results: [], hits: [], changed: false };
+  /** Rewrite slot i (copying the slots on the first rewrite). */
+  const rewrite = (i: number, text: string): void => {
+    if (!run.changed) {
+      run.slots = run.slots.map((s) => ({ ...s }));
+      run.changed = true;
+    }
+    run.slots[i]!.text = text;
+  };
   for (const g of config) {
     if (!g.enabled || disabled.has(g.name)) continue;
-    const result: GuardrailResult = { name: g.name, action: g.action, fired: false, findings: [] };
+    const result: GuardrailResult = { name: g.name, action: g.action, fired: false, findings: NO_FINDINGS };
     if (g.name === 'max-size') {
-      const total = run.slots.reduce((n, s) => n + s.text.length, 0);
+      let total = 0;
+      for (const s of run.slots) total += s.text.length;
       const max = g.maxChars ?? Infinity;
       if (total > max) {
         result.fired = true;
-        result.findings.push({ kind: `${total} characters > ${max}`, slot: -1 });
+        result.findings = [{ kind: `${total} characters > ${max}`, slot: -1 }];
         if (g.action === 'redact') {
           // Keep the first max characters, across the slots in order.
           let left = max;
-          for (const s of run.slots) {
-            if (s.text.length > left) s.text = s.text.slice(0, left);
-            left -= s.text.length;
+          for (let i = 0; i < run.slots.length; i++) {
+            const text = run.slots[i]!.text;
+            if (text.length > left) rewrite(i, text.slice(0, left));
+            left -= run.slots[i]!.text.length;
           }
-          run.changed = true;
         }
       }
     } else {
-      const name = g.name;
-      const roles = ROLES[name];
-      run.slots.forEach((s, i) => {
-        if (!roles.has(s.role) || s.text.length === 0) return;
-        const found: Finding[] = scan(s.text, RULES[name]);
-        if (found.length === 0) return;
-        result.fired = true;
-        for (const f of found) result.findings.push({ kind: f.kind, slot: i });
-        if (g.action === 'redact') {
-          s.text = redact(s.text, found);
-          run.changed = true;
+      const roles = ROLES[g.name];
+      const rules = RULES[g.name];
+      for (let i = 0; i < run.slots.length; i++) {
+        const s = run.slots[i]!;
+        if (!roles.has(s.role) || s.text.length === 0) continue;
+        const found: Finding[] = scan(s.text, rules);
+        if (found.length === 0) continue;
+        if (!result.fired) {
+          result.fired = true;
+          result.findings = [];
         }
-      });
+        for (const f of found) result.findings.push({ kind: f.kind, slot: i });
+        if (g.action === 'redact') rewrite(i, redact(s.text, found));
+      }
     }
     run.results.push(result);
     if (!result.fired) continue;
@@ -148,15 +165,17 @@ export function guardRequest(config: readonly GuardrailConfig[], headers: Incomi
 
 /** Guard an answer's text (secrets and PII; a `block` action redacts an answer, as it already cost). */
 /** The rails that look at answers (secrets and PII; block redacts), per configuration (it changes only on reload). */
+const NO_HITS = Object.freeze([]) as unknown as string[];
 const OUTPUT_RAILS = new WeakMap<readonly GuardrailConfig[], GuardrailConfig[]>();
 
 export function guardAnswer(config: readonly GuardrailConfig[], headers: IncomingHttpHeaders, content: ContentPart[]): { content: ContentPart[]; hits: string[] } {
   let outputRails = OUTPUT_RAILS.get(config);
   if (!outputRails) OUTPUT_RAILS.set(config, (outputRails = config.filter((g) => g.name === 'secrets' || g.name === 'pii').map((g) => (g.action === 'block' ? { ...g, action: 'redact' as const } : g))));
-  const slots = content.flatMap((p) => (p.type === 'text' ? [{ role: 'assistant' as const, text: p.text }] : []));
-  if (slots.length === 0) return { content, hits: [] };
+  const slots: Slot[] = [];
+  for (const p of content) if (p.type === 'text') slots.push({ role: 'assistant', text: p.text });
+  if (slots.length === 0) return { content, hits: NO_HITS };
   const run = runGuardrails(outputRails, slots, disabledFromHeaders(headers));
-  if (!run.changed) return { content, hits: run.hits.map((h) => `output:${h}`) };
+  if (!run.changed) return { content, hits: run.hits.length === 0 ? NO_HITS : run.hits.map((h) => `output:${h}`) };
   let i = 0;
   return { content: content.map((p) => (p.type === 'text' ? { ...p, text: run.slots[i++]!.text } : p)), hits: run.hits.map((h) => `output:${h}`) };
 }
