@@ -21,6 +21,9 @@ function newSpaceAfterBurst(capMiB: number | undefined): number {
     const keep = [];
     for (let turn = 0; turn < 40; turn++) {
       for (let i = 0; i < 15000; i++) keep.push({ a: 'x' + i, b: [i, i + 1], c: { d: i } });
+      // A whole loop iteration between slices, as between requests: the gc entry of a collection in
+      // this slice reaches the cap's observer through an immediate queued in the next check phase.
+      await new Promise((r) => setImmediate(r));
       await new Promise((r) => setImmediate(r));
     }
     const s = getHeapSpaceStatistics().find((x) => x.space_name === 'new_space');
