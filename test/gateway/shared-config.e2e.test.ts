@@ -164,7 +164,8 @@ describe.skipIf(!PG_BIN)('gateway configuration shared by two daemons', () => {
     await pg.start();
     await until('writes to work again', async () => (await gw(a, 'POST', '/api/keys', { name: 'after' })).status === 201, 10_000);
     // The refused write did not stay in memory either.
-    await until('b to see the key made after', async () => JSON.stringify((await gw(b, 'GET', '/api/keys')).json).includes('"after"'), 3000);
+    // b listens again and reloads once it has its connection back: a second or two, more on a loaded machine.
+    await until('b to see the key made after', async () => JSON.stringify((await gw(b, 'GET', '/api/keys')).json).includes('"after"'), 10_000);
     expect(JSON.stringify((await gw(a, 'GET', '/api/keys')).json)).not.toContain('while-down');
   }, 30_000);
 });
