@@ -47,7 +47,8 @@ export function capYoungGeneration(mib: number): () => void {
   };
   check();
   // Called soon after each collection (V8 grows the space only at one): a burst that runs two
-  // growing collections without yielding can pass the cap by one step until the next check.
+  // growing collections before this runs (a loaded machine) passes the cap by one step, and the
+  // space stays there until V8 shrinks it (when idle: idle-heap.ts).
   const observer = new PerformanceObserver(check);
   observer.observe({ entryTypes: ['gc'] });
   return () => {
