@@ -160,6 +160,8 @@ describe.skipIf(!PG_BIN)('gateway configuration shared by two daemons', () => {
     const w = await gw(a, 'POST', '/api/keys', { name: 'while-down' });
     expect(w.status).toBe(503);
     expect(Date.now() - t0).toBeLessThan(5000);
+    // The refused key is not in force here either, while the database is still away.
+    expect(JSON.stringify((await gw(a, 'GET', '/api/keys')).json)).not.toContain('while-down');
     expect((await chat(a, 'oa/m1')).choices[0]!.message.content).toBe('Hello from openai');
     await pg.start();
     await until('writes to work again', async () => (await gw(a, 'POST', '/api/keys', { name: 'after' })).status === 201, 10_000);

@@ -12,8 +12,9 @@
  * the next event-loop turn (many writes, one transaction), and announced to the other daemons,
  * which read the rows named and rebuild their catalogs. `settled()` resolves once what was written
  * so far is committed; management routes await it (through GatewayState.commit) before answering,
- * so a 2xx is in PostgreSQL. A commit that fails rejects with 503 and memory is reloaded from the
- * database.
+ * so a 2xx is in PostgreSQL. A commit that fails takes its writes back out of memory (each op keeps
+ * what the row held before), rejects with 503, and memory is reloaded from the database once it
+ * answers again.
  */
 import type { Logger } from 'pino';
 import { HttpError } from '../../http/errors.js';
@@ -66,7 +67,11 @@ interface Op {
   id: string;
   /** JSON text, or null for a deletion. */
   data: string | null;
+  /** What memory held for the row before the batch's first write to it (ABSENT: nothing). */
+  before: unknown;
 }
+
+const ABSENT = Symbol('absent');
 
 const CHANNEL = 'ctl_gw_config';
 const MAX_PAYLOAD = 7000;
@@ -190,29 +195,42 @@ export class SharedConfigStore extends GatewayStore {
   private async reload(): Promise<void> {
     try {
       await this.loadAll();
-      this.onRemoteChange({
-        catalog: { providers: this.listProviderIds(), aliases: true, combos: true, mappings: true, keys: true, pricing: true },
-        settings: [...this.table('setting').keys()],
-        records: ['budget', 'token_limit', 'webhook'],
-      });
+      this.rebuildAll();
     } catch (e) {
       this.log.error({ err: (e as Error).message }, 'gateway: reloading the shared configuration failed; it is reloaded when the database is back');
     }
   }
 
+  /** Tell every consumer that anything may have changed (after memory was replaced or restored). */
+  private rebuildAll(): void {
+    this.onRemoteChange({
+      catalog: { providers: this.listProviderIds(), aliases: true, combos: true, mappings: true, keys: true, pricing: true },
+      settings: [...this.table('setting').keys()],
+      records: ['budget', 'token_limit', 'webhook'],
+    });
+  }
+
   private put(kind: Kind, id: string, value: unknown): void {
-    this.table(kind).set(id, value);
-    this.enqueue({ kind, id, data: JSON.stringify(value) });
+    const t = this.table(kind);
+    const before = t.has(id) ? t.get(id) : ABSENT;
+    t.set(id, value);
+    this.enqueue({ kind, id, data: JSON.stringify(value), before });
   }
 
   private del(kind: Kind, id: string): boolean {
-    const had = this.table(kind).delete(id);
-    if (had) this.enqueue({ kind, id, data: null });
+    const t = this.table(kind);
+    const before = t.has(id) ? t.get(id) : ABSENT;
+    const had = t.delete(id);
+    if (had) this.enqueue({ kind, id, data: null, before });
     return had;
   }
 
   private enqueue(op: Op): void {
-    this.queue.set(`${op.kind}\u0000${op.id}`, op);
+    const key = `${op.kind}\u0000${op.id}`;
+    // A second write to the row in the same batch keeps the state before the first.
+    const earlier = this.queue.get(key);
+    if (earlier) op.before = earlier.before;
+    this.queue.set(key, op);
     if (this.next) return;
     const run = this.chain
       .then(() => new Promise<void>((r) => setImmediate(r)))
@@ -260,6 +278,18 @@ export class SharedConfigStore extends GatewayStore {
       });
     } catch (e) {
       this.log.error({ err: (e as Error).message, writes: ops.length }, 'gateway: committing configuration to the shared database failed; reloading it');
+      // Take the refused writes back out of memory now (the reload cannot while the database is
+      // away), newest first, unless a later write to the same row is already queued.
+      for (const o of [...ops].reverse()) {
+        const later = this.queue.get(`${o.kind}\u0000${o.id}`);
+        if (later) {
+          later.before = o.before; // what it replaces never landed
+          continue;
+        }
+        if (o.before === ABSENT) this.table(o.kind).delete(o.id);
+        else this.table(o.kind).set(o.id, o.before);
+      }
+      this.rebuildAll();
       void this.reload();
       throw new HttpError(503, `the shared database did not take the change: ${(e as Error).message}`, { code: 'storage_unavailable' });
     }
