@@ -9,6 +9,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { alertmanagerBinary, startRealAlertmanager, type RealAlertmanager } from './real-alertmanager.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { NotifyPair, iso, settle } from './notify-pair.js';
+import { compareJson } from './diff-pair.js';
 
 const bin = alertmanagerBinary();
 
@@ -98,8 +100,6 @@ describe.skipIf(!bin)('notifications: webhook, against the real Alertmanager 0.2
       expect(r.status).toBe(200);
     }
   };
-  const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
-  const iso = (ms: number) => new Date(ms).toISOString();
 
   it('a new group, an alert joining it, a resolution, truncation, send_resolved: false and time intervals send what 0.25 sends', async () => {
     const t0 = Date.now() - 10_000;
@@ -158,5 +158,98 @@ describe.skipIf(!bin)('notifications: webhook, against the real Alertmanager 0.2
     expect(byGroup(got.ctl)).toEqual(byGroup(got.real));
     expect(got.ctl[0]!.headers['content-type']).toBe(got.real[0]!.headers['content-type']);
     expect(got.ctl[0]!.headers['user-agent']).toBe(got.real[0]!.headers['user-agent']);
+  });
+});
+
+/**
+ * Fan-out: routes that send one alert to several receivers. Sibling routes with the same matchers
+ * have the same group key in 0.25 but are separate groups (its dispatcher keys groups per route),
+ * and each receiver's notification log entry is its own.
+ */
+function fanOutConfig(base: string): string {
+  const hook = (name: string) => `  - name: ${name}
+    webhook_configs:
+      - url: ${base}/${name}
+        send_resolved: true
+`;
+  return `route:
+  receiver: rest
+  group_by: [alertname]
+  group_wait: 1s
+  group_interval: 2s
+  repeat_interval: 1h
+  routes:
+    # identical siblings to different receivers
+    - receiver: a
+      matchers: [team="fan"]
+      continue: true
+    - receiver: b
+      matchers: [team="fan"]
+    # nested continue: both children, then a later sibling of their parent
+    - receiver: a
+      matchers: [team="nest"]
+      continue: true
+      routes:
+        - receiver: b
+          matchers: [severity="page"]
+          continue: true
+        - receiver: c
+          matchers: [severity="page"]
+    - receiver: c
+      matchers: [team="nest"]
+      continue: true
+    # the same receiver on two routes
+    - receiver: a
+      matchers: [team="same"]
+      continue: true
+    - receiver: a
+      matchers: [severity="same"]
+receivers:
+${hook('a')}${hook('b')}${hook('c')}${hook('rest')}`;
+}
+
+describe.skipIf(!bin)('notifications: fan-out to several receivers, against the real Alertmanager 0.25', () => {
+  let pair: NotifyPair;
+  beforeAll(async () => {
+    pair = await NotifyPair.start(fanOutConfig);
+  });
+  afterAll(async () => {
+    await pair?.stop();
+  });
+
+  it('identical sibling routes, nested continue and one receiver on two routes each notify every route, firing then resolved, as 0.25 does', async () => {
+    const t0 = Date.now() - 10_000;
+    const alerts = [
+      { labels: { alertname: 'Fan', team: 'fan', instance: 'x' }, startsAt: iso(t0) },
+      { labels: { alertname: 'Fan', team: 'fan', instance: 'y' }, startsAt: iso(t0) },
+      { labels: { alertname: 'Nest', team: 'nest', severity: 'page' }, startsAt: iso(t0) },
+      { labels: { alertname: 'NestLow', team: 'nest', severity: 'low' }, startsAt: iso(t0) },
+      { labels: { alertname: 'Same', team: 'same', severity: 'same' }, startsAt: iso(t0) },
+    ];
+    await pair.post(alerts);
+    await settle(2000);
+    // The API lists one group per route, as 0.25 does.
+    const [realGroups, ctlGroups] = await pair.get('/api/v2/alerts/groups');
+    expect((realGroups as unknown[]).length).toBe(9);
+    // ctl adds `mutedBy` to an alert's status (0.25 does not have it yet).
+    const withoutMutedBy = JSON.parse(JSON.stringify(ctlGroups, (k, v: unknown) => (k === 'mutedBy' ? undefined : v)));
+    compareJson(realGroups, withoutMutedBy, 'GET /api/v2/alerts/groups', '$');
+    // One of each group resolves: every route that notified it is told.
+    await pair.post(alerts.map((a, i) => (i === 1 ? a : { ...a, endsAt: iso(Date.now() - 500) })));
+    await settle(3500);
+    const real = pair.byReceiverAndGroup('real');
+    // The shapes this case is about reached 0.25's receivers (the case checks itself).
+    expect(Object.keys(real).sort()).toEqual([
+      '/a {}/{severity="same"}:{alertname="Same"}',
+      '/a {}/{team="fan"}:{alertname="Fan"}',
+      '/a {}/{team="nest"}:{alertname="NestLow"}',
+      '/a {}/{team="same"}:{alertname="Same"}',
+      '/b {}/{team="fan"}:{alertname="Fan"}',
+      '/b {}/{team="nest"}/{severity="page"}:{alertname="Nest"}',
+      '/c {}/{team="nest"}/{severity="page"}:{alertname="Nest"}',
+      '/c {}/{team="nest"}:{alertname="Nest"}',
+      '/c {}/{team="nest"}:{alertname="NestLow"}',
+    ]);
+    pair.expectSame();
   });
 });

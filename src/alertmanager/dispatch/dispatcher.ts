@@ -40,6 +40,9 @@ export interface DispatcherDeps {
 }
 
 interface Group {
+  /** Where the dispatcher keeps the group: the route node's id and the group labels. */
+  id: string;
+  /** 0.25's group key (`{}/{team="a"}:{alertname="X"}`): the webhook's `groupKey`, the log's key. */
   key: string;
   route: RouteNode;
   labels: LabelSet;
@@ -95,10 +98,13 @@ export class Dispatcher {
       for (const route of matchRoutes(this.config.route, a.labels)) {
         const labels = groupLabels(route, a.labels);
         const key = `${this.keys.get(route)}:${labelSetString(labels)}`;
-        let g = this.groups.get(key);
+        // Groups are per route node, as 0.25's map per *Route: sibling routes with the same
+        // matchers have the same group key but are groups of their own (each notifies its receiver).
+        const id = `${route.id}\u0000${key}`;
+        let g = this.groups.get(id);
         if (!g) {
-          g = { key, route, labels, fps: new Set(), flushed: false, flushing: false };
-          this.groups.set(key, g);
+          g = { id, key, route, labels, fps: new Set(), flushed: false, flushing: false };
+          this.groups.set(id, g);
           this.schedule(g, route.groupWaitMs);
         }
         g.fps.add(a.fingerprint);
@@ -115,7 +121,7 @@ export class Dispatcher {
   }
 
   private async flush(g: Group): Promise<void> {
-    if (this.stopped || this.groups.get(g.key) !== g || g.flushing) return;
+    if (this.stopped || this.groups.get(g.id) !== g || g.flushing) return;
     g.flushing = true;
     g.flushed = true;
     const now = this.deps.clock.now();
@@ -159,7 +165,7 @@ export class Dispatcher {
     }
     if (g.fps.size === 0) {
       clearTimeout(g.timer);
-      this.groups.delete(g.key);
+      this.groups.delete(g.id);
     }
   }
 
