@@ -253,3 +253,54 @@ describe.skipIf(!bin)('notifications: fan-out to several receivers, against the 
     pair.expectSame();
   });
 });
+
+/** Timing with short intervals: what a silence over a whole group does to the notification log. */
+function timingConfig(base: string): string {
+  return `route:
+  receiver: hook
+  group_by: [alertname]
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: hook
+    webhook_configs:
+      - url: ${base}/hook
+        send_resolved: true
+`;
+}
+
+describe.skipIf(!bin)('notifications: silences over a whole group, against the real Alertmanager 0.25', () => {
+  let pair: NotifyPair;
+  beforeAll(async () => {
+    pair = await NotifyPair.start(timingConfig);
+  });
+  afterAll(async () => {
+    await pair?.stop();
+  });
+
+  it('an alert resolved while its whole group was silenced: nothing is sent when the silence ends, and the next change is notified against what was last sent', async () => {
+    const t0 = Date.now() - 10_000;
+    const a = { labels: { alertname: 'Quiet', instance: 'a' }, startsAt: iso(t0) };
+    const b = { labels: { alertname: 'Quiet', instance: 'b' }, startsAt: iso(t0) };
+    const c = { labels: { alertname: 'Lone', instance: 'c' }, startsAt: iso(t0) };
+    await pair.post([a, b, c]);
+    await settle(1800);
+    // Both groups were notified firing; now every alert of both is silenced.
+    await pair.silence('all', [{ name: 'instance', value: '.+', isRegex: true }], Date.now() + 3_600_000);
+    await settle(300);
+    await pair.post([{ ...a, endsAt: iso(Date.now() - 200) }, { ...c, endsAt: iso(Date.now() - 200) }]);
+    await settle(2500);
+    await pair.expire('all');
+    await settle(2500);
+    const quietAfterSilence = { real: pair.got.real.length, ctl: pair.got.ctl.length };
+    // The lone alert fires again (a new start): 0.25's log still holds it as firing, so nothing is sent.
+    await pair.post([{ ...c, startsAt: iso(Date.now() - 100) }]);
+    // b resolves: the log's last notification carried a and b firing, so b's resolution is sent.
+    await pair.post([{ ...b, endsAt: iso(Date.now() - 200) }]);
+    await settle(2500);
+    expect(quietAfterSilence.real).toBe(2);
+    expect(quietAfterSilence.ctl).toBe(quietAfterSilence.real);
+    pair.expectSame();
+  });
+});

@@ -89,8 +89,8 @@ export class NotifyPair {
   }
 
   /** A silence on both, remembered under `name`. */
-  async silence(name: string, matchers: { name: string; value: string }[], endsAt: number): Promise<void> {
-    const body = { matchers: matchers.map((m) => ({ ...m, isRegex: false })), startsAt: iso(Date.now() - 1000), endsAt: iso(endsAt), createdBy: 't', comment: name };
+  async silence(name: string, matchers: { name: string; value: string; isRegex: boolean }[], endsAt: number): Promise<void> {
+    const body = { matchers, startsAt: iso(Date.now() - 1000), endsAt: iso(endsAt), createdBy: 't', comment: name };
     const [t, o] = await this.both('/api/v2/silences', 'POST', () => body);
     this.silences.set(name, [((await t.json()) as { silenceID: string }).silenceID, ((await o.json()) as { silenceID: string }).silenceID]);
   }

@@ -143,8 +143,12 @@ export class Dispatcher {
       const timeMuted =
         (r.muteTimeIntervals.length > 0 && anyIntervalContains(r.muteTimeIntervals, intervals, now)) ||
         (r.activeTimeIntervals.length > 0 && !anyIntervalContains(r.activeTimeIntervals, intervals, now));
-      if (!timeMuted) {
-        const visible = snapshot.filter((s) => !this.deps.muted(s.alert, now));
+      const visible = timeMuted ? [] : snapshot.filter((s) => !this.deps.muted(s.alert, now));
+      // Nothing left once time intervals, silences and inhibitions had their say: 0.25's pipeline
+      // stops there, before the notification log is asked or written (the flush still counts as
+      // done). The log keeps what was last sent, so an alert that resolved under a silence over its
+      // whole group is not sent again when the silence ends, nor are the group's others re-sent.
+      if (visible.length > 0) {
         const alerts = visible.map((s) => notifyAlert(s.alert, s.resolved)).sort((x, y) => compareAlertOrder(x.labels, y.labels));
         const deadline = now + g.route.groupIntervalMs;
         const results = await Promise.all((this.integrations.get(g.route.receiver) ?? []).map((i) => this.notify(g, i, alerts, deadline)));
