@@ -240,6 +240,28 @@ export class Engine {
     return errors;
   }
 
+  /**
+   * Take a resolution another daemon of the cluster notified: each alert still firing here whose
+   * last state this daemon received (`updatedAt`) is older than that notification (`at`) ends at
+   * `at`. A daemon that was down or missed the resolving POST would otherwise go on sending it as
+   * firing. Returns the alerts changed.
+   */
+  resolveFromCluster(fps: readonly string[], at: number): Alert[] {
+    const now = this.clock.now();
+    const states: Alert[] = [];
+    for (const fp of fps) {
+      const a = this.alerts.get(fp);
+      // Still firing here, last heard of before the notification, started before it (not a new firing).
+      if (!a || a.endsAt <= now || a.updatedAt >= at || a.startsAt >= at || at > now) continue;
+      states.push({ ...a, endsAt: at, updatedAt: now, timeout: false, cache: undefined });
+    }
+    if (states.length === 0) return [];
+    this.alerts.put(states);
+    const stored = states.map((a) => this.alerts.get(a.fingerprint)!);
+    this.onStored?.(stored);
+    return stored;
+  }
+
   /** Called with the stored states of alerts after every POST (the dispatcher groups them). */
   onStored?: (alerts: Alert[]) => void;
 

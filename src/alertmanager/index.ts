@@ -171,6 +171,10 @@ export const alertmanagerComponent: ComponentDefinition = {
       alert: (fp) => engine.alerts.get(fp),
       alerts: () => engine.alerts.list(),
       muted: (a, now) => engine.muted(a, now),
+      resolvedElsewhere: (fps, at) => {
+        const changed = engine.resolveFromCluster(fps, at);
+        if (changed.length > 0) ctx.log.info({ alerts: changed.length }, 'alertmanager: alerts the cluster notified as resolved are resolved here too');
+      },
       metrics,
     });
     dispatcherRef = dispatcher;

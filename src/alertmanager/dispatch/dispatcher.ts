@@ -36,6 +36,11 @@ export interface DispatcherDeps {
   alerts(): readonly Alert[];
   /** True when a silence or an inhibition mutes the alert now. */
   muted(a: Alert, now: number): boolean;
+  /**
+   * Alerts firing here that the log shows resolved by a notification sent after this daemon last
+   * heard of them (another daemon of the cluster got the resolution): end them at `at`.
+   */
+  resolvedElsewhere?(fps: string[], at: number): void;
   metrics?: AlertmanagerMetrics;
 }
 
@@ -151,7 +156,8 @@ export class Dispatcher {
       if (visible.length > 0) {
         const alerts = visible.map((s) => notifyAlert(s.alert, s.resolved)).sort((x, y) => compareAlertOrder(x.labels, y.labels));
         const deadline = now + g.route.groupIntervalMs;
-        const results = await Promise.all((this.integrations.get(g.route.receiver) ?? []).map((i) => this.notify(g, i, alerts, deadline)));
+        const heard = new Map(visible.map((s) => [s.alert.fingerprint, s.alert.updatedAt]));
+        const results = await Promise.all((this.integrations.get(g.route.receiver) ?? []).map((i) => this.notify(g, i, alerts, deadline, heard)));
         delivered = results.every(Boolean);
       }
     } catch (e) {
@@ -174,16 +180,23 @@ export class Dispatcher {
   }
 
   /** One integration's part of a flush; false when its send failed. */
-  private async notify(g: Group, integration: Integration, all: NotifyAlert[], deadline: number): Promise<boolean> {
+  private async notify(g: Group, integration: Integration, all: NotifyAlert[], deadline: number, heard: Map<string, number>): Promise<boolean> {
     const receiver = g.route.receiver;
     const logKey = NotificationLog.key(g.key, receiver, integration.kind, integration.index);
-    const firing = new Set(all.filter((a) => !a.resolved).map((a) => a.fingerprint));
-    const resolved = new Set(all.filter((a) => a.resolved).map((a) => a.fingerprint));
     const now = this.deps.clock.now();
     // Held past the send's deadline: a daemon that dies mid-send leaves the key to another after that.
     const turn = await this.deps.nflog.begin(logKey, now, deadline - now + HOLD_MARGIN_MS);
     // Another daemon of the cluster is notifying for this key now; the next flush looks again.
     if (!turn) return false;
+    const overruled = resolvedSince(turn.entry, all, heard);
+    if (overruled.length > 0) {
+      // Not sent as firing again: they leave this flush, and the store takes the resolution.
+      const gone = new Set(overruled);
+      all = all.filter((a) => !gone.has(a.fingerprint));
+      this.deps.resolvedElsewhere?.(overruled, turn.entry!.at);
+    }
+    const firing = new Set(all.filter((a) => !a.resolved).map((a) => a.fingerprint));
+    const resolved = new Set(all.filter((a) => a.resolved).map((a) => a.fingerprint));
     let sent: NflogEntry | undefined;
     try {
       if (!needsUpdate(turn.entry, firing, resolved, integration.sendResolved, g.route.repeatIntervalMs, now)) return true;
@@ -231,6 +244,18 @@ export class Dispatcher {
     this.deps.log.error({ receiver, integration: name, err: last?.error }, `alertmanager: notify ${receiver} ${name} failed: ${last?.error ?? 'stopped'}`);
     return false;
   }
+}
+
+/**
+ * Firing alerts that the log's last notification carried as resolved, sent after this daemon last
+ * received them: the cluster resolved them while this daemon was down or missed the resolving POST.
+ */
+function resolvedSince(entry: NflogEntry | undefined, all: NotifyAlert[], heard: Map<string, number>): string[] {
+  if (!entry || entry.resolved.length === 0) return [];
+  const resolved = new Set(entry.resolved);
+  const out: string[] = [];
+  for (const a of all) if (!a.resolved && resolved.has(a.fingerprint) && (heard.get(a.fingerprint) ?? Infinity) < entry.at && a.startsAt < entry.at) out.push(a.fingerprint);
+  return out;
 }
 
 /** A stored alert as a notification carries it: a firing alert's end cleared (it has not ended). */
