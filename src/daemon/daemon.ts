@@ -36,6 +36,7 @@ import { createLogger } from './logger.js';
 import { stateArchive } from './state-archive.js';
 import { COMPONENTS } from './components.js';
 import { alertsEnabled, ComponentAlerts, type AlertSink } from './internal-alerts.js';
+import { ClusterAlerts } from './cluster-alerts.js';
 import type { createRateLimiter, RateLimiter } from '../ratelimit/index.js';
 
 export interface DaemonOptions {
@@ -94,6 +95,8 @@ export class Daemon implements DaemonControl {
   private egress!: Egress;
   /** ctl.yaml `storage:` connections, shared with the other daemons of a cluster. */
   private shared?: SharedState;
+  /** With storage.postgres: the cluster's one view of internal alerts (components post there). */
+  private clusterAlerts?: ClusterAlerts;
   private ips = new ClientIpResolver();
   private limiter?: RateLimiter;
   private readonly mutex = new Mutex();
@@ -180,6 +183,8 @@ export class Daemon implements DaemonControl {
     if ((this.startup.preInitListenAddress ?? this.opts.preInitListenAddress) && !this.clusterInitialised()) await this.startPreInit();
     for (const inst of this.instances.values()) await inst.start?.();
     for (const a of this.componentAlerts.values()) a.start();
+    // The alert manager holds the cluster's internal alerts from the start (its journal may hold older states).
+    this.syncClusterAlerts();
     this.state = 'ready';
     this.log.info(
       { socket: this.paths.socket, ms: Math.round(performance.now() - t0), processMs: Math.round(process.uptime() * 1000), createMs, servers: this.serverStatuses() },
@@ -212,6 +217,10 @@ export class Daemon implements DaemonControl {
       throw e;
     }
     this.shared = shared;
+    if (shared.postgres) {
+      const alertmanager = () => this.handles.get('alertmanager') as AlertSink | undefined;
+      this.clusterAlerts = await ClusterAlerts.open(shared.postgres, shared.daemonId, alertmanager, this.clock, this.log.child({ component: 'internal-alerts' }));
+    }
     this.log.info(
       { daemonId: shared.daemonId, postgres: storage.postgres ? redactUrl(storage.postgres) : undefined, redis: storage.redis ? redactUrl(storage.redis) : undefined },
       'shared storage connected',
@@ -276,6 +285,7 @@ export class Daemon implements DaemonControl {
     this.limiter?.register(def.name, instance.router.routes());
     this.down.delete(def.name);
     await instance.start?.();
+    if (def.name === 'alertmanager') this.syncClusterAlerts();
     this.log.info({ component: def.name }, `${def.name} is up`);
   }
 
@@ -342,7 +352,8 @@ export class Daemon implements DaemonControl {
       a = new ComponentAlerts(
         name,
         alertsEnabled(this.startup.sections.alerts, name),
-        () => this.handles.get('alertmanager') as AlertSink | undefined,
+        // With shared storage, the cluster's view (cluster-alerts.ts) posts to the alert manager.
+        () => this.clusterAlerts?.sink ?? (this.handles.get('alertmanager') as AlertSink | undefined),
         () => {
           const bound = this.slots.get(name)?.listener?.boundAddress;
           return bound ? `http://${bound}` : '';
@@ -555,12 +566,20 @@ export class Daemon implements DaemonControl {
     doc.set('storage', { ...s });
     writeFileAtomic(file, doc.toString(), 0o600);
     this.startup.storage = { ...s };
+    this.clusterAlerts?.close();
+    this.clusterAlerts = undefined;
     await this.shared?.postgres?.close();
     await this.shared?.redis?.close();
     this.shared = undefined;
     await this.connectSharedStorage();
     // Components take shared state when they are created: create them again on it.
     for (const def of this.defs) if (def.name !== 'core') await this.restartComponent(def).catch((e) => this.log.error({ component: def.name, err: (e as Error).message }, 'restart on the shared storage failed'));
+    this.syncClusterAlerts();
+  }
+
+  /** Post the cluster's internal alerts to this daemon's alert manager (it started or restarted). */
+  private syncClusterAlerts(): void {
+    void this.clusterAlerts?.sync();
   }
 
   get ratelimit(): RateLimitAdmin | undefined {
@@ -755,6 +774,7 @@ export class Daemon implements DaemonControl {
     await this.socket?.close(2000);
     await this.limiter?.close().catch(() => undefined);
     for (const s of this.stores) s.close();
+    this.clusterAlerts?.close();
     await this.shared?.postgres?.close();
     await this.shared?.redis?.close();
     await this.egress?.close().catch(() => undefined);

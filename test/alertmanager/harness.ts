@@ -1,5 +1,5 @@
 /** Test harness: the alertmanager component behind a real HTTP server on 127.0.0.1:0, with a manual clock. */
-import { NO_ALERTS } from '../../src/http/component.js';
+import { NO_ALERTS, type SharedState } from '../../src/http/component.js';
 import http from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,7 +32,7 @@ export interface Res {
 
 export const NOW = Date.parse('2030-01-01T00:00:00.000Z');
 
-export async function startHarness(opts: { config?: string; settings?: Record<string, unknown>; dir?: string; clock?: Clock } = {}): Promise<Harness> {
+export async function startHarness(opts: { config?: string; settings?: Record<string, unknown>; dir?: string; clock?: Clock; shared?: SharedState } = {}): Promise<Harness> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'ctl-am-'));
   if (opts.config !== undefined) writeFileSync(join(dir, 'alertmanager.yml'), opts.config);
   const clock = (opts.clock ?? new ManualClock(NOW)) as ManualClock;
@@ -58,6 +58,7 @@ export async function startHarness(opts: { config?: string; settings?: Record<st
       handleOf: () => undefined,
       alerts: NO_ALERTS,
       version: 'test',
+      ...(opts.shared ? { shared: opts.shared } : {}),
     });
     await instance.start?.();
     server = http.createServer(
