@@ -21,6 +21,16 @@ export class NodeAlerts {
     private readonly stuckAfter: number,
   ) {}
 
+  /**
+   * Another daemon polls now: this one's node alerts are resolved (with several daemons the
+   * cluster's state of each follows the poller's reports; kept firing here, they would never end).
+   */
+  withdraw(): void {
+    if (!this.alerts.enabled) return;
+    this.heights.clear();
+    for (const name of ['NodeOffline', 'NodeOutOfNetwork', 'NodeStuck']) this.alerts.reconcile(name, []);
+  }
+
   /** After a cycle: `polled` are the states it wrote. */
   async afterCycle(polled: readonly StateRow[]): Promise<void> {
     if (!this.alerts.enabled) return;

@@ -124,7 +124,7 @@ export async function createNodes(ctx: ComponentContext): Promise<ComponentInsta
     handle,
     start() {
       const opts = { runAtStart: true, ...(lease ? { lease } : {}) };
-      if (config.poll.enabled) scheduler.every('poll', config.poll.interval, () => track(poller.runCycle()), opts);
+      if (config.poll.enabled) scheduler.every('poll', config.poll.interval, () => track(poller.runCycle()), { ...opts, onLost: () => nodeAlerts.withdraw() });
       if (crawler.enabled) scheduler.every('crawl', config.crawl.interval, () => track(crawler.run()), opts);
       if (config.prices.url) scheduler.every('prices', config.prices.interval, () => track(handle.updatePrices()), opts);
       if (config.balances.rpc) scheduler.every('balances', config.balances.interval, () => track(handle.updateBalances()), opts);

@@ -17,14 +17,30 @@ export class Scheduler {
     private readonly log: Logger,
   ) {}
 
-  every(name: string, seconds: number, job: () => Promise<unknown>, opts: { runAtStart?: boolean; lease?: (name: string) => Promise<boolean> } = {}): void {
+  /**
+   * `onLost` runs when a turn finds the lease with another daemon after this one ran the job (what
+   * the job reported as its own, such as alerts, is left to the new holder).
+   */
+  every(
+    name: string,
+    seconds: number,
+    job: () => Promise<unknown>,
+    opts: { runAtStart?: boolean; lease?: (name: string) => Promise<boolean>; onLost?: () => void } = {},
+  ): void {
     const ms = seconds * 1000;
     let busy = false;
+    let held = false;
     const lease = opts.lease;
+    const turn = (mine: boolean) => {
+      const lost = held && !mine;
+      held = mine;
+      if (lost) opts.onLost?.();
+      return mine && !this.stopped ? job() : undefined;
+    };
     const fire = () => {
       if (this.stopped || busy) return;
       busy = true;
-      (lease ? lease(name).then((mine) => (mine && !this.stopped ? job() : undefined)) : job())
+      (lease ? lease(name).then(turn) : job())
         .catch((e: unknown) => this.log.error({ err: e, job: name }, 'scheduled job failed'))
         .finally(() => {
           busy = false;
