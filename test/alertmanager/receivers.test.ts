@@ -281,12 +281,95 @@ describe('http_config', () => {
   });
 });
 
+describe('pagerduty events as 0.25 builds them', () => {
+  it('v2: severity is "error" when the configuration leaves it empty, rendered when set', async () => {
+    const s = await recorder(() => [202, '{}']);
+    const [plain, set] = integrations(`    pagerduty_configs:\n      - url: ${s.url}/a\n        routing_key: k\n      - url: ${s.url}/b\n        routing_key: k\n        severity: '{{ .CommonLabels.alertname }}'\n`);
+    await plain!.send(notification());
+    await set!.send(notification());
+    const severity = s.seen.map((r) => (JSON.parse(r.body) as { payload: { severity: string } }).payload.severity);
+    expect(severity).toEqual(['error', 'DiskFull']);
+    await s.close();
+  });
+
+  it('v1: a resolve event carries the details (client and client_url stay trigger-only)', async () => {
+    const s = await recorder(() => [200, '{"status":"success"}'], await generateSelfSigned('pd-v1'));
+    const mapped = new Egress({ loopbackOnly: true, addressMap: { 'events.pagerduty.com:443': `127.0.0.1:${s.port}` } });
+    const c = loadConfig(`route:\n  receiver: r\nreceivers:\n  - name: r\n    pagerduty_configs:\n      - service_key: sk-1\n        http_config:\n          tls_config:\n            insecure_skip_verify: true\n`, dir);
+    const [i] = buildIntegrations(c.tree.receivers, mapped).get('r')!;
+    expect(await i!.send(notification([alert('db1', true)]))).toMatchObject({ ok: true });
+    const body = JSON.parse(s.seen[0]!.body) as Record<string, unknown>;
+    expect(Object.keys(body)).toEqual(['service_key', 'incident_key', 'event_type', 'description', 'event_action', 'payload', 'details']);
+    expect(body).toMatchObject({ event_type: 'resolve', details: { num_firing: '0', num_resolved: '1', firing: '' } });
+    await mapped.close();
+    await s.close();
+  });
+
+  it('an event over 512 kB has its details replaced by a note; a key that renders empty is refused', async () => {
+    const s = await recorder(() => [202, '{}']);
+    const [big, nokey] = integrations(
+      `    pagerduty_configs:\n      - url: ${s.url}/a\n        routing_key: k\n        details:\n          huge: '${'y'.repeat(520_000)}'\n      - url: ${s.url}/b\n        routing_key: '{{ .CommonLabels.nothing }}'\n`,
+    );
+    expect(await big!.send(notification())).toMatchObject({ ok: true });
+    const body = JSON.parse(s.seen[0]!.body) as { payload: { custom_details: unknown; summary: string } };
+    expect(body.payload.custom_details).toEqual({ error: 'Custom details have been removed because the original event exceeds the maximum size of 512KB' });
+    expect(body.payload.summary).toBe('[FIRING:2] DiskFull ');
+    expect(await nokey!.send(notification())).toEqual({ ok: false, retry: false, error: 'routing key cannot be empty' });
+    expect(s.seen).toHaveLength(1);
+    await s.close();
+  });
+});
+
+describe('User-Agent per integration, as 0.25 sends it', () => {
+  it('Alertmanager/0.25.0 on its own requests, Go’s default from Telegram’s library, the AWS SDK’s from SNS', async () => {
+    const s = await recorder((r) => [200, r.url.startsWith('/tg') ? '{"ok":true}' : '{}']);
+    const list = integrations(
+      `    webhook_configs:\n      - url: ${s.url}/hook\n    telegram_configs:\n      - api_url: ${s.url}/tg\n        bot_token: bt\n        chat_id: 7\n    sns_configs:\n      - api_url: ${s.url}/sns\n        topic_arn: arn:aws:sns:eu-west-1:1:t\n        sigv4:\n          region: eu-west-1\n          access_key: AKID\n          secret_key: SECRET\n`,
+    );
+    for (const i of list) expect(await i.send(notification())).toMatchObject({ ok: true });
+    const ua = Object.fromEntries(s.seen.map((r) => [r.url.split('/')[1], r.headers['user-agent']]));
+    const goArch = { x64: 'amd64', arm64: 'arm64' }[process.arch as string] ?? process.arch;
+    expect(ua).toEqual({ hook: 'Alertmanager/0.25.0', tg: 'Go-http-client/1.1', sns: `aws-sdk-go/1.44.133 (go1.19.8; ${process.platform}; ${goArch})` });
+    await s.close();
+  });
+});
+
 /** The hash constructor Smithy's signer takes, on node:crypto (HMAC when given a secret). */
 describe('sns', () => {
+  const snsConfig = (url: string, extra: string) => `    sns_configs:\n      - api_url: ${url}/sns\n        sigv4:\n          region: eu-west-1\n          access_key: AKID\n          secret_key: SECRET\n${extra}`;
+
+  it('sends an empty MessageAttributes= without attributes, the subject uncut, and a message cut on its byte limit', async () => {
+    const s = await recorder(() => [200, '<PublishResponse/>']);
+    const longSubject = `{{ template "__subject" . }}${'s'.repeat(150)}`;
+    const [topic, phone] = integrations(
+      snsConfig(s.url, `        topic_arn: arn:aws:sns:eu-west-1:1:t\n        subject: '${longSubject}'\n`) +
+        `      - api_url: ${s.url}/sms\n        phone_number: '+15550100'\n        sigv4:\n          region: eu-west-1\n          access_key: AKID\n          secret_key: SECRET\n        message: '${'a'.repeat(1599)}é tail'\n`,
+    );
+    expect(await topic!.send(notification())).toMatchObject({ ok: true });
+    expect(await phone!.send(notification())).toMatchObject({ ok: true });
+    const [t, p] = s.seen.map((r) => r.body);
+    expect(t).toMatch(/&MessageAttributes=&Subject=/);
+    expect(new URLSearchParams(t).get('Subject')).toBe(`[FIRING:2] DiskFull ${'s'.repeat(150)}`);
+    // The 1,600th byte is the first of "é": 0.25 cuts there, inside the character.
+    expect(p).toContain(`&Message=${'a'.repeat(1599)}%C3&MessageAttributes.entry.1.Name=truncated&MessageAttributes.entry.1.Value.DataType=String&MessageAttributes.entry.1.Value.StringValue=true&PhoneNumber=%2B15550100&Subject=`);
+    await s.close();
+  });
+
+  it('takes the region from sigv4.region or AWS_REGION, never from the topic ARN', async () => {
+    const [i] = integrations(`    sns_configs:\n      - api_url: http://127.0.0.1:1/\n        topic_arn: arn:aws:sns:eu-west-1:1:t\n        sigv4:\n          access_key: AKID\n          secret_key: SECRET\n`);
+    const saved = process.env.AWS_REGION;
+    delete process.env.AWS_REGION;
+    try {
+      expect(await i!.send(notification())).toEqual({ ok: false, retry: true, error: 'region not configured in sns.sigv4.region or in default credentials chain' });
+    } finally {
+      if (saved !== undefined) process.env.AWS_REGION = saved;
+    }
+  });
+
   it('signs Publish with SigV4 as the AWS SDK’s own signer computes it', async () => {
     const s = await recorder(() => [200, '<PublishResponse/>']);
     const [i] = integrations(
-      `    sns_configs:\n      - api_url: ${s.url}/sns\n        topic_arn: arn:aws:sns:eu-west-1:1:alerts.fifo\n        sigv4:\n          access_key: AKID\n          secret_key: SECRET\n`,
+      `    sns_configs:\n      - api_url: ${s.url}/sns\n        topic_arn: arn:aws:sns:eu-west-1:1:alerts.fifo\n        sigv4:\n          region: eu-west-1\n          access_key: AKID\n          secret_key: SECRET\n`,
     );
     expect(await i!.send(notification())).toMatchObject({ ok: true });
     const r = s.seen[0]!;
