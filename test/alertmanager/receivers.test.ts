@@ -22,6 +22,7 @@ import { buildIntegrations, type Integration, type Notification } from '../../sr
 import { GO_ZERO_MS } from '../../src/alertmanager/timefmt.js';
 import { generateSelfSigned } from '../../src/daemon/certificates.js';
 import { parseMail } from '../helpers/mail.js';
+import { createTestCa } from '../helpers/test-pki.js';
 
 interface Req {
   method: string;
@@ -461,6 +462,65 @@ describe('email', () => {
     expect(a).toEqual({ ok: false, retry: true, error: `'require_tls' is true (default) but "127.0.0.1:${plain.port}" does not advertise the STARTTLS extension` });
     expect(plain.mails).toHaveLength(0);
     await plain.close();
+  });
+
+  it('STARTTLS trusts tls_config.ca_file under server_name and shows the client certificate; PLAIN carries auth_identity; MAIL FROM as Go words it', async () => {
+    const pki = await createTestCa();
+    const srv = await pki.server(['smtp.example']);
+    const client = await pki.client('am-client');
+    for (const [name, text] of [['ca.pem', pki.ca], ['client.pem', client.cert], ['client.key', client.key]] as const) writeFileSync(join(dir, name), text);
+    const seen: { authzid?: string; user?: string; mailArgs?: unknown; peer?: string; commands: string[] } = { commands: [] };
+    const log = (_m: unknown, f: string, ...a: unknown[]) => void (f === 'C:' && seen.commands.push(String(a[0])));
+    const logger = { trace: log, debug: log, info: () => undefined, warn: () => undefined, error: () => undefined, fatal: () => undefined, child: () => logger };
+    const server = new SMTPServer({
+      key: srv.key,
+      cert: srv.cert,
+      requestCert: true,
+      rejectUnauthorized: false,
+      authMethods: ['PLAIN'],
+      authOptional: true,
+      logger: logger as never,
+      onSecure(socket, _s, cb) {
+        seen.peer = String((socket as import('node:tls').TLSSocket).getPeerCertificate().subject?.CN);
+        cb();
+      },
+      onAuth(auth, _s, cb) {
+        seen.authzid = (auth as { authzid?: string }).authzid;
+        seen.user = auth.username;
+        cb(null, { user: auth.username });
+      },
+      onMailFrom(address, _s, cb) {
+        seen.mailArgs = address.args;
+        cb();
+      },
+      onData(stream, _s, cb) {
+        stream.resume();
+        stream.on('end', () => cb());
+      },
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.server.address() as AddressInfo).port;
+    const tlsCfg = `        tls_config:\n          ca_file: ${join(dir, 'ca.pem')}\n          cert_file: ${join(dir, 'client.pem')}\n          key_file: ${join(dir, 'client.key')}\n`;
+    const auth = '        auth_username: ann\n        auth_password: pw\n        auth_identity: ops\n';
+    const [good] = integrations(emailConfig(port, `${auth}${tlsCfg}          server_name: smtp.example\n`));
+    expect(await good!.send(notification())).toMatchObject({ ok: true });
+    expect(seen).toMatchObject({ authzid: 'ops', user: 'ann', mailArgs: { BODY: '8BITMIME', SMTPUTF8: true }, peer: 'am-client' });
+    expect(seen.commands.filter((c) => /^(EHLO|STARTTLS|MAIL)/.test(c))).toEqual(['EHLO localhost', 'STARTTLS', 'EHLO localhost', 'MAIL FROM:<am@example.com> BODY=8BITMIME SMTPUTF8']);
+    // Without server_name the certificate (made for smtp.example) does not match 127.0.0.1.
+    const [wrongName] = integrations(emailConfig(port, `${auth}${tlsCfg}`));
+    expect(await wrongName!.send(notification())).toMatchObject({ ok: false, retry: true, error: expect.stringMatching(/IP: 127\.0\.0\.1 is not in the cert's list/) });
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  it('PLAIN is refused in the clear to anything but localhost, as Go refuses it', async () => {
+    const sink = await smtpSink({ mechanisms: ['PLAIN'] });
+    const mapped = new Egress({ loopbackOnly: true, addressMap: { 'mail.example:2525': `127.0.0.1:${sink.port}` } });
+    const c = loadConfig(`route:\n  receiver: r\nreceivers:\n  - name: r\n${emailConfig(0, '        require_tls: false\n        auth_username: ann\n        auth_password: pw\n').replace('127.0.0.1:0', 'mail.example:2525')}`, dir);
+    const [i] = buildIntegrations(c.tree.receivers, mapped).get('r')!;
+    expect(await i!.send(notification())).toMatchObject({ ok: false, retry: true, error: expect.stringContaining('*smtp.plainAuth auth: unencrypted connection') });
+    expect(sink.mails).toHaveLength(0);
+    await mapped.close();
+    await sink.close();
   });
 
   it('the default e-mail: subject line, Date and Message-Id, an HTML part with escaped values', async () => {

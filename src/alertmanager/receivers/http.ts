@@ -31,7 +31,8 @@ export interface HttpAnswer {
 
 const fileText = (path: string) => readFileSync(path, 'utf8').trim();
 
-function tlsOptions(tls: Obj | undefined): ConnectionOptions | undefined {
+/** prometheus/common's tls_config as Node TLS options (files read now). */
+export function tlsOptions(tls: Obj | undefined): ConnectionOptions | undefined {
   if (!tls) return undefined;
   const out: ConnectionOptions = {};
   if (tls.ca_file) out.ca = readFileSync(tls.ca_file);
