@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { composeGoMail, goQEncode, goQuotedPrintable, rfc1123z } from '../../src/alertmanager/receivers/go-mail.js';
+import { goHrefEscape, goHtmlEscape } from '../../src/alertmanager/template/email-page.js';
 
 describe('Go mail encoding', () => {
   it('Q-encodes a header only when it needs it, in words of at most 75 characters, newlines kept as =0A', () => {
@@ -50,5 +51,16 @@ describe('Go mail encoding', () => {
 
   it('dates in time.RFC1123Z with the local offset', () => {
     expect(rfc1123z(new Date(2026, 0, 2, 3, 4, 5))).toMatch(/^Fri, 02 Jan 2026 03:04:05 [+-]\d{4}$/);
+  });
+});
+
+describe('the e-mail page escapes values as html/template does', () => {
+  it('text: & \' < > " + and NUL; href: unsafe schemes become #ZgotmplZ, bytes outside URL syntax are %-encoded, then attribute-escaped', () => {
+    expect(goHtmlEscape('a+b <c> & "d" \'e\'\0')).toBe('a&#43;b &lt;c&gt; &amp; &#34;d&#34; &#39;e&#39;\ufffd');
+    expect(goHrefEscape('javascript:alert(1)')).toBe('#ZgotmplZ');
+    expect(goHrefEscape('JavaScript:x')).toBe('#ZgotmplZ');
+    expect(goHrefEscape('HTTPS://x/a b?q=1+2&r="é"')).toBe('HTTPS://x/a%20b?q=1&#43;2&amp;r=%22%c3%a9%22');
+    expect(goHrefEscape('/graph?g0.expr=up%3D1')).toBe('/graph?g0.expr=up%3D1');
+    expect(goHrefEscape('')).toBe('');
   });
 });

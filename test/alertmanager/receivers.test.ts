@@ -533,7 +533,7 @@ describe('email', () => {
     expect(m.headers.date).toMatch(/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} \+0000$/);
     expect(m.headers['message-id']).toMatch(/^<\d+\.\d+@.+>$/);
     expect(m.parts.map((p) => p.type)).toEqual(['text/html']);
-    expect(m.parts[0]!.body).toContain('instance = db&#60;1&#62;');
+    expect(m.parts[0]!.body).toContain('instance = db&lt;1&gt;<br');
     await sink.close();
   });
 });
