@@ -113,6 +113,12 @@ ${pdHttp}
         chat_id: 42
     discord_configs:
       - webhook_url: ${base}/discord
+        http_config:
+          oauth2:
+            client_id: am
+            client_secret: s3
+            token_url: ${base}/token
+            scopes: [alerts]
     webex_configs:
       - api_url: ${base}/webex
         room_id: room-1
@@ -247,6 +253,10 @@ describe.skipIf(!bin)('notifications: every receiver, against the real Alertmana
         record(who!, kind!, path!, req, b);
         if (kind === 'wechat' && path!.startsWith('/gettoken')) return void res.end('{"access_token":"tok-1","errcode":0}');
         if (kind === 'wechat') return void res.end('{"errcode":0,"errmsg":"ok"}');
+        if (kind === 'token') {
+          res.setHeader('content-type', 'application/json');
+          return void res.end('{"access_token":"tok-1","token_type":"Bearer","expires_in":3600}');
+        }
         if (kind === 'telegram') return void res.end('{"ok":true,"result":{"message_id":1,"date":0,"chat":{"id":42,"type":"private"}}}');
         if (kind!.startsWith('sns')) {
           res.setHeader('content-type', 'text/xml');
@@ -313,7 +323,7 @@ describe.skipIf(!bin)('notifications: every receiver, against the real Alertmana
     };
     const want = byKind(got.real);
     const have = byKind(got.ctl);
-    expect(Object.keys(want).sort()).toEqual(['discord', 'opsgenie', 'pagerduty', 'pdefault', 'pdvone', 'slack', 'sns', 'snsbare', 'telegram', 'victorops', 'webex', 'wechat']);
+    expect(Object.keys(want).sort()).toEqual(['discord', 'opsgenie', 'pagerduty', 'pdefault', 'pdvone', 'slack', 'sns', 'snsbare', 'telegram', 'token', 'victorops', 'webex', 'wechat']);
     // Requests of one notification may arrive in any order between receivers, not within one.
     for (const kind of Object.keys(want)) {
       if (JSON.stringify(have[kind]) !== JSON.stringify(want[kind])) console.log(kind, JSON.stringify({ real: want[kind], ctl: have[kind] }, null, 1));

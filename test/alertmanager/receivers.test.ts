@@ -245,6 +245,8 @@ describe('http_config', () => {
     expect(s.seen[0]!.headers.authorization).toBe(`Basic ${Buffer.from('am:s3').toString('base64')}`);
     expect(Object.fromEntries(new URLSearchParams(s.seen[0]!.body))).toEqual({ grant_type: 'client_credentials', scope: 'alerts write', audience: 'hooks' });
     expect(s.seen[1]!.headers.authorization).toBe('Bearer tok-9');
+    // 0.25 sends its own User-Agent on the token request too (the receivers differential checks it).
+    expect(s.seen.map((r) => r.headers['user-agent'])).toEqual(['Alertmanager/0.25.0', 'Alertmanager/0.25.0', 'Alertmanager/0.25.0']);
     await s.close();
   });
 

@@ -10,12 +10,9 @@ import type { ConnectionOptions } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import type { Egress } from '../../egress/index.js';
 import { OAuth2TokenSource } from './oauth2.js';
-import { failed, DELIVERED, type Attempt } from './types.js';
+import { failed, DELIVERED, USER_AGENT, type Attempt } from './types.js';
 
-/** What 0.25's own requests (notify.PostJSON, Get, Opsgenie's) carry; an integration may send its library's instead. */
-export const USER_AGENT = 'Alertmanager/0.25.0';
-/** Go's net/http default, sent by integrations whose library builds the request (Telegram's telebot). */
-export const GO_USER_AGENT = 'Go-http-client/1.1';
+export { GO_USER_AGENT, USER_AGENT } from './types.js';
 /** Connections to one receiver host at most; more notifications wait for one (keep-alive reuse). */
 const CONNECTIONS = 32;
 /** follow_redirects (default true): at most 10 hops, as Go's client; each hop passes the egress policy. */
