@@ -514,6 +514,20 @@ describe('email', () => {
     await new Promise<void>((r) => server.close(() => r()));
   });
 
+  it('auth_password_file wins over auth_password and is used byte for byte, as 0.25 reads it', async () => {
+    writeFileSync(join(dir, 'pw-exact'), 'pw');
+    writeFileSync(join(dir, 'pw-newline'), 'pw\n');
+    const sink = await smtpSink({ mechanisms: ['PLAIN'] });
+    const [exact, newline] = integrations(
+      emailConfig(sink.port, `        require_tls: false\n        auth_username: ann\n        auth_password: wrong\n        auth_password_file: ${join(dir, 'pw-exact')}\n`) +
+        `      - to: ops@example.com\n        from: am@example.com\n        smarthost: 127.0.0.1:${sink.port}\n        require_tls: false\n        auth_username: ann\n        auth_password_file: ${join(dir, 'pw-newline')}\n`,
+    );
+    expect(await exact!.send(notification())).toMatchObject({ ok: true });
+    expect(await newline!.send(notification())).toMatchObject({ ok: false, retry: true, error: expect.stringMatching(/535|[Aa]uthentication|credentials/) });
+    expect(sink.mails).toHaveLength(1);
+    await sink.close();
+  });
+
   it('PLAIN is refused in the clear to anything but localhost, as Go refuses it', async () => {
     const sink = await smtpSink({ mechanisms: ['PLAIN'] });
     const mapped = new Egress({ loopbackOnly: true, addressMap: { 'mail.example:2525': `127.0.0.1:${sink.port}` } });

@@ -8,10 +8,12 @@
  * is `server_name`, else the smarthost's host. EHLO names `hello` (default localhost).
  * Authentication is attempted when `auth_username` is set and the server offers AUTH: the first
  * mechanism of the server's list that has its credential (CRAM-MD5 with `auth_secret`, PLAIN with
- * `auth_password` and `auth_identity` as the authorization identity, which Go allows only over TLS
- * or to localhost, LOGIN with `auth_password`). MAIL FROM carries `BODY=8BITMIME` and `SMTPUTF8`
- * when the server offers them, as Go's net/smtp sends them. The message is go-mail.ts's.
+ * the password and `auth_identity` as the authorization identity, which Go allows only over TLS
+ * or to localhost, LOGIN with the password); the password is the bytes of `auth_password_file`
+ * when set, else `auth_password`. MAIL FROM carries `BODY=8BITMIME` and `SMTPUTF8` when the server
+ * offers them, as Go's net/smtp sends them. The message is go-mail.ts's.
  */
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { isIP, type Socket } from 'node:net';
 import { checkServerIdentity } from 'node:tls';
@@ -19,7 +21,7 @@ import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import addressparser from 'nodemailer/lib/addressparser';
 import type { Egress } from '../../egress/index.js';
 import { composeGoMail } from './go-mail.js';
-import { secretOf, tlsOptions } from './http.js';
+import { tlsOptions } from './http.js';
 import { expander } from './template-text.js';
 import { DELIVERED, failed, type Attempt, type Integration, type Notification, timeLeft } from './types.js';
 
@@ -58,7 +60,15 @@ function extensions(state: ConnectionState): Map<string, string> {
 /** 0.25's choice of mechanism from the server's list; undefined: no username (send without auth). */
 function mechanism(c: Obj, offered: string[]): { method: string; user: string; pass: string } | string | undefined {
   if (!c.auth_username) return undefined;
-  const password = () => secretOf(c.auth_password, c.auth_password_file);
+  // As 0.25 reads it: the file first, its bytes as they are (a trailing newline is part of the password).
+  const password = (): string | Error => {
+    if (!c.auth_password_file) return c.auth_password ?? '';
+    try {
+      return readFileSync(c.auth_password_file, 'utf8');
+    } catch (e) {
+      return new Error(`could not read ${c.auth_password_file}: ${(e as Error).message}`);
+    }
+  };
   const errors: string[] = [];
   for (const m of offered) {
     if (m === 'CRAM-MD5') {
@@ -66,7 +76,8 @@ function mechanism(c: Obj, offered: string[]): { method: string; user: string; p
       else return { method: m, user: c.auth_username, pass: c.auth_secret };
     } else if (m === 'PLAIN' || m === 'LOGIN') {
       const pass = password();
-      if (!pass) errors.push(`missing password for ${m} auth mechanism`);
+      if (pass instanceof Error) errors.push(pass.message);
+      else if (!pass) errors.push(`missing password for ${m} auth mechanism`);
       else return { method: m, user: c.auth_username, pass };
     }
   }
