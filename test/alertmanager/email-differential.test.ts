@@ -10,7 +10,8 @@
  *
  * Cases: STARTTLS with tls_config (a test CA, a client certificate, server_name) and AUTH PLAIN
  * with auth_identity, the default HTML page and a text part; a plain session with a subject holding
- * a newline and non-ASCII text and a text part that renders empty; implicit TLS on port 465.
+ * a newline and non-ASCII text and a text part that renders empty; implicit TLS on port 465, with
+ * require_tls off (delivered) and left on (0.25 gives up after EHLO: such a server offers no STARTTLS).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
@@ -52,6 +53,9 @@ route:
   group_wait: 1s
   group_interval: 2s
   repeat_interval: 1h
+  routes:
+    - matchers: ['alertname="StrictTls"']
+      receiver: ${o.tlsHost ? 'strict' : 'mail'}
 receivers:
   - name: mail
     email_configs:
@@ -89,6 +93,14 @@ ${
           X-Case: implicit-tls
         tls_config:
           ca_file: ${o.ca}
+  - name: strict
+    email_configs:
+      - to: ops@example.com
+        smarthost: ${o.tlsHost}:465
+        headers:
+          X-Case: implicit-tls-require-tls
+        tls_config:
+          ca_file: ${o.ca}
 `
     : ''
 }`;
@@ -107,6 +119,8 @@ function normalise(raw: string): string {
 describe.skipIf(!bin)('e-mail: every byte on the SMTP wire, against the real Alertmanager 0.25', () => {
   const dir = mkdtempSync(join(tmpdir(), 'am-email-diff-'));
   const sessions: Record<string, Session[]> = { real: [], ctl: [] };
+  /** Every conversation on the port-465 servers, delivered or not. */
+  const implicitConversations: Record<string, string[]> = { real: [], ctl: [] };
   const servers: SMTPServer[] = [];
   let real: RealAlertmanager;
   let d: TestDaemon;
@@ -145,6 +159,9 @@ describe.skipIf(!bin)('e-mail: every byte on the SMTP wire, against the real Ale
         const a = auth as typeof auth & { authzid?: string };
         session(s.id).auth = { method: a.method, username: a.username!, authzid: a.authzid, password: a.password };
         cb(null, { user: a.username });
+      },
+      onClose(s) {
+        if (listen.secure && byId.has(s.id)) implicitConversations[who]!.push(byId.get(s.id)!.commands.join(' | '));
       },
       onData(stream, s, cb) {
         const chunks: Buffer[] = [];
@@ -217,6 +234,8 @@ describe.skipIf(!bin)('e-mail: every byte on the SMTP wire, against the real Ale
       { labels: { alertname: 'DiskFull', instance: 'db2', severity: 'critical' }, annotations: { summary: 'disk "full" & 95% \u2265 limit' }, startsAt: t0, ...(end ? { endsAt: end } : {}) },
     ];
     await post(alerts());
+    // Its own group (a failing integration retries until the next flush, whatever the others do).
+    if (implicitTls) await post([{ labels: { alertname: 'StrictTls' }, annotations: {}, startsAt: t0 }]);
     await settle(1500);
     await caughtUp(perPhase);
     await post(alerts(new Date(Date.now() - 100).toISOString()));
@@ -238,5 +257,14 @@ describe.skipIf(!bin)('e-mail: every byte on the SMTP wire, against the real Ale
       if (JSON.stringify(have[k]) !== JSON.stringify(want[k])) console.log(k, JSON.stringify({ real: want[k], ctl: have[k] }, null, 1));
     }
     expect(have).toEqual(want);
+    if (implicitTls) {
+      // require_tls left at its default on port 465: 0.25 asks the TLS server for STARTTLS, is not
+      // offered it and gives up after EHLO, every time; so must ctl.
+      const conversations = (who: string) => [...implicitConversations[who]!].sort();
+      const failedOnes = (who: string) => conversations(who).filter((c) => !c.includes('DATA'));
+      expect(failedOnes('real').length).toBeGreaterThan(0);
+      expect(new Set(failedOnes('real'))).toEqual(new Set(['EHLO localhost | QUIT']));
+      expect(new Set(failedOnes('ctl'))).toEqual(new Set(failedOnes('real')));
+    }
   });
 });
