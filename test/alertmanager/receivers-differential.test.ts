@@ -7,12 +7,17 @@
  * and message ids, MIME boundaries).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { alertmanagerBinary, startRealAlertmanager, type RealAlertmanager } from './real-alertmanager.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { parseMail } from '../helpers/mail.js';
+import { createTestCa } from '../helpers/test-pki.js';
 
 const bin = alertmanagerBinary();
 const EXTERNAL = 'http://am.example:9093';
@@ -23,10 +28,16 @@ interface Got {
   path: string;
   contentType: string;
   authorization: string;
+  userAgent: string;
   body: string;
 }
 
-function config(sink: string, who: string, smtpPort: number): string {
+/**
+ * `pdHttp`: the http_config of the PagerDuty v1 receiver, whose URL is fixed at
+ * events.pagerduty.com: the real server reaches the sink through a CONNECT proxy, ctl through its
+ * egress address map; both trust the sink's certificate through tls_config.ca_file.
+ */
+function config(sink: string, who: string, smtpPort: number, pdHttp: string): string {
   const base = `${sink}/${who}`;
   return `global:
   resolve_timeout: 5m
@@ -62,6 +73,14 @@ receivers:
         images:
           - src: 'http://img/x.png'
             alt: graph
+      - url: ${base}/pdefault
+        routing_key: rk-default
+      - service_key: sk-v1
+        client: ctl-test
+        details:
+          extra: '{{ len .Alerts }} alerts'
+        http_config:
+${pdHttp}
     opsgenie_configs:
       - api_url: ${base}/opsgenie/
         api_key: og-key
@@ -94,6 +113,12 @@ receivers:
         chat_id: 42
     discord_configs:
       - webhook_url: ${base}/discord
+        http_config:
+          oauth2:
+            client_id: am
+            client_secret: s3
+            token_url: ${base}/token
+            scopes: [alerts]
     webex_configs:
       - api_url: ${base}/webex
         room_id: room-1
@@ -109,6 +134,12 @@ receivers:
           secret_key: wJalrXUtnFEMI
         attributes:
           env: prod
+      - api_url: ${base}/snsbare
+        topic_arn: arn:aws:sns:us-east-1:123456789012:bare
+        sigv4:
+          region: us-east-1
+          access_key: AKIDEXAMPLE
+          secret_key: wJalrXUtnFEMI
     email_configs:
       - to: 'ops@example.com, Dev Team <dev@example.com>'
         from: am@example.com
@@ -125,7 +156,7 @@ receivers:
 /** What may differ between the two: signature times, the SNS answer, mail dates and ids. */
 function normalise(g: Got): Got {
   const out = { ...g };
-  if (g.kind === 'sns') out.authorization = out.authorization.replace(/Credential=[^/]+\/\d{8}\//, 'Credential=K/DAY/').replace(/Signature=[0-9a-f]+/, 'Signature=S');
+  if (g.kind.startsWith('sns')) out.authorization = out.authorization.replace(/Credential=[^/]+\/\d{8}\//, 'Credential=K/DAY/').replace(/Signature=[0-9a-f]+/, 'Signature=S');
   return out;
 }
 
@@ -136,6 +167,8 @@ describe.skipIf(!bin)('notifications: every receiver, against the real Alertmana
   const mails: Record<string, { from: string; to: string[]; raw: string }[]> = { real: [], ctl: [] };
   let real: RealAlertmanager;
   let d: TestDaemon;
+  const closers: (() => Promise<void>)[] = [];
+  const dir = mkdtempSync(join(tmpdir(), 'am-receivers-diff-'));
 
   const startSmtp = async (who: string) => {
     const server = new SMTPServer({
@@ -154,37 +187,101 @@ describe.skipIf(!bin)('notifications: every receiver, against the real Alertmana
     smtp[who] = { server, port: (server.server.address() as AddressInfo).port };
   };
 
-  beforeAll(async () => {
-    sink = createServer((req, res) => {
+  const record = (who: string, kind: string, path: string, req: IncomingMessage, body: string) =>
+    got[who]!.push({
+      kind,
+      method: req.method!,
+      path,
+      contentType: String(req.headers['content-type'] ?? ''),
+      authorization: String(req.headers.authorization ?? ''),
+      userAgent: String(req.headers['user-agent'] ?? ''),
+      body,
+    });
+  const bodyOf = (req: IncomingMessage) =>
+    new Promise<string>((resolve) => {
       let b = '';
       req.on('data', (c) => (b += c));
-      req.on('end', () => {
+      req.on('end', () => resolve(b));
+    });
+
+  /** The PagerDuty v1 endpoint, for one of the two senders (HTTPS, a certificate for events.pagerduty.com). */
+  const startPagerdutyV1 = async (who: string, tls: { cert: string; key: string }) => {
+    const server = createHttpsServer(tls, async (req, res) => {
+      record(who, 'pdvone', req.url ?? '', req, await bodyOf(req));
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"success","message":"Event processed","incident_key":"k"}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    closers.push(() => new Promise((r) => server.close(() => r())));
+    return (server.address() as AddressInfo).port;
+  };
+
+  /** A CONNECT proxy that tunnels every destination to one loopback port (the real server's way to the v1 endpoint). */
+  const startTunnel = async (to: number) => {
+    const proxy = createServer((_q, res) => res.writeHead(405).end());
+    const sockets = new Set<Socket>();
+    proxy.on('connect', (_req: IncomingMessage, client: Socket, head: Buffer) => {
+      sockets.add(client);
+      const upstream = connect(to, '127.0.0.1', () => {
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      upstream.on('error', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    closers.push(() => new Promise((r) => (sockets.forEach((s) => s.destroy()), proxy.close(() => r()))));
+    return (proxy.address() as AddressInfo).port;
+  };
+
+  beforeAll(async () => {
+    const pki = await createTestCa();
+    const pdTls = await pki.server(['events.pagerduty.com']);
+    writeFileSync(join(dir, 'ca.pem'), pki.ca);
+    const pdReal = await startPagerdutyV1('real', pdTls);
+    const pdCtl = await startPagerdutyV1('ctl', pdTls);
+    const tunnel = await startTunnel(pdReal);
+    const caFile = join(dir, 'ca.pem');
+    const pdHttp = (proxy?: number) => `${proxy ? `          proxy_url: http://127.0.0.1:${proxy}\n` : ''}          tls_config:\n            ca_file: ${caFile}`;
+    sink = createServer(async (req, res) => {
+      const b = await bodyOf(req);
+      {
         const m = /^\/(real|ctl)\/([a-z]+)(.*)$/.exec(req.url ?? '');
         if (!m) return void res.writeHead(404).end();
         const [, who, kind, path] = m;
-        got[who!]!.push({ kind: kind!, method: req.method!, path: path!, contentType: String(req.headers['content-type'] ?? ''), authorization: String(req.headers.authorization ?? ''), body: b });
+        record(who!, kind!, path!, req, b);
         if (kind === 'wechat' && path!.startsWith('/gettoken')) return void res.end('{"access_token":"tok-1","errcode":0}');
         if (kind === 'wechat') return void res.end('{"errcode":0,"errmsg":"ok"}');
+        if (kind === 'token') {
+          res.setHeader('content-type', 'application/json');
+          return void res.end('{"access_token":"tok-1","token_type":"Bearer","expires_in":3600}');
+        }
         if (kind === 'telegram') return void res.end('{"ok":true,"result":{"message_id":1,"date":0,"chat":{"id":42,"type":"private"}}}');
-        if (kind === 'sns') {
+        if (kind!.startsWith('sns')) {
           res.setHeader('content-type', 'text/xml');
           return void res.end('<PublishResponse xmlns="http://sns.amazonaws.com/doc/2010-03-31/"><PublishResult><MessageId>m-1</MessageId></PublishResult><ResponseMetadata><RequestId>r-1</RequestId></ResponseMetadata></PublishResponse>');
         }
         res.end('{}');
-      });
+      }
     });
     await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
     const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`;
     await startSmtp('real');
     await startSmtp('ctl');
-    real = await startRealAlertmanager(config(sinkUrl, 'real', smtp.real!.port), [`--web.external-url=${EXTERNAL}`]);
-    d = await startDaemon({ files: { 'alertmanager.yml': config(sinkUrl, 'ctl', smtp.ctl!.port) }, ctlYaml: { alertmanager: { 'external-url': EXTERNAL } } });
+    real = await startRealAlertmanager(config(sinkUrl, 'real', smtp.real!.port, pdHttp(tunnel)), [`--web.external-url=${EXTERNAL}`]);
+    d = await startDaemon({
+      files: { 'alertmanager.yml': config(sinkUrl, 'ctl', smtp.ctl!.port, pdHttp()) },
+      ctlYaml: { alertmanager: { 'external-url': EXTERNAL }, egress: { 'address-map': { 'events.pagerduty.com:443': `127.0.0.1:${pdCtl}` } } },
+    });
   });
   afterAll(async () => {
     await real?.stop();
     await d?.cleanup();
     await new Promise((r) => sink.close(r));
     for (const s of Object.values(smtp)) await new Promise<void>((r) => s.server.close(() => r()));
+    for (const c of closers) await c();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   const post = async (alerts: unknown[]) => {
@@ -226,7 +323,7 @@ describe.skipIf(!bin)('notifications: every receiver, against the real Alertmana
     };
     const want = byKind(got.real);
     const have = byKind(got.ctl);
-    expect(Object.keys(want).sort()).toEqual(['discord', 'opsgenie', 'pagerduty', 'slack', 'sns', 'telegram', 'victorops', 'webex', 'wechat']);
+    expect(Object.keys(want).sort()).toEqual(['discord', 'opsgenie', 'pagerduty', 'pdefault', 'pdvone', 'slack', 'sns', 'snsbare', 'telegram', 'token', 'victorops', 'webex', 'wechat']);
     // Requests of one notification may arrive in any order between receivers, not within one.
     for (const kind of Object.keys(want)) {
       if (JSON.stringify(have[kind]) !== JSON.stringify(want[kind])) console.log(kind, JSON.stringify({ real: want[kind], ctl: have[kind] }, null, 1));

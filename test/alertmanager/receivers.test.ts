@@ -22,6 +22,7 @@ import { buildIntegrations, type Integration, type Notification } from '../../sr
 import { GO_ZERO_MS } from '../../src/alertmanager/timefmt.js';
 import { generateSelfSigned } from '../../src/daemon/certificates.js';
 import { parseMail } from '../helpers/mail.js';
+import { createTestCa } from '../helpers/test-pki.js';
 
 interface Req {
   method: string;
@@ -244,6 +245,8 @@ describe('http_config', () => {
     expect(s.seen[0]!.headers.authorization).toBe(`Basic ${Buffer.from('am:s3').toString('base64')}`);
     expect(Object.fromEntries(new URLSearchParams(s.seen[0]!.body))).toEqual({ grant_type: 'client_credentials', scope: 'alerts write', audience: 'hooks' });
     expect(s.seen[1]!.headers.authorization).toBe('Bearer tok-9');
+    // 0.25 sends its own User-Agent on the token request too (the receivers differential checks it).
+    expect(s.seen.map((r) => r.headers['user-agent'])).toEqual(['Alertmanager/0.25.0', 'Alertmanager/0.25.0', 'Alertmanager/0.25.0']);
     await s.close();
   });
 
@@ -281,12 +284,95 @@ describe('http_config', () => {
   });
 });
 
+describe('pagerduty events as 0.25 builds them', () => {
+  it('v2: severity is "error" when the configuration leaves it empty, rendered when set', async () => {
+    const s = await recorder(() => [202, '{}']);
+    const [plain, set] = integrations(`    pagerduty_configs:\n      - url: ${s.url}/a\n        routing_key: k\n      - url: ${s.url}/b\n        routing_key: k\n        severity: '{{ .CommonLabels.alertname }}'\n`);
+    await plain!.send(notification());
+    await set!.send(notification());
+    const severity = s.seen.map((r) => (JSON.parse(r.body) as { payload: { severity: string } }).payload.severity);
+    expect(severity).toEqual(['error', 'DiskFull']);
+    await s.close();
+  });
+
+  it('v1: a resolve event carries the details (client and client_url stay trigger-only)', async () => {
+    const s = await recorder(() => [200, '{"status":"success"}'], await generateSelfSigned('pd-v1'));
+    const mapped = new Egress({ loopbackOnly: true, addressMap: { 'events.pagerduty.com:443': `127.0.0.1:${s.port}` } });
+    const c = loadConfig(`route:\n  receiver: r\nreceivers:\n  - name: r\n    pagerduty_configs:\n      - service_key: sk-1\n        http_config:\n          tls_config:\n            insecure_skip_verify: true\n`, dir);
+    const [i] = buildIntegrations(c.tree.receivers, mapped).get('r')!;
+    expect(await i!.send(notification([alert('db1', true)]))).toMatchObject({ ok: true });
+    const body = JSON.parse(s.seen[0]!.body) as Record<string, unknown>;
+    expect(Object.keys(body)).toEqual(['service_key', 'incident_key', 'event_type', 'description', 'event_action', 'payload', 'details']);
+    expect(body).toMatchObject({ event_type: 'resolve', details: { num_firing: '0', num_resolved: '1', firing: '' } });
+    await mapped.close();
+    await s.close();
+  });
+
+  it('an event over 512 kB has its details replaced by a note; a key that renders empty is refused', async () => {
+    const s = await recorder(() => [202, '{}']);
+    const [big, nokey] = integrations(
+      `    pagerduty_configs:\n      - url: ${s.url}/a\n        routing_key: k\n        details:\n          huge: '${'y'.repeat(520_000)}'\n      - url: ${s.url}/b\n        routing_key: '{{ .CommonLabels.nothing }}'\n`,
+    );
+    expect(await big!.send(notification())).toMatchObject({ ok: true });
+    const body = JSON.parse(s.seen[0]!.body) as { payload: { custom_details: unknown; summary: string } };
+    expect(body.payload.custom_details).toEqual({ error: 'Custom details have been removed because the original event exceeds the maximum size of 512KB' });
+    expect(body.payload.summary).toBe('[FIRING:2] DiskFull ');
+    expect(await nokey!.send(notification())).toEqual({ ok: false, retry: false, error: 'routing key cannot be empty' });
+    expect(s.seen).toHaveLength(1);
+    await s.close();
+  });
+});
+
+describe('User-Agent per integration, as 0.25 sends it', () => {
+  it('Alertmanager/0.25.0 on its own requests, Go’s default from Telegram’s library, the AWS SDK’s from SNS', async () => {
+    const s = await recorder((r) => [200, r.url.startsWith('/tg') ? '{"ok":true}' : '{}']);
+    const list = integrations(
+      `    webhook_configs:\n      - url: ${s.url}/hook\n    telegram_configs:\n      - api_url: ${s.url}/tg\n        bot_token: bt\n        chat_id: 7\n    sns_configs:\n      - api_url: ${s.url}/sns\n        topic_arn: arn:aws:sns:eu-west-1:1:t\n        sigv4:\n          region: eu-west-1\n          access_key: AKID\n          secret_key: SECRET\n`,
+    );
+    for (const i of list) expect(await i.send(notification())).toMatchObject({ ok: true });
+    const ua = Object.fromEntries(s.seen.map((r) => [r.url.split('/')[1], r.headers['user-agent']]));
+    const goArch = { x64: 'amd64', arm64: 'arm64' }[process.arch as string] ?? process.arch;
+    expect(ua).toEqual({ hook: 'Alertmanager/0.25.0', tg: 'Go-http-client/1.1', sns: `aws-sdk-go/1.44.133 (go1.19.8; ${process.platform}; ${goArch})` });
+    await s.close();
+  });
+});
+
 /** The hash constructor Smithy's signer takes, on node:crypto (HMAC when given a secret). */
 describe('sns', () => {
+  const snsConfig = (url: string, extra: string) => `    sns_configs:\n      - api_url: ${url}/sns\n        sigv4:\n          region: eu-west-1\n          access_key: AKID\n          secret_key: SECRET\n${extra}`;
+
+  it('sends an empty MessageAttributes= without attributes, the subject uncut, and a message cut on its byte limit', async () => {
+    const s = await recorder(() => [200, '<PublishResponse/>']);
+    const longSubject = `{{ template "__subject" . }}${'s'.repeat(150)}`;
+    const [topic, phone] = integrations(
+      snsConfig(s.url, `        topic_arn: arn:aws:sns:eu-west-1:1:t\n        subject: '${longSubject}'\n`) +
+        `      - api_url: ${s.url}/sms\n        phone_number: '+15550100'\n        sigv4:\n          region: eu-west-1\n          access_key: AKID\n          secret_key: SECRET\n        message: '${'a'.repeat(1599)}é tail'\n`,
+    );
+    expect(await topic!.send(notification())).toMatchObject({ ok: true });
+    expect(await phone!.send(notification())).toMatchObject({ ok: true });
+    const [t, p] = s.seen.map((r) => r.body);
+    expect(t).toMatch(/&MessageAttributes=&Subject=/);
+    expect(new URLSearchParams(t).get('Subject')).toBe(`[FIRING:2] DiskFull ${'s'.repeat(150)}`);
+    // The 1,600th byte is the first of "é": 0.25 cuts there, inside the character.
+    expect(p).toContain(`&Message=${'a'.repeat(1599)}%C3&MessageAttributes.entry.1.Name=truncated&MessageAttributes.entry.1.Value.DataType=String&MessageAttributes.entry.1.Value.StringValue=true&PhoneNumber=%2B15550100&Subject=`);
+    await s.close();
+  });
+
+  it('takes the region from sigv4.region or AWS_REGION, never from the topic ARN', async () => {
+    const [i] = integrations(`    sns_configs:\n      - api_url: http://127.0.0.1:1/\n        topic_arn: arn:aws:sns:eu-west-1:1:t\n        sigv4:\n          access_key: AKID\n          secret_key: SECRET\n`);
+    const saved = process.env.AWS_REGION;
+    delete process.env.AWS_REGION;
+    try {
+      expect(await i!.send(notification())).toEqual({ ok: false, retry: true, error: 'region not configured in sns.sigv4.region or in default credentials chain' });
+    } finally {
+      if (saved !== undefined) process.env.AWS_REGION = saved;
+    }
+  });
+
   it('signs Publish with SigV4 as the AWS SDK’s own signer computes it', async () => {
     const s = await recorder(() => [200, '<PublishResponse/>']);
     const [i] = integrations(
-      `    sns_configs:\n      - api_url: ${s.url}/sns\n        topic_arn: arn:aws:sns:eu-west-1:1:alerts.fifo\n        sigv4:\n          access_key: AKID\n          secret_key: SECRET\n`,
+      `    sns_configs:\n      - api_url: ${s.url}/sns\n        topic_arn: arn:aws:sns:eu-west-1:1:alerts.fifo\n        sigv4:\n          region: eu-west-1\n          access_key: AKID\n          secret_key: SECRET\n`,
     );
     expect(await i!.send(notification())).toMatchObject({ ok: true });
     const r = s.seen[0]!;
@@ -380,6 +466,79 @@ describe('email', () => {
     await plain.close();
   });
 
+  it('STARTTLS trusts tls_config.ca_file under server_name and shows the client certificate; PLAIN carries auth_identity; MAIL FROM as Go words it', async () => {
+    const pki = await createTestCa();
+    const srv = await pki.server(['smtp.example']);
+    const client = await pki.client('am-client');
+    for (const [name, text] of [['ca.pem', pki.ca], ['client.pem', client.cert], ['client.key', client.key]] as const) writeFileSync(join(dir, name), text);
+    const seen: { authzid?: string; user?: string; mailArgs?: unknown; peer?: string; commands: string[] } = { commands: [] };
+    const log = (_m: unknown, f: string, ...a: unknown[]) => void (f === 'C:' && seen.commands.push(String(a[0])));
+    const logger = { trace: log, debug: log, info: () => undefined, warn: () => undefined, error: () => undefined, fatal: () => undefined, child: () => logger };
+    const server = new SMTPServer({
+      key: srv.key,
+      cert: srv.cert,
+      requestCert: true,
+      rejectUnauthorized: false,
+      authMethods: ['PLAIN'],
+      authOptional: true,
+      logger: logger as never,
+      onSecure(socket, _s, cb) {
+        seen.peer = String((socket as import('node:tls').TLSSocket).getPeerCertificate().subject?.CN);
+        cb();
+      },
+      onAuth(auth, _s, cb) {
+        seen.authzid = (auth as { authzid?: string }).authzid;
+        seen.user = auth.username;
+        cb(null, { user: auth.username });
+      },
+      onMailFrom(address, _s, cb) {
+        seen.mailArgs = address.args;
+        cb();
+      },
+      onData(stream, _s, cb) {
+        stream.resume();
+        stream.on('end', () => cb());
+      },
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.server.address() as AddressInfo).port;
+    const tlsCfg = `        tls_config:\n          ca_file: ${join(dir, 'ca.pem')}\n          cert_file: ${join(dir, 'client.pem')}\n          key_file: ${join(dir, 'client.key')}\n`;
+    const auth = '        auth_username: ann\n        auth_password: pw\n        auth_identity: ops\n';
+    const [good] = integrations(emailConfig(port, `${auth}${tlsCfg}          server_name: smtp.example\n`));
+    expect(await good!.send(notification())).toMatchObject({ ok: true });
+    expect(seen).toMatchObject({ authzid: 'ops', user: 'ann', mailArgs: { BODY: '8BITMIME', SMTPUTF8: true }, peer: 'am-client' });
+    expect(seen.commands.filter((c) => /^(EHLO|STARTTLS|MAIL)/.test(c))).toEqual(['EHLO localhost', 'STARTTLS', 'EHLO localhost', 'MAIL FROM:<am@example.com> BODY=8BITMIME SMTPUTF8']);
+    // Without server_name the certificate (made for smtp.example) does not match 127.0.0.1.
+    const [wrongName] = integrations(emailConfig(port, `${auth}${tlsCfg}`));
+    expect(await wrongName!.send(notification())).toMatchObject({ ok: false, retry: true, error: expect.stringMatching(/IP: 127\.0\.0\.1 is not in the cert's list/) });
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  it('auth_password_file wins over auth_password and is used byte for byte, as 0.25 reads it', async () => {
+    writeFileSync(join(dir, 'pw-exact'), 'pw');
+    writeFileSync(join(dir, 'pw-newline'), 'pw\n');
+    const sink = await smtpSink({ mechanisms: ['PLAIN'] });
+    const [exact, newline] = integrations(
+      emailConfig(sink.port, `        require_tls: false\n        auth_username: ann\n        auth_password: wrong\n        auth_password_file: ${join(dir, 'pw-exact')}\n`) +
+        `      - to: ops@example.com\n        from: am@example.com\n        smarthost: 127.0.0.1:${sink.port}\n        require_tls: false\n        auth_username: ann\n        auth_password_file: ${join(dir, 'pw-newline')}\n`,
+    );
+    expect(await exact!.send(notification())).toMatchObject({ ok: true });
+    expect(await newline!.send(notification())).toMatchObject({ ok: false, retry: true, error: expect.stringMatching(/535|[Aa]uthentication|credentials/) });
+    expect(sink.mails).toHaveLength(1);
+    await sink.close();
+  });
+
+  it('PLAIN is refused in the clear to anything but localhost, as Go refuses it', async () => {
+    const sink = await smtpSink({ mechanisms: ['PLAIN'] });
+    const mapped = new Egress({ loopbackOnly: true, addressMap: { 'mail.example:2525': `127.0.0.1:${sink.port}` } });
+    const c = loadConfig(`route:\n  receiver: r\nreceivers:\n  - name: r\n${emailConfig(0, '        require_tls: false\n        auth_username: ann\n        auth_password: pw\n').replace('127.0.0.1:0', 'mail.example:2525')}`, dir);
+    const [i] = buildIntegrations(c.tree.receivers, mapped).get('r')!;
+    expect(await i!.send(notification())).toMatchObject({ ok: false, retry: true, error: expect.stringContaining('*smtp.plainAuth auth: unencrypted connection') });
+    expect(sink.mails).toHaveLength(0);
+    await mapped.close();
+    await sink.close();
+  });
+
   it('the default e-mail: subject line, Date and Message-Id, an HTML part with escaped values', async () => {
     const sink = await smtpSink({});
     const [i] = integrations(emailConfig(sink.port, '        require_tls: false\n'));
@@ -390,7 +549,7 @@ describe('email', () => {
     expect(m.headers.date).toMatch(/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} \+0000$/);
     expect(m.headers['message-id']).toMatch(/^<\d+\.\d+@.+>$/);
     expect(m.parts.map((p) => p.type)).toEqual(['text/html']);
-    expect(m.parts[0]!.body).toContain('instance = db&#60;1&#62;');
+    expect(m.parts[0]!.body).toContain('instance = db&lt;1&gt;<br');
     await sink.close();
   });
 });

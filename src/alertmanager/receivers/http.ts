@@ -10,9 +10,9 @@ import type { ConnectionOptions } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import type { Egress } from '../../egress/index.js';
 import { OAuth2TokenSource } from './oauth2.js';
-import { failed, DELIVERED, type Attempt } from './types.js';
+import { failed, DELIVERED, USER_AGENT, type Attempt } from './types.js';
 
-export const USER_AGENT = 'Alertmanager/0.25.0';
+export { GO_USER_AGENT, USER_AGENT } from './types.js';
 /** Connections to one receiver host at most; more notifications wait for one (keep-alive reuse). */
 const CONNECTIONS = 32;
 /** follow_redirects (default true): at most 10 hops, as Go's client; each hop passes the egress policy. */
@@ -28,7 +28,8 @@ export interface HttpAnswer {
 
 const fileText = (path: string) => readFileSync(path, 'utf8').trim();
 
-function tlsOptions(tls: Obj | undefined): ConnectionOptions | undefined {
+/** prometheus/common's tls_config as Node TLS options (files read now). */
+export function tlsOptions(tls: Obj | undefined): ConnectionOptions | undefined {
   if (!tls) return undefined;
   const out: ConnectionOptions = {};
   if (tls.ca_file) out.ca = readFileSync(tls.ca_file);

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
 import type { Egress } from '../../egress/index.js';
 import { goQueryEncode } from './pushover.js';
+import { USER_AGENT } from './types.js';
 
 type Obj = Record<string, any>;
 
@@ -35,7 +36,7 @@ export class OAuth2TokenSource {
       c.token_url,
       {
         method: 'POST',
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: `Basic ${basic}` },
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: `Basic ${basic}`, 'User-Agent': USER_AGENT },
         body: goQueryEncode(params),
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,

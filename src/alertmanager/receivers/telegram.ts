@@ -3,10 +3,11 @@
  * JSON object of strings (chat_id, text, parse_mode, disable_web_page_preview, and
  * disable_notification when set). With `parse_mode: HTML` the message is rendered with HTML escaping
  * of every value, as 0.25 renders it with html/template; cut at 4,096 runes. The Bot API answers
- * `{"ok": true, ...}` on success; anything else is an error worth retrying.
+ * `{"ok": true, ...}` on success; anything else is an error worth retrying. The request is built by
+ * 0.25's Telegram library, not by Alertmanager: it carries Go's default User-Agent.
  */
 import { goJsonLabelSetSorted } from '../api/json.js';
-import { HttpClient, sendError, urlOf } from './http.js';
+import { GO_USER_AGENT, HttpClient, sendError, urlOf } from './http.js';
 import { expander } from './template-text.js';
 import { DELIVERED, failed, truncate, type Attempt, type Integration, type Notification, timeLeft } from './types.js';
 
@@ -28,7 +29,7 @@ export function telegramIntegration(c: Obj, index: number, http: HttpClient): In
       if (c.parse_mode) params.parse_mode = c.parse_mode;
       if (t.error) return failed(t.error, false);
       try {
-        const r = await http.postJson(`${urlOf(c.api_url).replace(/\/$/, '')}/bot${c.bot_token}/sendMessage`, goJsonLabelSetSorted(params) + '\n', timeLeft(n));
+        const r = await http.postJson(`${urlOf(c.api_url).replace(/\/$/, '')}/bot${c.bot_token}/sendMessage`, goJsonLabelSetSorted(params) + '\n', timeLeft(n), { 'User-Agent': GO_USER_AGENT });
         let answer: { ok?: boolean; description?: string; error_code?: number } = {};
         try {
           answer = JSON.parse(r.text) as typeof answer;

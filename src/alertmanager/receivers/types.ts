@@ -29,6 +29,11 @@ export interface Notification {
   deadline: number;
 }
 
+/** What 0.25's own requests (notify.PostJSON, Get, Opsgenie's, the OAuth2 token request) carry. */
+export const USER_AGENT = 'Alertmanager/0.25.0';
+/** Go's net/http default User-Agent, sent where 0.25's request is built by a library (Telegram's telebot). */
+export const GO_USER_AGENT = 'Go-http-client/1.1';
+
 /** The time one request may take: what is left until the deadline, at least a second. */
 export const timeLeft = (n: Notification): number => Math.max(1000, n.deadline - Date.now());
 

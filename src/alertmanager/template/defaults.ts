@@ -5,7 +5,8 @@
  * render both, through amtool, and compare bytes); the texts are built here by functions, and the
  * named templates only call them, so user templates can still call or redefine every name.
  */
-import { GO_FORMAT, SAFE_HTML, type TemplateFunc } from '../../gotemplate/index.js';
+import type { TemplateFunc } from '../../gotemplate/index.js';
+import { emailPagePart } from './email-page.js';
 
 type Pairs = { Name: string; Value: string }[] & { Values(): string[] };
 interface KV {
@@ -93,30 +94,6 @@ function teamsTextOf(d: TData): string {
   return `\n${block('Alerts Firing', d.Alerts.Firing())}\n${block('Alerts Resolved', d.Alerts.Resolved())}\n`;
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-/**
- * ctl's own HTML e-mail: the subject as heading, a link to the alert manager, then each alert's
- * labels, annotations and source, firing first. (The Debian build of 0.25 ships no e-mail default.)
- */
-function emailHtmlOf(d: TData): string {
-  const alertHtml = (a: TAlert) => {
-    const rows = (kv: KV) => kv.SortedPairs().map((p) => `<li>${escapeHtml(p.Name)} = ${escapeHtml(p.Value)}</li>`).join('');
-    const source = a.GeneratorURL ? `<p><a href="${escapeHtml(a.GeneratorURL)}">Source</a></p>` : '';
-    return `<div class="alert"><p><strong>Labels</strong></p><ul>${rows(a.Labels)}</ul><p><strong>Annotations</strong></p><ul>${rows(a.Annotations)}</ul>${source}</div>`;
-  };
-  const block = (title: string, alerts: TAlert[]) => (alerts.length > 0 ? `<h2>${alerts.length} ${title}</h2>${alerts.map(alertHtml).join('')}` : '');
-  const subject = escapeHtml(subjectOf(d));
-  return (
-    `<!DOCTYPE html>\n<html><head><meta charset="UTF-8"><title>${subject}</title></head>` +
-    `<body style="font-family:sans-serif"><h1>${subject}</h1>` +
-    `<p><a href="${escapeHtml(alertmanagerUrlOf(d))}">View in Alertmanager</a></p>` +
-    block('firing', d.Alerts.Firing()) +
-    block('resolved', d.Alerts.Resolved()) +
-    `<p style="color:#888">Sent by ctl</p></body></html>\n`
-  );
-}
-
 /** The functions the default templates call (names no user template is likely to use). */
 export const DEFAULT_TEXT_FUNCS: Record<string, TemplateFunc> = {
   ctlSubject: (d) => subjectOf(d as TData),
@@ -127,11 +104,8 @@ export const DEFAULT_TEXT_FUNCS: Record<string, TemplateFunc> = {
   ctlSpacedAlerts: (d) => spacedDetailsOf('', d as TData),
   ctlWechatMessage: (d) => wechatMessageOf(d as TData),
   ctlTeamsText: (d) => teamsTextOf(d as TData),
-  // Already HTML: printed as it is where values are escaped.
-  ctlEmailHtml: (d) => {
-    const html = emailHtmlOf(d as TData);
-    return { [GO_FORMAT]: () => html, [SAFE_HTML]: true, toString: () => html };
-  },
+  // The pieces of 0.25's HTML e-mail page, already HTML (email-page.ts).
+  ctlEmailPage: emailPagePart,
 };
 
 /** Named default templates: each calls the function that writes its text. */
@@ -176,13 +150,16 @@ export const DEFAULT_TEMPLATES = [
   ['discord.default.message', '{{ ctlSpacedAlerts . }}'],
   ['webex.default.message', '{{ ctlSpacedDetails . }}'],
   ['email.default.subject', '{{ template "__subject" . }}'],
-  ['email.default.html', '{{ ctlEmailHtml . }}'],
+  [
+    'email.default.html',
+    '{{ ctlEmailPage "head" . }}{{ template "__subject" . }}{{ ctlEmailPage "top" . }}{{ template "__alertmanagerURL" . }}{{ ctlEmailPage "button" . }}{{ template "__alertmanager" . }}{{ ctlEmailPage "alerts" . }}{{ template "__alertmanager" . }}{{ ctlEmailPage "end" . }}',
+  ],
   ['msteams.default.title', '{{ template "__subject" . }}'],
   ['msteams.default.summary', '{{ template "__subject" . }}'],
   ['msteams.default.text', '{{ ctlTeamsText . }}'],
 ] as const;
 
-/** Names whose text Alertmanager 0.25's own default.tmpl defines (the golden tests compare these). */
+/** Names whose text Alertmanager 0.25's own default.tmpl defines (the golden tests compare these; email.tmpl's page is compared on the SMTP wire). */
 export const UPSTREAM_DEFAULT_NAMES: readonly string[] = DEFAULT_TEMPLATES.map(([n]) => n).filter((n) => !n.startsWith('email.') && !n.startsWith('msteams.'));
 
 /** The default templates as one template source (each as a `define`). */
