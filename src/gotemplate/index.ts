@@ -6,6 +6,9 @@
  */
 import { BUILTINS, TemplateExecError, type TemplateFunc } from './funcs.js';
 import { parseTemplates, type Arg, type Node, type Pipe } from './parse.js';
+import { escapeTemplateSet } from './html/escape.js';
+import { EscapeError } from './html/context.js';
+import { ESCAPERS } from './html/escapers.js';
 import { formatValue, isMap, MAP_ZERO, NO_VALUE, truth } from './values.js';
 
 /** A missing key: the map's zero value when it has one (a typed map), else "no value". */
@@ -15,7 +18,8 @@ function missing(map: Record<string | symbol, unknown>): unknown {
 
 export { TemplateSyntaxError } from './lex.js';
 export { TemplateExecError, type TemplateFunc } from './funcs.js';
-export { GO_FORMAT, GO_TYPE, MAP_ZERO, NO_VALUE, formatValue, type GoFormattable } from './values.js';
+export { GO_FORMAT, GO_JSON, GO_TYPE, MAP_ZERO, NO_VALUE, SAFE_HTML, formatValue, type GoFormattable } from './values.js';
+export { EscapeError } from './html/context.js';
 
 const BREAK = Symbol('break');
 const CONTINUE = Symbol('continue');
@@ -27,33 +31,29 @@ interface Frame {
   name: string;
   vars: Map<string, unknown>[];
   calls: { n: number };
-  /** Applied to what every action prints (HTML mode); literal text is left as written. */
-  escape?: (s: string) => string;
-}
-
-/** A value the escaping mode prints as it is (html/template's template.HTML, from `safeHtml`). */
-export const SAFE_HTML = Symbol('safeHtml');
-
-/** html/template's escaping in HTML text: & ' < > " and NUL. */
-export function escapeHtmlText(s: string): string {
-  return s.replace(/[&'<>"\0]/g, (c) => ({ '&': '&amp;', "'": '&#39;', '<': '&lt;', '>': '&gt;', '"': '&#34;', '\0': '\ufffd' })[c]!);
+  /** The templates `{{ template }}` calls resolve in (the escaped copies in HTML mode). */
+  trees: ReadonlyMap<string, Node[]>;
 }
 
 export class Templates {
   private readonly trees = new Map<string, Node[]>();
   private readonly funcs: Record<string, TemplateFunc>;
+  /** Escaped template sets for HTML output, by the template executed; dropped when templates change. */
+  private readonly escaped = new Map<string, Map<string, Node[]> | EscapeError>();
 
   constructor(funcs: Record<string, TemplateFunc> = {}) {
-    this.funcs = { ...BUILTINS, ...funcs };
+    this.funcs = { ...BUILTINS, ...ESCAPERS, ...funcs };
   }
 
   /** Parse `text` as template `name` (and every template it defines). Throws TemplateSyntaxError. */
   parse(name: string, text: string): this {
-    for (const [n, nodes] of parseTemplates(name, text)) {
+    const parsed = parseTemplates(name, text);
+    for (const [n, nodes] of parsed) {
       // Like Go: an empty re-definition does not replace a non-empty one.
       if (this.trees.has(n) && nodes.every((x) => x.k === 'text' && x.text.trim() === '')) continue;
       this.trees.set(n, nodes);
     }
+    this.escaped.clear();
     return this;
   }
 
@@ -61,14 +61,33 @@ export class Templates {
     return this.trees.has(name);
   }
 
-  /** Run template `name` on `data`. Throws TemplateExecError. */
+  /**
+   * Run template `name` on `data`. Throws TemplateExecError. With `html`, as Go's html/template:
+   * every action is escaped for the HTML context it prints into.
+   */
   execute(name: string, data: unknown, opts: { html?: boolean } = {}): string {
-    const nodes = this.trees.get(name);
+    let trees: ReadonlyMap<string, Node[]> = this.trees;
+    if (opts.html && this.trees.has(name)) trees = this.escapedSet(name);
+    const nodes = trees.get(name);
     if (!nodes) throw new TemplateExecError(`template: no template ${JSON.stringify(name)} associated with template ${JSON.stringify(name)}`);
     const out: string[] = [];
-    const escape = opts.html ? escapeHtmlText : undefined;
-    this.walk(nodes, data, { name, vars: [new Map([['$', data]])], calls: { n: 0 }, escape }, out, 0);
+    this.walk(nodes, data, { name, vars: [new Map([['$', data]])], calls: { n: 0 }, trees }, out, 0);
     return out.join('');
+  }
+
+  private escapedSet(name: string): ReadonlyMap<string, Node[]> {
+    let set = this.escaped.get(name);
+    if (!set) {
+      try {
+        set = escapeTemplateSet(this.trees, name);
+      } catch (e) {
+        if (!(e instanceof EscapeError)) throw e;
+        set = e;
+      }
+      this.escaped.set(name, set);
+    }
+    if (set instanceof EscapeError) throw new TemplateExecError(set.text());
+    return set;
   }
 
   private walk(nodes: Node[], dot: unknown, f: Frame, out: string[], depth: number): typeof BREAK | typeof CONTINUE | undefined {
@@ -80,10 +99,7 @@ export class Templates {
           break;
         case 'action': {
           const v = this.pipe(n.pipe, dot, f, n.line);
-          if (n.pipe.decl.length === 0) {
-            const text = formatValue(v);
-            out.push(f.escape && !(v && typeof v === 'object' && SAFE_HTML in v) ? f.escape(text) : text);
-          }
+          if (n.pipe.decl.length === 0) out.push(formatValue(v));
           break;
         }
         case 'if':
@@ -140,12 +156,12 @@ export class Templates {
           break;
         }
         case 'template': {
-          const t = this.trees.get(n.name);
+          const t = f.trees.get(n.name);
           if (!t) this.fail(f, n.line, `template: no such template ${JSON.stringify(n.name)}`);
           if (++f.calls.n > MAX_TEMPLATE_CALLS) this.fail(f, n.line, 'too many template calls');
           const v = n.pipe ? this.pipe(n.pipe, dot, f, n.line) : null;
           // A called template sees only its own $ (the value it was given).
-          this.walk(t!, v, { name: n.name, vars: [new Map([['$', v]])], calls: f.calls, escape: f.escape }, out, depth + 1);
+          this.walk(t!, v, { name: n.name, vars: [new Map([['$', v]])], calls: f.calls, trees: f.trees }, out, depth + 1);
           break;
         }
         case 'break':

@@ -21,7 +21,7 @@ export type Token =
   | { t: 'comma' }
   | { t: 'chainfield'; names: string[] }; // (x).A.B after a parenthesised term
 
-export type Piece = { kind: 'text'; text: string } | { kind: 'action'; tokens: Token[]; line: number } | { kind: 'comment' };
+export type Piece = { kind: 'text'; text: string } | { kind: 'action'; tokens: Token[]; line: number; src: string } | { kind: 'comment' };
 
 export class TemplateSyntaxError extends Error {}
 
@@ -64,7 +64,7 @@ export function lex(name: string, src: string): Piece[] {
       if (!trimmed.endsWith('*/')) throw new TemplateSyntaxError(`template: ${name}:${line}: unclosed comment`);
       out.push({ kind: 'comment' });
     } else {
-      out.push({ kind: 'action', tokens: tokenize(name, inner, line), line });
+      out.push({ kind: 'action', tokens: tokenize(name, inner, line), line, src: `{{${trimmed}}}` });
     }
     line += countLines(src.slice(open, end));
     i = end;

@@ -21,7 +21,7 @@ export interface Pipe {
 
 export type Node =
   | { k: 'text'; text: string }
-  | { k: 'action'; pipe: Pipe; line: number }
+  | { k: 'action'; pipe: Pipe; line: number; src: string }
   | { k: 'if' | 'with' | 'range'; pipe: Pipe; list: Node[]; else?: Node[]; line: number }
   | { k: 'template'; name: string; pipe?: Pipe; line: number }
   | { k: 'break' | 'continue'; line: number };
@@ -74,7 +74,7 @@ export function parseTemplates(name: string, src: string): Map<string, Node[]> {
         if (depth.range === 0) fail(p.line, `{{${word}}} outside {{range}}`);
         nodes.push({ k: word, line: p.line });
       } else {
-        nodes.push({ k: 'action', pipe: pipeline(p.tokens, p.line), line: p.line });
+        nodes.push({ k: 'action', pipe: pipeline(p.tokens, p.line), line: p.line, src: p.src });
       }
     }
     return { nodes };

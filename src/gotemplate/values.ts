@@ -18,6 +18,12 @@ export const MAP_ZERO = Symbol('mapZero');
 /** The Go type name `%T` prints for this object (`template.Alert`). */
 export const GO_TYPE = Symbol('goType');
 
+/** An object's encoding/json form, when it has its own (time.Time marshals as an RFC 3339 string). */
+export const GO_JSON = Symbol('goJson');
+
+/** A value the escaping mode prints as it is (html/template's template.HTML, from `safeHtml`). */
+export const SAFE_HTML = Symbol('safeHtml');
+
 /** A field or key the data does not have (text/template prints `<no value>`). */
 export const NO_VALUE = Symbol('noValue');
 
