@@ -5,11 +5,12 @@
  * methods. Errors read as Go's (`template: name:line: ...`).
  */
 import { BUILTINS, TemplateExecError, type TemplateFunc } from './funcs.js';
+import { TemplateSyntaxError } from './lex.js';
 import { parseTemplates, type Arg, type Node, type Pipe } from './parse.js';
 import { escapeTemplateSet } from './html/escape.js';
 import { EscapeError } from './html/context.js';
 import { ESCAPERS } from './html/escapers.js';
-import { formatValue, isMap, MAP_ZERO, NO_VALUE, truth } from './values.js';
+import { formatValue, GO_TYPE, isMap, MAP_ZERO, NO_VALUE, truth } from './values.js';
 
 /** A missing key: the map's zero value when it has one (a typed map), else "no value". */
 function missing(map: Record<string | symbol, unknown>): unknown {
@@ -48,6 +49,8 @@ export class Templates {
   /** Parse `text` as template `name` (and every template it defines). Throws TemplateSyntaxError. */
   parse(name: string, text: string): this {
     const parsed = parseTemplates(name, text);
+    // Like Go, a function must exist when the template is parsed.
+    for (const nodes of parsed.values()) checkFunctions(name, nodes, this.funcs);
     for (const [n, nodes] of parsed) {
       // Like Go: an empty re-definition does not replace a non-empty one.
       if (this.trees.has(n) && nodes.every((x) => x.k === 'text' && x.text.trim() === '')) continue;
@@ -294,5 +297,28 @@ function describeArg(a: Arg): string {
 }
 
 function typeName(v: object): string {
+  if (GO_TYPE in v) return String((v as Record<symbol, unknown>)[GO_TYPE]);
   return Array.isArray(v) ? '[]interface {}' : (v.constructor?.name ?? 'struct');
+}
+
+/** Go refuses, at parse time, a template that calls a function it does not know. */
+function checkFunctions(name: string, nodes: Node[], funcs: Record<string, TemplateFunc>): void {
+  const pipe = (p: Pipe | undefined, line: number) => {
+    for (const cmd of p?.cmds ?? []) for (const a of cmd.args) arg(a, line);
+  };
+  const arg = (a: Arg, line: number) => {
+    if (a.k === 'ident' && !funcs[a.name]) throw new TemplateSyntaxError(`template: ${name}:${line}: function ${JSON.stringify(a.name)} not defined`);
+    if (a.k === 'sub') pipe(a.pipe, line);
+  };
+  const walk = (list: Node[] | undefined) => {
+    for (const n of list ?? []) {
+      if (n.k === 'action' || n.k === 'template') pipe(n.pipe, n.line);
+      if (n.k === 'if' || n.k === 'with' || n.k === 'range') {
+        pipe(n.pipe, n.line);
+        walk(n.list);
+        walk(n.else);
+      }
+    }
+  };
+  walk(nodes);
 }
