@@ -84,7 +84,7 @@ describe.skipIf(!amtool || !existsSync(UPSTREAM))('default templates against Ale
         const text = `{{ template "${name}" ${dot} }}`;
         const r = spawnSync(amtool!, ['template', 'render', `--template.glob=${UPSTREAM}`, `--template.text=${text}`, `--template.data=${dataFile}`], { encoding: 'utf8', timeout: 20_000 });
         expect(r.status, r.stderr).toBe(0);
-        const mine = ours.parse('_', text).execute('_', templateData(input(group)));
+        const mine = ours.parse('_', text).execute('_', templateData(input(group), 'amtool'));
         expect(mine).toBe(r.stdout);
       });
     }
@@ -99,7 +99,7 @@ describe('default templates', () => {
     try {
       writeFileSync(join(dir, 'mine.tmpl'), '{{ define "__subject" }}custom {{ .Status }}{{ end }}');
       const t = loadTemplateFiles([join(dir, '*.tmpl')]);
-      const data = templateData(input(GROUPS.resolved));
+      const data = templateData(input(GROUPS.resolved), 'amtool');
       expect(t.parse('_', '{{ template "slack.default.title" . }}|{{ template "email.default.subject" . }}').execute('_', data)).toBe('custom resolved|custom resolved');
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -107,14 +107,14 @@ describe('default templates', () => {
   });
 
   it('the e-mail HTML escapes label values and lists firing then resolved alerts', () => {
-    const html = defaultTemplates().execute('email.default.html', templateData(input(GROUPS.mixed)));
+    const html = defaultTemplates().execute('email.default.html', templateData(input(GROUPS.mixed), 'amtool'));
     expect(html).toContain('Disk &#60;90%&#62; &#38; &#34;full&#34;');
     expect(html.indexOf('1 firing')).toBeLessThan(html.indexOf('1 resolved'));
     expect(html).not.toContain('<90%>');
   });
 
   it('Teams text lists each alert description by state', () => {
-    const text = defaultTemplates().execute('msteams.default.text', templateData(input(GROUPS.firing)));
+    const text = defaultTemplates().execute('msteams.default.text', templateData(input(GROUPS.firing), 'amtool'));
     expect(text).toBe('\n\n# Alerts Firing:\n - too hot\n - too hot\n\n\n\n');
   });
 });

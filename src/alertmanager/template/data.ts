@@ -121,8 +121,17 @@ function alertsOf(list: object[]): object[] {
   return out;
 }
 
-/** template.Data for a notification. */
-export function templateData(d: DataInput): Record<string, unknown> {
+/** regexp.QuoteMeta: 0.25 puts the receiver name into the data quoted so (`team\\.a` for `team.a`). */
+export function quoteMeta(s: string): string {
+  return s.replace(/[\\.+*?()|[\]{}^$]/g, '\\$&');
+}
+
+/**
+ * template.Data. `notification` is what receivers render with (a *template.Data, as 0.25's
+ * notifiers pass it: `{{ . }}` prints `&{...}`, the receiver name regexp-quoted); `amtool` is what
+ * `amtool template render` renders with (the value, as read from its JSON).
+ */
+export function templateData(d: DataInput, form: 'notification' | 'amtool' = 'notification'): Record<string, unknown> {
   const alerts = alertsOf(
     d.alerts.map((a) => {
       const o = {
@@ -134,11 +143,11 @@ export function templateData(d: DataInput): Record<string, unknown> {
         GeneratorURL: a.generatorURL,
         Fingerprint: a.fingerprint,
       };
-      return { ...o, [GO_TYPE]: 'template.Alert', [GO_FORMAT]: () => `{${[o.Status, o.Labels, o.Annotations, o.StartsAt, o.EndsAt, o.GeneratorURL, o.Fingerprint].map((v) => formatValue(v, false)).join(' ')}}` };
+      return { ...o, [GO_TYPE]: 'template.Alert', [GO_FORMAT]: () => `{${Object.values(o).map((v) => formatValue(v, false)).join(' ')}}` };
     }),
   );
-  return {
-    Receiver: d.receiver,
+  const data = {
+    Receiver: form === 'notification' ? quoteMeta(d.receiver) : d.receiver,
     Status: d.status,
     Alerts: alerts,
     GroupLabels: kv(d.groupLabels),
@@ -146,6 +155,9 @@ export function templateData(d: DataInput): Record<string, unknown> {
     CommonAnnotations: kv(d.commonAnnotations),
     ExternalURL: d.externalURL,
   };
+  const pointer = form === 'notification' ? '&' : '';
+  // A struct: `.Nope` is an error, not a missing key.
+  return { ...data, [GO_TYPE]: `${pointer ? '*' : ''}template.Data`, [GO_FORMAT]: () => `${pointer}{${Object.values(data).map((v) => formatValue(v, false)).join(' ')}}` };
 }
 
 /** Alertmanager's template functions (template.DefaultFuncs). */
