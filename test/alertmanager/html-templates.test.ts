@@ -74,7 +74,7 @@ describe('html/template fields', () => {
     await s.close();
   });
 
-  it('telegram parse_mode: HTML escapes by context; a template html/template refuses sends nothing', async () => {
+  it('telegram parse_mode: HTML escapes by context; a template that fails goes out empty, as 0.25 sends it', async () => {
     const s = await recorder('{"ok":true,"result":{}}');
     const [i, j] = integrations(
       `    telegram_configs:\n      - api_url: ${s.url}\n        bot_token: a\n        chat_id: 7\n        parse_mode: HTML\n        message: '${MESSAGE}'\n` +
@@ -82,10 +82,19 @@ describe('html/template fields', () => {
     );
     expect(await i!.send(DATA)).toMatchObject({ ok: true });
     expect(JSON.parse(s.seen[0]!.body).text).toBe(ESCAPED);
-    const failed = await j!.send(DATA);
+    expect(await j!.send(DATA)).toMatchObject({ ok: true });
+    expect(JSON.parse(s.seen[1]!.body).text).toBe('');
+    await s.close();
+  });
+
+  it('pushover: a template html/template refuses fails the notification, nothing is sent', async () => {
+    const s = await recorder('{"status":1}');
+    const [i] = integrations(`    pushover_configs:\n      - api_url: ${s.url}/1/messages.json\n        user_key: u1\n        token: t1\n        html: true\n        message: '<a href="{{ if .Alerts }}/x?{{ else }}/y/{{ end }}{{ .Status }}">'\n`);
+    const failed = await i!.send(DATA);
     expect(failed).toMatchObject({ ok: false, retry: false });
-    expect((failed as { error: string }).error).toContain('appears in an ambiguous context within a URL');
-    expect(s.seen).toHaveLength(1);
+    expect((failed as { error: string }).error).toMatch(/^html\/template:/);
+    expect((failed as { error: string }).error).toContain('{{.Status}} appears in an ambiguous context within a URL');
+    expect(s.seen).toHaveLength(0);
     await s.close();
   });
 });
