@@ -19,7 +19,7 @@ function missing(map: Record<string | symbol, unknown>): unknown {
 
 export { TemplateSyntaxError } from './lex.js';
 export { TemplateExecError, type TemplateFunc } from './funcs.js';
-export { GO_FORMAT, GO_JSON, GO_TYPE, MAP_ZERO, NO_VALUE, SAFE_HTML, formatValue, type GoFormattable } from './values.js';
+export { GO_FORMAT, GO_JSON, GO_POINTER, GO_SYNTAX, GO_TYPE, MAP_ZERO, NO_VALUE, SAFE_HTML, formatValue, type GoFormattable } from './values.js';
 export { EscapeError } from './html/context.js';
 
 const BREAK = Symbol('break');

@@ -3,13 +3,14 @@
  * `{{- ` / ` -}}` trim markers, which eat the white space next to them, and `{{/* comments *\/}}`);
  * an action splits into tokens.
  */
+import { GoFloat } from './values.js';
 
 export type Token =
   | { t: 'field'; names: string[] } // .A.B (names empty for a lone dot)
   | { t: 'var'; name: string; names: string[] } // $x.A.B ($ alone: name '$')
   | { t: 'ident'; name: string } // a function name or keyword
   | { t: 'string'; value: string }
-  | { t: 'number'; value: number; int: boolean }
+  | { t: 'number'; value: number | GoFloat; int: boolean }
   | { t: 'bool'; value: boolean }
   | { t: 'nil' }
   | { t: 'char'; value: number }
@@ -181,7 +182,7 @@ function tokenize(name: string, s: string, line: number): Token[] {
       if (!ok) fail(`bad number syntax: ${goQuote(text)}`);
       const n = goNumber(text);
       if (typeof n === 'string') fail(n);
-      out.push({ t: 'number', value: (n as { value: number }).value, int: (n as { int: boolean }).int });
+      out.push({ t: 'number', value: (n as { value: number | GoFloat }).value, int: (n as { int: boolean }).int });
       i = end;
     } else {
       const m = IDENT.exec(s.slice(i));
@@ -211,7 +212,8 @@ function unquote(q: string, fail: (m: string) => never): string {
       }
       return '\\u' + parseInt(e, 8).toString(16).padStart(4, '0');
     });
-    return JSON.parse(js) as string;
+    // Raw control characters are allowed in a Go string (JSON wants them escaped).
+    return JSON.parse(js.replace(/[\u0000-\u001f]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'))) as string;
   } catch {
     return fail(`malformed string ${q}`);
   }
@@ -257,7 +259,7 @@ function scanNumber(s: string, i: number): [number, boolean] {
 }
 
 /** Go's number constant: an int when it parses as one (any base), else a float; Go's errors otherwise. */
-function goNumber(text: string): { value: number; int: boolean } | string {
+function goNumber(text: string): { value: number | GoFloat; int: boolean } | string {
   const sign = text[0] === '-' ? -1 : 1;
   const body = text.replace(/^[+-]/, '');
   // Underscores only between digits (or after a base prefix).
@@ -274,7 +276,9 @@ function goNumber(text: string): { value: number; int: boolean } | string {
     if (/^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$/.test(clean)) {
       // A float that looks like an integer ("08") is an integer too big (or bad) for Go.
       if (!/[.eE]/.test(clean)) return `integer overflow: ${goQuote(text)}`;
-      return { value: sign * Number(clean), int: false };
+      const f = sign * Number(clean);
+      // A whole float stays a float64 (it prints as one: 1e+06).
+      return { value: Number.isInteger(f) ? new GoFloat(f) : f, int: false };
     }
   }
   return `illegal number syntax: ${goQuote(text)}`;
