@@ -301,24 +301,35 @@ function typeName(v: object): string {
   return Array.isArray(v) ? '[]interface {}' : (v.constructor?.name ?? 'struct');
 }
 
-/** Go refuses, at parse time, a template that calls a function it does not know. */
+/** Go refuses, at parse time, a template that calls a function it does not know or uses a variable not in scope. */
 function checkFunctions(name: string, nodes: Node[], funcs: Record<string, TemplateFunc>): void {
-  const pipe = (p: Pipe | undefined, line: number) => {
-    for (const cmd of p?.cmds ?? []) for (const a of cmd.args) arg(a, line);
+  const fail = (line: number, m: string): never => {
+    throw new TemplateSyntaxError(`template: ${name}:${line}: ${m}`);
   };
-  const arg = (a: Arg, line: number) => {
-    if (a.k === 'ident' && !funcs[a.name]) throw new TemplateSyntaxError(`template: ${name}:${line}: function ${JSON.stringify(a.name)} not defined`);
-    if (a.k === 'sub') pipe(a.pipe, line);
+  type Scope = Set<string>[];
+  const known = (scope: Scope, v: string) => v === '$' || scope.some((s) => s.has(v));
+  const pipe = (p: Pipe | undefined, line: number, scope: Scope) => {
+    if (!p) return;
+    // As Go's parser: a declared (or assigned) name is in scope from there on, even in its own pipeline.
+    for (const d of p.decl) scope[scope.length - 1]!.add(d);
+    for (const cmd of p.cmds) for (const a of cmd.args) arg(a, line, scope);
   };
-  const walk = (list: Node[] | undefined) => {
+  const arg = (a: Arg, line: number, scope: Scope) => {
+    if (a.k === 'ident' && !funcs[a.name]) fail(line, `function ${JSON.stringify(a.name)} not defined`);
+    if (a.k === 'var' && !known(scope, a.name)) fail(line, `undefined variable ${JSON.stringify(a.name)}`);
+    if (a.k === 'sub') pipe(a.pipe, line, scope);
+  };
+  const walk = (list: Node[] | undefined, scope: Scope) => {
     for (const n of list ?? []) {
-      if (n.k === 'action' || n.k === 'template') pipe(n.pipe, n.line);
+      if (n.k === 'action' || n.k === 'template') pipe(n.pipe, n.line, scope);
       if (n.k === 'if' || n.k === 'with' || n.k === 'range') {
-        pipe(n.pipe, n.line);
-        walk(n.list);
-        walk(n.else);
+        // A control structure's variables live until its {{end}}, in both branches.
+        const inner = [...scope, new Set<string>()];
+        pipe(n.pipe, n.line, inner);
+        walk(n.list, inner);
+        walk(n.else, inner);
       }
     }
   };
-  walk(nodes);
+  walk(nodes, [new Set()]);
 }

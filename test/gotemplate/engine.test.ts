@@ -20,7 +20,7 @@ describe('Go template engine: errors are errors, never a crash or a hang', () =>
     }
   });
   it('reports execution errors as Go does, with the template and line', () => {
-    expect(() => run('{{ $nope }}')).toThrow(/undefined variable: \$nope/);
+    expect(() => run('{{ $nope }}')).toThrow('template: t:1: undefined variable "$nope"');
     expect(() => run('{{ nofunc 1 }}')).toThrow(/function "nofunc" not defined/);
     expect(() => run('{{ template "missing" }}')).toThrow(/no such template "missing"/);
     expect(() => run('{{ lt 1 "a" }}')).toThrow(/incompatible types for comparison/);
@@ -72,5 +72,21 @@ describe('Go template engine: execution errors of notification data', () => {
   it('eq of incompatible types is an error', () => {
     expect(() => run('{{ eq .Status 1 }}')).toThrow('error calling eq: incompatible types for comparison');
     expect(() => run('{{ if eq (len .Alerts) "1" }}x{{ end }}')).toThrow('incompatible types for comparison');
+  });
+});
+
+describe('Go template engine: variables out of scope are parse errors, as in Go', () => {
+  const parse = (text: string) => () => new Templates().parse('v.tmpl', text);
+  it('refuses a variable used before or outside its declaration', () => {
+    expect(parse('{{ $x }}')).toThrow('template: v.tmpl:1: undefined variable "$x"');
+    expect(parse('{{ if true }}{{ $y := 1 }}{{ end }}\n{{ $y }}')).toThrow('template: v.tmpl:2: undefined variable "$y"');
+    expect(parse('{{ range $i, $v := . }}{{ end }}{{ $i }}')).toThrow('undefined variable "$i"');
+    // An assignment to an unknown name parses (Go's parser adds it), and fails when run.
+    expect(() => new Templates().parse('v', '{{ $z = 1 }}').execute('v', null)).toThrow('undefined variable: $z');
+    expect(parse('{{ define "d" }}{{ $top }}{{ end }}{{ $top := 1 }}')).toThrow('undefined variable "$top"');
+  });
+  it('accepts variables in scope', () => {
+    for (const t of ['{{ $x := 1 }}{{ $x }}{{ $x = 2 }}', '{{ if $a := . }}{{ $a }}{{ else }}{{ $a }}{{ end }}', '{{ range $i, $v := . }}{{ $i }}{{ $v }}{{ $ }}{{ end }}', '{{ with $w := . }}{{ range . }}{{ $w }}{{ end }}{{ end }}', '{{ $x := 1 }}{{ if true }}{{ $x = 3 }}{{ end }}{{ $x }}', '{{ $x := $x }}'])
+      expect(parse(t), t).not.toThrow();
   });
 });
