@@ -118,7 +118,12 @@ export const VERSION_INFO_BASE = { version: '0.25.0', branch: 'ctl', buildUser: 
 /** alertmanager.yml and the template files it names (a template that does not parse fails the load, as in 0.25). */
 function readConfig(file: string): { config: LoadedConfig; templates: Templates } {
   const config = loadConfig(readFileSync(file, 'utf8'), dirname(file));
-  return { config, templates: loadTemplateFiles((config.tree.templates ?? []) as string[]) };
+  try {
+    return { config, templates: loadTemplateFiles((config.tree.templates ?? []) as string[]) };
+  } catch (e) {
+    // 0.25's words, on start-up and on reload alike.
+    throw new Error(`failed to parse templates: ${(e as Error).message}`);
+  }
 }
 
 /** The cluster's silences and notification log in the shared database (migrated once by whoever starts first). */

@@ -1,5 +1,5 @@
 /** text/template's builtin functions and the part of fmt (Sprintf, Sprint, Sprintln) they need. */
-import { formatNumber, formatValue, GO_TYPE, isMap, MAP_ZERO, NO_VALUE, truth } from './values.js';
+import { formatFloat, formatValue, GO_POINTER, GO_SYNTAX, GO_TYPE, GoFloat, isFloat, isGoFormattable, isMap, MAP_ZERO, NO_VALUE, numberOf, SAFE_HTML, truth } from './values.js';
 
 export type TemplateFunc = (...args: unknown[]) => unknown;
 
@@ -36,11 +36,166 @@ function pad(s: string, width: number | undefined, left: boolean, zero: boolean)
   return ' '.repeat(width - s.length) + s;
 }
 
-/** fmt.Sprintf for the verbs templates use: %v %s %q %d %x %X %o %b %c %f %e %g %t %T %%, flags - + 0 space, width, precision. */
+/** The pieces of one fmt verb. */
+interface Spec {
+  verb: string;
+  plus: boolean;
+  sharp: boolean;
+  space: boolean;
+  prec: number | undefined;
+}
+
+/** `%!d(string=s)`: what fmt prints for a verb the operand's type does not take. */
+function badVerb(verb: string, a: unknown): string {
+  if (a === null || a === undefined || a === NO_VALUE) return `%!${verb}(<nil>)`;
+  return `%!${verb}(${goType(a)}=${formatValue(a, false)})`;
+}
+
+function signed(s: string, n: number | bigint, spec: Spec): string {
+  if (n >= 0 && spec.plus) return '+' + s;
+  if (n >= 0 && spec.space) return ' ' + s;
+  return s;
+}
+
+/** %g with a precision: `prec` significant digits, trailing zeros dropped, exponent when Go uses one. */
+function formatG(n: number, prec: number | undefined): string {
+  if (prec === undefined) return formatFloat(n);
+  const p = prec === 0 ? 1 : prec;
+  if (!Number.isFinite(n)) return formatFloat(n);
+  const [m, e] = n.toExponential(p - 1).split('e');
+  const exp = Number(e);
+  const trim = (x: string) => (x.includes('.') ? x.replace(/0+$/, '').replace(/\.$/, '') : x);
+  if (exp < -4 || exp >= p) return `${trim(m!)}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
+  return trim(n.toFixed(Math.max(0, p - 1 - exp)));
+}
+
+function formatE(n: number, prec: number | undefined, upper: boolean): string {
+  const [mant, exp] = n.toExponential(prec ?? 6).split('e');
+  const ev = Number(exp);
+  const out = `${mant}e${ev < 0 ? '-' : '+'}${String(Math.abs(ev)).padStart(2, '0')}`;
+  return upper ? out.toUpperCase() : out;
+}
+
+/** One operand under one verb, as fmt prints it. */
+function fmtOne(a: unknown, spec: Spec): string {
+  const { verb } = spec;
+  if (verb === 'T') return goType(a);
+  if (verb === 'v' && spec.sharp) return goSyntax(a);
+  if (verb === 'v' && spec.plus) return plusV(a);
+  if (a === null || a === undefined || a === NO_VALUE) return verb === 'v' || verb === 's' ? (verb === 's' ? '%!s(<nil>)' : '<nil>') : badVerb(verb, a);
+  // Slices and maps: the verb applies to each element.
+  if (Array.isArray(a)) return '[' + a.map((x) => fmtOne(x, spec)).join(' ') + ']';
+  if (isMap(a)) return 'map[' + Object.keys(a).sort().map((k) => `${fmtOne(k, spec)}:${fmtOne(a[k], spec)}`).join(' ') + ']';
+  const str = typeof a === 'string' ? a : typeof a === 'object' && SAFE_HTML in a ? formatValue(a) : undefined;
+  if (str !== undefined) {
+    switch (verb) {
+      case 'v':
+      case 's':
+        return spec.prec !== undefined ? [...str].slice(0, spec.prec).join('') : str;
+      case 'q':
+        return goQuote(str);
+      case 'x':
+      case 'X': {
+        const h = Buffer.from(str, 'utf8').toString('hex');
+        return verb === 'X' ? h.toUpperCase() : h;
+      }
+      default:
+        return badVerb(verb, a);
+    }
+  }
+  if (typeof a === 'boolean') return verb === 'v' || verb === 't' ? String(a) : badVerb(verb, a);
+  const n = numberOf(a);
+  if (n !== undefined && !isFloat(a)) {
+    // An int (or a named int: time.Month prints its name with %v and %s).
+    if ((verb === 'v' || verb === 's') && typeof a === 'object') return formatValue(a);
+    const big = BigInt(n);
+    switch (verb) {
+      case 'v':
+      case 'd':
+        return signed(String(big), big, spec);
+      case 'x':
+      case 'X': {
+        const h = (big < 0n ? '-' : '') + (spec.sharp ? '0x' : '') + (big < 0n ? -big : big).toString(16);
+        return verb === 'X' ? h.toUpperCase().replace('0X', '0X') : h;
+      }
+      case 'o':
+        return (spec.sharp ? '0' : '') + big.toString(8);
+      case 'O':
+        return '0o' + big.toString(8);
+      case 'b':
+        return big.toString(2);
+      case 'c':
+        return String.fromCodePoint(Number(big));
+      case 'q':
+        return `'${String.fromCodePoint(Number(big)).replace(/['\\]/g, '\\$&')}'`;
+      case 'U':
+        return 'U+' + big.toString(16).toUpperCase().padStart(4, '0');
+      default:
+        return badVerb(verb, a);
+    }
+  }
+  if (n !== undefined) {
+    const f = Number(n);
+    switch (verb) {
+      case 'v':
+      case 'g':
+        return signed(formatG(f, spec.prec), f, spec);
+      case 'G':
+        return signed(formatG(f, spec.prec).toUpperCase(), f, spec);
+      case 'e':
+      case 'E':
+        return signed(formatE(f, spec.prec, verb === 'E'), f, spec);
+      case 'f':
+      case 'F':
+        return signed(f.toFixed(spec.prec ?? 6), f, spec);
+      default:
+        return badVerb(verb, a);
+    }
+  }
+  // Structs and other values print themselves (time.Time's String, template.Alert's fields).
+  if (verb === 'v' || verb === 's') return formatValue(a, false);
+  if (verb === 'q' && isGoFormattable(a)) return goQuote(formatValue(a));
+  return badVerb(verb, a);
+}
+
+/** %+v: struct fields with their names. */
+function plusV(a: unknown): string {
+  if (Array.isArray(a)) return '[' + a.map(plusV).join(' ') + ']';
+  if (isMap(a)) return 'map[' + Object.keys(a).sort().map((k) => `${k}:${plusV(a[k])}`).join(' ') + ']';
+  if (isStruct(a)) {
+    const o = a as Record<string, unknown>;
+    return `${GO_POINTER in o ? '&' : ''}{${Object.keys(o).map((k) => `${k}:${plusV(o[k])}`).join(' ')}}`;
+  }
+  return formatValue(a, false);
+}
+
+/** %#v: the value as Go source. */
+export function goSyntax(a: unknown): string {
+  if (a === null || a === undefined || a === NO_VALUE) return 'interface {}(nil)';
+  if (typeof a === 'string') return goQuote(a);
+  if (typeof a === 'boolean' || typeof a === 'bigint') return String(a);
+  if (typeof a === 'object' && GO_SYNTAX in a) return (a as Record<symbol, () => string>)[GO_SYNTAX]!();
+  const n = numberOf(a);
+  if (n !== undefined) return isFloat(a) ? formatFloat(Number(n)) : String(n);
+  if (typeof a === 'object' && SAFE_HTML in a) return `"${formatValue(a)}"`.replace(/^"(.*)"$/s, (_, x: string) => `template.HTML(${goQuote(x)})`);
+  if (Array.isArray(a)) return `${goType(a)}{${a.map(goSyntax).join(', ')}}`;
+  if (isMap(a)) return `${goType(a)}{${Object.keys(a).sort().map((k) => `${goQuote(k)}:${goSyntax(a[k])}`).join(', ')}}`;
+  if (isStruct(a)) {
+    const o = a as Record<string, unknown>;
+    return `${GO_POINTER in o ? '&' : ''}${goType(a).replace(/^\*/, '')}{${Object.keys(o).map((k) => `${k}:${goSyntax(o[k])}`).join(', ')}}`;
+  }
+  return formatValue(a, false);
+}
+
+function isStruct(a: unknown): boolean {
+  return typeof a === 'object' && a !== null && !Array.isArray(a) && GO_TYPE in a && !isMap(a);
+}
+
+/** fmt.Sprintf: verbs v s q d x X o O b c U e E f F g G t T %, flags - + # 0 space, width and precision (also *). */
 export function sprintf(format: string, args: unknown[]): string {
   let out = '';
   let argi = 0;
-  const re = /%([-+ 0#]*)(\d+|\*)?(?:\.(\d+|\*)?)?([a-zA-Z%])/g;
+  const re = /%([-+# 0]*)(\d+|\*)?(?:\.(\d+|\*)?)?([a-zA-Z%])/g;
   let last = 0;
   for (let m = re.exec(format); m; m = re.exec(format)) {
     out += format.slice(last, m.index);
@@ -50,8 +205,8 @@ export function sprintf(format: string, args: unknown[]): string {
       out += '%';
       continue;
     }
-    const width = w === '*' ? Number(args[argi++]) : w !== undefined ? Number(w) : undefined;
-    const prec = p === '*' ? Number(args[argi++]) : p !== undefined ? Number(p) : m[0].includes('.') ? 0 : undefined;
+    const width = w === '*' ? Number(numberOf(args[argi++]) ?? 0) : w !== undefined ? Number(w) : undefined;
+    const prec = p === '*' ? Number(numberOf(args[argi++]) ?? 0) : p !== undefined ? Number(p) : m[0].includes('.') ? 0 : undefined;
     if (argi >= args.length) {
       out += `%!${verb}(MISSING)`;
       continue;
@@ -59,83 +214,27 @@ export function sprintf(format: string, args: unknown[]): string {
     const a = args[argi++];
     const left = flags.includes('-');
     const zero = flags.includes('0') && !left;
-    const plus = flags.includes('+');
-    let s: string;
-    switch (verb) {
-      case 'v':
-      case 's':
-        s = formatValue(a, false);
-        if (a === NO_VALUE || a === undefined) s = '<nil>';
-        if (prec !== undefined && typeof a === 'string') s = [...s].slice(0, prec).join('');
-        break;
-      case 'q':
-        s = typeof a === 'string' ? goQuote(a) : typeof a === 'number' ? `'${String.fromCodePoint(a)}'` : `%!q(${typeof a})`;
-        break;
-      case 'd':
-        s = typeof a === 'number' && Number.isInteger(a) ? String(a) : `%!d(${goType(a)}=${formatValue(a, false)})`;
-        if (plus && typeof a === 'number' && a >= 0) s = '+' + s;
-        break;
-      case 'x':
-      case 'X': {
-        if (typeof a === 'number') s = Math.trunc(a).toString(16);
-        else if (typeof a === 'string') s = Buffer.from(a, 'utf8').toString('hex');
-        else s = `%!${verb}(${goType(a)}=${formatValue(a, false)})`;
-        if (verb === 'X') s = s.toUpperCase();
-        break;
-      }
-      case 'o':
-        s = typeof a === 'number' ? Math.trunc(a).toString(8) : `%!o(${goType(a)})`;
-        break;
-      case 'b':
-        s = typeof a === 'number' ? Math.trunc(a).toString(2) : `%!b(${goType(a)})`;
-        break;
-      case 'c':
-        s = typeof a === 'number' ? String.fromCodePoint(a) : `%!c(${goType(a)})`;
-        break;
-      case 'f':
-      case 'F':
-        s = typeof a === 'number' ? a.toFixed(prec ?? 6) : `%!f(${goType(a)}=${formatValue(a, false)})`;
-        if (plus && typeof a === 'number' && a >= 0) s = '+' + s;
-        break;
-      case 'e':
-      case 'E': {
-        if (typeof a !== 'number') {
-          s = `%!e(${goType(a)})`;
-          break;
-        }
-        const [mant, exp] = a.toExponential(prec ?? 6).split('e');
-        const ev = Number(exp);
-        s = `${mant}e${ev < 0 ? '-' : '+'}${String(Math.abs(ev)).padStart(2, '0')}`;
-        if (verb === 'E') s = s.toUpperCase();
-        break;
-      }
-      case 'g':
-        s = typeof a === 'number' ? (prec !== undefined ? Number(a.toPrecision(prec || 1)).toString() : formatNumber(a)) : `%!g(${goType(a)})`;
-        break;
-      case 't':
-        s = typeof a === 'boolean' ? String(a) : `%!t(${goType(a)}=${formatValue(a, false)})`;
-        break;
-      case 'T':
-        s = goType(a);
-        break;
-      default:
-        s = `%!${verb}(${goType(a)}=${formatValue(a, false)})`;
-    }
-    out += pad(s, width, left, zero && verb !== 's' && verb !== 'v' && verb !== 'q');
+    const s = fmtOne(a, { verb, plus: flags.includes('+'), sharp: flags.includes('#'), space: flags.includes(' '), prec });
+    const numeric = numberOf(a) !== undefined && typeof a !== 'object';
+    out += pad(s, width, left, zero && (numeric || a instanceof GoFloat));
   }
   out += format.slice(last);
   if (argi < args.length) out += '%!(EXTRA ' + args.slice(argi).map((a) => `${goType(a)}=${formatValue(a, false)}`).join(', ') + ')';
   return out;
 }
 
-function goType(v: unknown): string {
+/** The Go type %T prints. */
+export function goType(v: unknown): string {
   if (typeof v === 'string') return 'string';
   if (typeof v === 'number') return Number.isInteger(v) ? 'int' : 'float64';
+  if (typeof v === 'bigint') return 'int64';
+  if (v instanceof GoFloat) return 'float64';
   if (typeof v === 'boolean') return 'bool';
-  if (Array.isArray(v)) return '[]interface {}';
-  if (isMap(v)) return 'map[string]interface {}';
   if (v === null || v === undefined || v === NO_VALUE) return '<nil>';
   if (typeof v === 'object' && GO_TYPE in v) return String((v as Record<symbol, unknown>)[GO_TYPE]);
+  if (typeof v === 'object' && SAFE_HTML in v) return 'template.HTML';
+  if (Array.isArray(v)) return '[]interface {}';
+  if (isMap(v)) return 'map[string]interface {}';
   return 'struct';
 }
 
@@ -154,7 +253,7 @@ export function htmlEscape(s: string): string {
   return s.replace(/[<>&'"\0]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&#39;', '"': '&#34;', '\0': '\ufffd' })[c]!);
 }
 
-/** template.JSEscapeString. */
+/** template.JSEscapeString: quotes, <>&=, backslash, control and non-printable characters (U+2028, U+2029) escaped. */
 function jsEscape(s: string): string {
   let out = '';
   for (const ch of s) {
@@ -166,23 +265,37 @@ function jsEscape(s: string): string {
     else if (ch === '>') out += '\\u003E';
     else if (ch === '&') out += '\\u0026';
     else if (ch === '=') out += '\\u003D';
-    else if (c < 0x20) out += '\\u' + c.toString(16).toUpperCase().padStart(4, '0');
+    else if (c < 0x20 || (c >= 0x80 && !/^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u.test(ch))) out += '\\u' + c.toString(16).toUpperCase().padStart(4, '0');
     else out += ch;
   }
   return out;
 }
 
-function compare(op: string, a: unknown, b: unknown): boolean {
-  if (typeof a !== typeof b || (typeof a !== 'number' && typeof a !== 'string' && typeof a !== 'boolean')) {
+type Kind = 'int' | 'float' | 'string' | 'bool' | 'nil' | 'other';
+
+/** A value's basic kind for eq/lt, and the plain value compared. */
+function basic(v: unknown): [Kind, unknown] {
+  if (v === null || v === undefined || v === NO_VALUE) return ['nil', null];
+  if (typeof v === 'string') return ['string', v];
+  if (typeof v === 'boolean') return ['bool', v];
+  if (typeof v === 'object' && SAFE_HTML in v) return ['string', formatValue(v)];
+  const n = numberOf(v);
+  if (n !== undefined) return [isFloat(v) ? 'float' : 'int', Number(n)];
+  return ['other', v];
+}
+
+function compare(op: string, a0: unknown, b0: unknown): boolean {
+  const [ka, a] = basic(a0);
+  const [kb, b] = basic(b0);
+  if (ka !== kb || ka === 'other' || ka === 'nil') {
     if (op === 'eq' || op === 'ne') {
-      const eq = a === b || ((a === null || a === undefined || a === NO_VALUE) && (b === null || b === undefined || b === NO_VALUE));
-      if (typeof a !== typeof b && a !== null && b !== null && a !== undefined && b !== undefined && a !== NO_VALUE && b !== NO_VALUE) {
-        throw new TemplateExecError(`error calling ${op}: incompatible types for comparison`);
-      }
+      const eq = a0 === b0 || (ka === 'nil' && kb === 'nil');
+      if (ka !== kb && ka !== 'nil' && kb !== 'nil') throw new TemplateExecError(`error calling ${op}: incompatible types for comparison`);
       return op === 'eq' ? eq : !eq;
     }
-    throw new TemplateExecError(`error calling ${op}: ${typeof a === typeof b ? 'invalid type for comparison' : 'incompatible types for comparison'}`);
+    throw new TemplateExecError(`error calling ${op}: ${ka === kb ? 'invalid type for comparison' : 'incompatible types for comparison'}`);
   }
+  if (ka === 'bool' && op !== 'eq' && op !== 'ne') throw new TemplateExecError(`error calling ${op}: invalid type for comparison`);
   const x = a as number | string;
   const y = b as number | string;
   switch (op) {
@@ -242,7 +355,7 @@ export const BUILTINS: Record<string, TemplateFunc> = {
   println: (...a) => a.map((x) => formatValue(x, false)).join(' ') + '\n',
   html: (...a) => htmlEscape(sprint(a)),
   js: (...a) => jsEscape(sprint(a)),
-  urlquery: (...a) => encodeURIComponent(sprint(a)).replace(/%20/g, '+').replace(/[!'()*~]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase()),
+  urlquery: (...a) => encodeURIComponent(sprint(a)).replace(/%20/g, '+').replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase()),
   eq: (a, ...bs) => {
     if (bs.length === 0) throw new TemplateExecError('error calling eq: missing argument for comparison');
     return bs.some((b) => compare('eq', a, b));

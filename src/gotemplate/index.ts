@@ -5,8 +5,12 @@
  * methods. Errors read as Go's (`template: name:line: ...`).
  */
 import { BUILTINS, TemplateExecError, type TemplateFunc } from './funcs.js';
+import { TemplateSyntaxError } from './lex.js';
 import { parseTemplates, type Arg, type Node, type Pipe } from './parse.js';
-import { formatValue, isMap, MAP_ZERO, NO_VALUE, truth } from './values.js';
+import { escapeTemplateSet } from './html/escape.js';
+import { EscapeError } from './html/context.js';
+import { ESCAPERS } from './html/escapers.js';
+import { formatValue, GO_TYPE, isMap, MAP_ZERO, NO_VALUE, truth } from './values.js';
 
 /** A missing key: the map's zero value when it has one (a typed map), else "no value". */
 function missing(map: Record<string | symbol, unknown>): unknown {
@@ -15,7 +19,8 @@ function missing(map: Record<string | symbol, unknown>): unknown {
 
 export { TemplateSyntaxError } from './lex.js';
 export { TemplateExecError, type TemplateFunc } from './funcs.js';
-export { GO_FORMAT, GO_TYPE, MAP_ZERO, NO_VALUE, formatValue, type GoFormattable } from './values.js';
+export { GO_FORMAT, GO_JSON, GO_POINTER, GO_SYNTAX, GO_TYPE, MAP_ZERO, NO_VALUE, SAFE_HTML, formatValue, type GoFormattable } from './values.js';
+export { EscapeError } from './html/context.js';
 
 const BREAK = Symbol('break');
 const CONTINUE = Symbol('continue');
@@ -27,33 +32,31 @@ interface Frame {
   name: string;
   vars: Map<string, unknown>[];
   calls: { n: number };
-  /** Applied to what every action prints (HTML mode); literal text is left as written. */
-  escape?: (s: string) => string;
-}
-
-/** A value the escaping mode prints as it is (html/template's template.HTML, from `safeHtml`). */
-export const SAFE_HTML = Symbol('safeHtml');
-
-/** html/template's escaping in HTML text: & ' < > " and NUL. */
-export function escapeHtmlText(s: string): string {
-  return s.replace(/[&'<>"\0]/g, (c) => ({ '&': '&amp;', "'": '&#39;', '<': '&lt;', '>': '&gt;', '"': '&#34;', '\0': '\ufffd' })[c]!);
+  /** The templates `{{ template }}` calls resolve in (the escaped copies in HTML mode). */
+  trees: ReadonlyMap<string, Node[]>;
 }
 
 export class Templates {
   private readonly trees = new Map<string, Node[]>();
   private readonly funcs: Record<string, TemplateFunc>;
+  /** Escaped template sets for HTML output, by the template executed; dropped when templates change. */
+  private readonly escaped = new Map<string, Map<string, Node[]> | EscapeError>();
 
   constructor(funcs: Record<string, TemplateFunc> = {}) {
-    this.funcs = { ...BUILTINS, ...funcs };
+    this.funcs = { ...BUILTINS, ...ESCAPERS, ...funcs };
   }
 
   /** Parse `text` as template `name` (and every template it defines). Throws TemplateSyntaxError. */
   parse(name: string, text: string): this {
-    for (const [n, nodes] of parseTemplates(name, text)) {
+    const parsed = parseTemplates(name, text);
+    // Like Go, a function must exist when the template is parsed.
+    for (const nodes of parsed.values()) checkFunctions(name, nodes, this.funcs);
+    for (const [n, nodes] of parsed) {
       // Like Go: an empty re-definition does not replace a non-empty one.
       if (this.trees.has(n) && nodes.every((x) => x.k === 'text' && x.text.trim() === '')) continue;
       this.trees.set(n, nodes);
     }
+    this.escaped.clear();
     return this;
   }
 
@@ -61,14 +64,33 @@ export class Templates {
     return this.trees.has(name);
   }
 
-  /** Run template `name` on `data`. Throws TemplateExecError. */
+  /**
+   * Run template `name` on `data`. Throws TemplateExecError. With `html`, as Go's html/template:
+   * every action is escaped for the HTML context it prints into.
+   */
   execute(name: string, data: unknown, opts: { html?: boolean } = {}): string {
-    const nodes = this.trees.get(name);
+    let trees: ReadonlyMap<string, Node[]> = this.trees;
+    if (opts.html && this.trees.has(name)) trees = this.escapedSet(name);
+    const nodes = trees.get(name);
     if (!nodes) throw new TemplateExecError(`template: no template ${JSON.stringify(name)} associated with template ${JSON.stringify(name)}`);
     const out: string[] = [];
-    const escape = opts.html ? escapeHtmlText : undefined;
-    this.walk(nodes, data, { name, vars: [new Map([['$', data]])], calls: { n: 0 }, escape }, out, 0);
+    this.walk(nodes, data, { name, vars: [new Map([['$', data]])], calls: { n: 0 }, trees }, out, 0);
     return out.join('');
+  }
+
+  private escapedSet(name: string): ReadonlyMap<string, Node[]> {
+    let set = this.escaped.get(name);
+    if (!set) {
+      try {
+        set = escapeTemplateSet(this.trees, name);
+      } catch (e) {
+        if (!(e instanceof EscapeError)) throw e;
+        set = e;
+      }
+      this.escaped.set(name, set);
+    }
+    if (set instanceof EscapeError) throw new TemplateExecError(set.text());
+    return set;
   }
 
   private walk(nodes: Node[], dot: unknown, f: Frame, out: string[], depth: number): typeof BREAK | typeof CONTINUE | undefined {
@@ -80,10 +102,7 @@ export class Templates {
           break;
         case 'action': {
           const v = this.pipe(n.pipe, dot, f, n.line);
-          if (n.pipe.decl.length === 0) {
-            const text = formatValue(v);
-            out.push(f.escape && !(v && typeof v === 'object' && SAFE_HTML in v) ? f.escape(text) : text);
-          }
+          if (n.pipe.decl.length === 0) out.push(formatValue(v));
           break;
         }
         case 'if':
@@ -140,12 +159,12 @@ export class Templates {
           break;
         }
         case 'template': {
-          const t = this.trees.get(n.name);
+          const t = f.trees.get(n.name);
           if (!t) this.fail(f, n.line, `template: no such template ${JSON.stringify(n.name)}`);
           if (++f.calls.n > MAX_TEMPLATE_CALLS) this.fail(f, n.line, 'too many template calls');
           const v = n.pipe ? this.pipe(n.pipe, dot, f, n.line) : null;
           // A called template sees only its own $ (the value it was given).
-          this.walk(t!, v, { name: n.name, vars: [new Map([['$', v]])], calls: f.calls, escape: f.escape }, out, depth + 1);
+          this.walk(t!, v, { name: n.name, vars: [new Map([['$', v]])], calls: f.calls, trees: f.trees }, out, depth + 1);
           break;
         }
         case 'break':
@@ -278,5 +297,39 @@ function describeArg(a: Arg): string {
 }
 
 function typeName(v: object): string {
+  if (GO_TYPE in v) return String((v as Record<symbol, unknown>)[GO_TYPE]);
   return Array.isArray(v) ? '[]interface {}' : (v.constructor?.name ?? 'struct');
+}
+
+/** Go refuses, at parse time, a template that calls a function it does not know or uses a variable not in scope. */
+function checkFunctions(name: string, nodes: Node[], funcs: Record<string, TemplateFunc>): void {
+  const fail = (line: number, m: string): never => {
+    throw new TemplateSyntaxError(`template: ${name}:${line}: ${m}`);
+  };
+  type Scope = Set<string>[];
+  const known = (scope: Scope, v: string) => v === '$' || scope.some((s) => s.has(v));
+  const pipe = (p: Pipe | undefined, line: number, scope: Scope) => {
+    if (!p) return;
+    // As Go's parser: a declared (or assigned) name is in scope from there on, even in its own pipeline.
+    for (const d of p.decl) scope[scope.length - 1]!.add(d);
+    for (const cmd of p.cmds) for (const a of cmd.args) arg(a, line, scope);
+  };
+  const arg = (a: Arg, line: number, scope: Scope) => {
+    if (a.k === 'ident' && !funcs[a.name]) fail(line, `function ${JSON.stringify(a.name)} not defined`);
+    if (a.k === 'var' && !known(scope, a.name)) fail(line, `undefined variable ${JSON.stringify(a.name)}`);
+    if (a.k === 'sub') pipe(a.pipe, line, scope);
+  };
+  const walk = (list: Node[] | undefined, scope: Scope) => {
+    for (const n of list ?? []) {
+      if (n.k === 'action' || n.k === 'template') pipe(n.pipe, n.line, scope);
+      if (n.k === 'if' || n.k === 'with' || n.k === 'range') {
+        // A control structure's variables live until its {{end}}, in both branches.
+        const inner = [...scope, new Set<string>()];
+        pipe(n.pipe, n.line, inner);
+        walk(n.list, inner);
+        walk(n.else, inner);
+      }
+    }
+  };
+  walk(nodes, [new Set()]);
 }

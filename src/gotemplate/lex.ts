@@ -3,13 +3,14 @@
  * `{{- ` / ` -}}` trim markers, which eat the white space next to them, and `{{/* comments *\/}}`);
  * an action splits into tokens.
  */
+import { GoFloat } from './values.js';
 
 export type Token =
   | { t: 'field'; names: string[] } // .A.B (names empty for a lone dot)
   | { t: 'var'; name: string; names: string[] } // $x.A.B ($ alone: name '$')
   | { t: 'ident'; name: string } // a function name or keyword
   | { t: 'string'; value: string }
-  | { t: 'number'; value: number; int: boolean }
+  | { t: 'number'; value: number | GoFloat; int: boolean }
   | { t: 'bool'; value: boolean }
   | { t: 'nil' }
   | { t: 'char'; value: number }
@@ -21,7 +22,7 @@ export type Token =
   | { t: 'comma' }
   | { t: 'chainfield'; names: string[] }; // (x).A.B after a parenthesised term
 
-export type Piece = { kind: 'text'; text: string } | { kind: 'action'; tokens: Token[]; line: number } | { kind: 'comment' };
+export type Piece = { kind: 'text'; text: string } | { kind: 'action'; tokens: Token[]; line: number; src: string } | { kind: 'comment' };
 
 export class TemplateSyntaxError extends Error {}
 
@@ -64,7 +65,7 @@ export function lex(name: string, src: string): Piece[] {
       if (!trimmed.endsWith('*/')) throw new TemplateSyntaxError(`template: ${name}:${line}: unclosed comment`);
       out.push({ kind: 'comment' });
     } else {
-      out.push({ kind: 'action', tokens: tokenize(name, inner, line), line });
+      out.push({ kind: 'action', tokens: tokenize(name, inner, line), line, src: `{{${trimmed}}}` });
     }
     line += countLines(src.slice(open, end));
     i = end;
@@ -107,7 +108,6 @@ function scanAction(name: string, src: string, p: number, line: number): { end: 
 }
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*/;
-const NUMBER = /^[+-]?(0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO]?[0-7_]+(?![.eE0-9])|(\d[\d_]*)?\.?\d[\d_]*([eE][+-]?\d+)?)/;
 
 function tokenize(name: string, s: string, line: number): Token[] {
   const out: Token[] = [];
@@ -177,17 +177,13 @@ function tokenize(name: string, s: string, line: number): Token[] {
       out.push({ t: 'char', value: v.codePointAt(0) ?? 0 });
       i = k + 1;
     } else if (/[0-9+\-.]/.test(c)) {
-      const m = NUMBER.exec(s.slice(i));
-      if (!m || m[0] === '' || m[0] === '+' || m[0] === '-') fail(`bad number syntax: ${JSON.stringify(s.slice(i, i + 10))}`);
-      const text = m![0].replace(/_/g, '');
-      const isInt = !/[.eE]/.test(text) || /^[+-]?0[xX]/.test(text);
-      let value: number;
-      if (/^[+-]?0[bB]/.test(text)) value = parseInt(text.replace(/0[bB]/, ''), 2) * (text.startsWith('-') ? -1 : 1);
-      else if (/^[+-]?0[oO]/.test(text) || (isInt && /^[+-]?0[0-7]+$/.test(text))) value = parseInt(text.replace(/0[oO]?/, ''), 8) * (text.startsWith('-') ? -1 : 1);
-      else value = Number(text);
-      if (Number.isNaN(value)) fail(`bad number syntax: ${JSON.stringify(text)}`);
-      out.push({ t: 'number', value, int: isInt });
-      i += m![0].length;
+      const [end, ok] = scanNumber(s, i);
+      const text = s.slice(i, end);
+      if (!ok) fail(`bad number syntax: ${goQuote(text)}`);
+      const n = goNumber(text);
+      if (typeof n === 'string') fail(n);
+      out.push({ t: 'number', value: (n as { value: number | GoFloat }).value, int: (n as { int: boolean }).int });
+      i = end;
     } else {
       const m = IDENT.exec(s.slice(i));
       if (!m) fail(`unexpected ${JSON.stringify(c)} in command`);
@@ -216,8 +212,79 @@ function unquote(q: string, fail: (m: string) => never): string {
       }
       return '\\u' + parseInt(e, 8).toString(16).padStart(4, '0');
     });
-    return JSON.parse(js) as string;
+    // Raw control characters are allowed in a Go string (JSON wants them escaped).
+    return JSON.parse(js.replace(/[\u0000-\u001f]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'))) as string;
   } catch {
     return fail(`malformed string ${q}`);
   }
+}
+
+function acceptRun(s: string, i: number, chars: string): number {
+  while (i < s.length && chars.includes(s[i]!)) i++;
+  return i;
+}
+
+/** Go's lexer: the extent of a number, and false when a letter or digit runs into it ("1x"). */
+function scanNumber(s: string, i: number): [number, boolean] {
+  if (s[i] === '+' || s[i] === '-') i++;
+  let digits = '0123456789_';
+  if (s[i] === '0') {
+    i++;
+    if (s[i] === 'x' || s[i] === 'X') {
+      i++;
+      digits = '0123456789abcdefABCDEF_';
+    } else if (s[i] === 'o' || s[i] === 'O') {
+      i++;
+      digits = '01234567_';
+    } else if (s[i] === 'b' || s[i] === 'B') {
+      i++;
+      digits = '01_';
+    }
+  }
+  i = acceptRun(s, i, digits);
+  if (s[i] === '.') i = acceptRun(s, i + 1, digits);
+  if (digits.length === 11 && (s[i] === 'e' || s[i] === 'E')) {
+    i++;
+    if (s[i] === '+' || s[i] === '-') i++;
+    i = acceptRun(s, i, '0123456789_');
+  }
+  if (digits.length === 23 && (s[i] === 'p' || s[i] === 'P')) {
+    i++;
+    if (s[i] === '+' || s[i] === '-') i++;
+    i = acceptRun(s, i, '0123456789_');
+  }
+  if (s[i] === 'i') i++;
+  if (i < s.length && /[\p{L}\p{N}_]/u.test(s[i]!)) return [i + 1, false];
+  return [i, true];
+}
+
+/** Go's number constant: an int when it parses as one (any base), else a float; Go's errors otherwise. */
+function goNumber(text: string): { value: number | GoFloat; int: boolean } | string {
+  const sign = text[0] === '-' ? -1 : 1;
+  const body = text.replace(/^[+-]/, '');
+  // Underscores only between digits (or after a base prefix).
+  const clean = /(^_|__|_$|\._|_\.)/.test(body.replace(/^0[xXbBoO]_/, '0x')) ? undefined : body.replace(/_/g, '');
+  if (clean !== undefined) {
+    let big: bigint | undefined;
+    if (/^0[xX][0-9a-fA-F]+$/.test(clean) || /^0[bB][01]+$/.test(clean) || /^0[oO][0-7]+$/.test(clean)) big = BigInt(clean.toLowerCase());
+    else if (/^0[0-7]*$/.test(clean)) big = BigInt('0o' + (clean.slice(1) || '0'));
+    else if (/^[1-9][0-9]*$/.test(clean)) big = BigInt(clean);
+    if (big !== undefined) {
+      if (big > 18446744073709551615n) return `integer overflow: ${goQuote(text)}`;
+      return { value: sign * Number(big), int: true };
+    }
+    if (/^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$/.test(clean)) {
+      // A float that looks like an integer ("08") is an integer too big (or bad) for Go.
+      if (!/[.eE]/.test(clean)) return `integer overflow: ${goQuote(text)}`;
+      const f = sign * Number(clean);
+      // A whole float stays a float64 (it prints as one: 1e+06).
+      return { value: Number.isInteger(f) ? new GoFloat(f) : f, int: false };
+    }
+  }
+  return `illegal number syntax: ${goQuote(text)}`;
+}
+
+/** %q of a short ASCII text. */
+function goQuote(s: string): string {
+  return JSON.stringify(s);
 }

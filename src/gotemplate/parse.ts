@@ -21,7 +21,7 @@ export interface Pipe {
 
 export type Node =
   | { k: 'text'; text: string }
-  | { k: 'action'; pipe: Pipe; line: number }
+  | { k: 'action'; pipe: Pipe; line: number; src: string }
   | { k: 'if' | 'with' | 'range'; pipe: Pipe; list: Node[]; else?: Node[]; line: number }
   | { k: 'template'; name: string; pipe?: Pipe; line: number }
   | { k: 'break' | 'continue'; line: number };
@@ -61,7 +61,7 @@ export function parseTemplates(name: string, src: string): Map<string, Node[]> {
         if (word === 'block') {
           const body = list(['end'], { range: 0 });
           if (!body.stop) fail(p.line, 'unexpected EOF');
-          out.set(tname, body.nodes);
+          define(tname, body.nodes, body.stop!.line);
         }
         nodes.push({ k: 'template', name: tname, ...(pipe ? { pipe } : {}), line: p.line });
       } else if (word === 'define') {
@@ -69,12 +69,12 @@ export function parseTemplates(name: string, src: string): Map<string, Node[]> {
         if (!n || n.t !== 'string') fail(p.line, 'define clause needs a template name');
         const body = list(['end'], { range: 0 });
         if (!body.stop) fail(p.line, 'unexpected EOF');
-        out.set((n as { value: string }).value, body.nodes);
+        define((n as { value: string }).value, body.nodes, body.stop!.line);
       } else if (word === 'break' || word === 'continue') {
         if (depth.range === 0) fail(p.line, `{{${word}}} outside {{range}}`);
         nodes.push({ k: word, line: p.line });
       } else {
-        nodes.push({ k: 'action', pipe: pipeline(p.tokens, p.line), line: p.line });
+        nodes.push({ k: 'action', pipe: pipeline(p.tokens, p.line), line: p.line, src: p.src });
       }
     }
     return { nodes };
@@ -102,8 +102,14 @@ export function parseTemplates(name: string, src: string): Map<string, Node[]> {
     return node;
   };
 
-  const top = list([], { range: 0 });
   const empty = (nodes: Node[]) => nodes.every((x) => x.k === 'text' && x.text.trim() === '');
+  /** A name defined twice in one text is an error, unless one of the bodies is empty (Go's rule). */
+  const define = (tname: string, nodes: Node[], endLine: number) => {
+    const prev = out.get(tname);
+    if (prev === undefined || empty(prev)) out.set(tname, nodes);
+    else if (!empty(nodes)) fail(endLine, `template: multiple definition of template ${JSON.stringify(tname)}`);
+  };
+  const top = list([], { range: 0 });
   if (out.has(name) && !empty(top.nodes) && !empty(out.get(name)!)) throw new TemplateSyntaxError(`template: multiple definition of template "${name}"`);
   if (!out.has(name) || !empty(top.nodes)) out.set(name, top.nodes);
   return out;

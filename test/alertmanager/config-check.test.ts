@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CTL, startDaemon } from '../helpers/daemon.js';
-import { amtoolBinary } from './real-alertmanager.js';
+import { alertmanagerBinary, amtoolBinary, startRealAlertmanager } from './real-alertmanager.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ctl-check-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,6 +19,21 @@ const BAD_ROUTE = write('bad-route.yml', 'route: {receiver: nope}\nreceivers: [{
 const BAD_TEMPLATE = write('bad-template.yml', 'route: {receiver: w}\nreceivers: [{name: w}]\ntemplates: ["broken/*.tmpl"]\n');
 mkdirSync(join(dir, 'broken'));
 writeFileSync(join(dir, 'broken', 'b.tmpl'), '{{ define "b" }}{{ if }}{{ end }}');
+
+/** Templates 0.25 refuses when it loads them, each with its own configuration. */
+const BAD_TEMPLATES: Record<string, string> = {
+  'func.tmpl': '{{ define "f" }}{{ .Status | nosuchfunc }}{{ end }}',
+  'dup.tmpl': '{{ define "a" }}x{{ end }}\n{{ define "a" }}y\n{{ end }}',
+  'num.tmpl': 'ok\n{{ 1x }}',
+  'octal.tmpl': '{{ 08 }}',
+  'exp.tmpl': '{{ 1e }}',
+  'unclosed.tmpl': '{{ .X ',
+};
+mkdirSync(join(dir, 'bad'));
+const BAD_CONFIGS = Object.entries(BAD_TEMPLATES).map(([name, text]) => {
+  writeFileSync(join(dir, 'bad', name), text);
+  return write(`bad-${name}.yml`, `route: {receiver: w}\nreceivers: [{name: w}]\ntemplates: ["${join(dir, 'bad', name)}"]\n`);
+});
 
 const ctl = (...files: string[]) => spawnSync(process.execPath, [CTL, 'config', 'check', ...files], { encoding: 'utf8', timeout: 20_000 });
 
@@ -35,7 +50,7 @@ describe('ctl config check', () => {
   });
 
   it.skipIf(!amtoolBinary())('prints what amtool prints, byte for byte, on standard output', () => {
-    for (const f of [OK, BAD_ROUTE, BAD_TEMPLATE]) {
+    for (const f of [OK, BAD_ROUTE, BAD_TEMPLATE, ...BAD_CONFIGS]) {
       const a = spawnSync(amtoolBinary()!, ['check-config', f], { encoding: 'utf8', timeout: 20_000 });
       expect(ctl(f).stdout, f).toBe(a.stdout);
     }
@@ -47,10 +62,39 @@ describe('ctl config check', () => {
       writeFileSync(join(d.dir, 'alertmanager.yml'), `route: {receiver: w}\nreceivers: [{name: w}, {name: v}]\ntemplates: ["${join(dir, 'broken')}/*.tmpl"]\n`);
       const r = await d.request('alertmanager', 'POST', '/-/reload');
       expect(r.status).toBe(500);
-      expect(r.text).toBe('failed to reload config: template: b.tmpl:1: missing value for if\n');
+      expect(r.text).toBe('failed to reload config: failed to parse templates: template: b.tmpl:1: missing value for if\n');
       expect((await d.request('alertmanager', 'GET', '/api/v2/receivers')).json).toEqual([{ name: 'w' }]);
     } finally {
       await d.cleanup();
+    }
+  });
+
+  it('refuses an unknown function, a name defined twice in one file and a bad number, with 0.25\'s words', () => {
+    const out = ctl(...BAD_CONFIGS).stdout;
+    expect(out).toContain('FAILED: template: func.tmpl:1: function "nosuchfunc" not defined');
+    expect(out).toContain('FAILED: template: dup.tmpl:3: template: multiple definition of template "a"');
+    expect(out).toContain('FAILED: template: num.tmpl:2: bad number syntax: "1x"');
+    expect(out).toContain('FAILED: template: octal.tmpl:1: integer overflow: "08"');
+    expect(out).toContain('FAILED: template: exp.tmpl:1: illegal number syntax: "1e"');
+  });
+
+  it.skipIf(!alertmanagerBinary())('answers a reload with a bad template as the real 0.25 does, and keeps the old configuration', async () => {
+    const good = 'route: {receiver: w}\nreceivers: [{name: w}]\n';
+    const real = await startRealAlertmanager(good);
+    const d = await startDaemon({ files: { 'alertmanager.yml': good } });
+    try {
+      for (const [name, text] of Object.entries(BAD_TEMPLATES)) {
+        const conf = `route: {receiver: w}\nreceivers: [{name: w}, {name: v}]\ntemplates: ["${join(dir, 'bad', name)}"]\n`;
+        const want = await real.reload(conf);
+        writeFileSync(join(d.dir, 'alertmanager.yml'), conf);
+        const r = await d.request('alertmanager', 'POST', '/-/reload');
+        expect([r.status, r.text], text).toEqual([want.status, want.text]);
+        expect(r.text.startsWith('failed to reload config: failed to parse templates: template: ')).toBe(true);
+      }
+      expect((await d.request('alertmanager', 'GET', '/api/v2/receivers')).json).toEqual([{ name: 'w' }]);
+    } finally {
+      await d.cleanup();
+      await real.stop();
     }
   });
 });

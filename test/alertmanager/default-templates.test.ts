@@ -84,7 +84,7 @@ describe.skipIf(!amtool || !existsSync(UPSTREAM))('default templates against Ale
         const text = `{{ template "${name}" ${dot} }}`;
         const r = spawnSync(amtool!, ['template', 'render', `--template.glob=${UPSTREAM}`, `--template.text=${text}`, `--template.data=${dataFile}`], { encoding: 'utf8', timeout: 20_000 });
         expect(r.status, r.stderr).toBe(0);
-        const mine = ours.parse('_', text).execute('_', templateData(input(group)));
+        const mine = ours.parse('_', text).execute('_', templateData(input(group), 'amtool'));
         expect(mine).toBe(r.stdout);
       });
     }
@@ -99,7 +99,7 @@ describe('default templates', () => {
     try {
       writeFileSync(join(dir, 'mine.tmpl'), '{{ define "__subject" }}custom {{ .Status }}{{ end }}');
       const t = loadTemplateFiles([join(dir, '*.tmpl')]);
-      const data = templateData(input(GROUPS.resolved));
+      const data = templateData(input(GROUPS.resolved), 'amtool');
       expect(t.parse('_', '{{ template "slack.default.title" . }}|{{ template "email.default.subject" . }}').execute('_', data)).toBe('custom resolved|custom resolved');
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -126,7 +126,7 @@ describe('default templates', () => {
   });
 
   it('Teams text lists each alert description by state', () => {
-    const text = defaultTemplates().execute('msteams.default.text', templateData(input(GROUPS.firing)));
+    const text = defaultTemplates().execute('msteams.default.text', templateData(input(GROUPS.firing), 'amtool'));
     expect(text).toBe('\n\n# Alerts Firing:\n - too hot\n - too hot\n\n\n\n');
   });
 });

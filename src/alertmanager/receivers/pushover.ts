@@ -28,7 +28,9 @@ export function pushoverIntegration(c: Obj, index: number, http: HttpClient): In
     sendResolved: c.send_resolved !== false,
     async send(n: Notification): Promise<Attempt> {
       const t = expander(n);
-      const message = truncate(t(c.message), 1024).trim() || '(no details)';
+      // With `html: true` the message (only) is rendered as html/template renders it, as 0.25 does.
+      const m = c.html ? expander(n, { html: true }) : t;
+      const message = truncate(m(c.message), 1024).trim() || '(no details)';
       const params: [string, string][] = [
         ['token', t(c.token)],
         ['user', t(c.user_key)],
@@ -39,7 +41,7 @@ export function pushoverIntegration(c: Obj, index: number, http: HttpClient): In
       ];
       if (c.html) params.push(['html', '1']);
       params.push(['priority', t(c.priority)], ['retry', String(Math.trunc(Number(c.retry ?? 0) / 1000))], ['expire', String(Math.trunc(Number(c.expire ?? 0) / 1000))], ['sound', t(c.sound)]);
-      if (t.error) return failed(t.error, false);
+      if (t.error || m.error) return failed((t.error ?? m.error)!, false);
       const url = new URL(c.api_url || API_URL);
       url.search = goQueryEncode(params);
       try {

@@ -6,7 +6,11 @@
  * join, match, reReplaceAll, safeHtml, stringSlice).
  */
 import { RE2JS } from 're2js';
-import { GO_FORMAT, GO_TYPE, MAP_ZERO, SAFE_HTML, formatValue, type TemplateFunc } from '../../gotemplate/index.js';
+import { GO_FORMAT, GO_JSON, GO_POINTER, GO_TYPE, MAP_ZERO, SAFE_HTML, formatValue, type TemplateFunc } from '../../gotemplate/index.js';
+import { toJSON } from '../../gotemplate/html/escapers.js';
+import { goTime } from '../../gotemplate/gotime.js';
+import { goReplaceAll } from '../../gotemplate/goregexp.js';
+import { goTitle, goToLower, goToUpper } from '../../gotemplate/unicase.js';
 
 type KV = Record<string, string>;
 
@@ -16,8 +20,14 @@ function method<T extends object>(target: T, name: string, fn: (...args: never[]
   return target;
 }
 
+/** A value's Go type for %T (a symbol: not a field, key or element). */
+function typed<T extends object>(v: T, type: string): T {
+  Object.defineProperty(v, GO_TYPE, { value: type, enumerable: false });
+  return v;
+}
+
 export function pairs(list: { Name: string; Value: string }[]): { Name: string; Value: string }[] {
-  const out = list.map((p) => ({ Name: p.Name, Value: p.Value, [GO_FORMAT]: () => `{${p.Name} ${p.Value}}` }));
+  const out = typed(list.map((p) => ({ Name: p.Name, Value: p.Value, [GO_TYPE]: 'template.Pair', [GO_FORMAT]: () => `{${p.Name} ${p.Value}}` })), 'template.Pairs');
   method(out, 'Names', () => out.map((p) => p.Name));
   method(out, 'Values', () => out.map((p) => p.Value));
   return out;
@@ -25,7 +35,7 @@ export function pairs(list: { Name: string; Value: string }[]): { Name: string; 
 
 /** template.KV: a map of strings with its methods. */
 export function kv(map: KV): KV {
-  const out: KV = {};
+  const out: KV = typed({}, 'template.KV');
   // map[string]string: a missing key reads as "".
   Object.defineProperty(out, MAP_ZERO, { value: '', enumerable: false });
   for (const k of Object.keys(map)) out[k] = map[k]!;
@@ -45,61 +55,15 @@ export function kv(map: KV): KV {
   return out;
 }
 
-/** time.Time as templates use it: printed as Go prints it (UTC here), with Format and Unix. */
-export function goTime(ms: number): object {
-  const d = new Date(ms);
-  const pad = (n: number, w = 2) => String(n).padStart(w, '0');
-  const frac = ms % 1000 === 0 ? '' : '.' + pad(((ms % 1000) + 1000) % 1000, 3).replace(/0+$/, '');
-  const text = `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}${frac} +0000 UTC`;
-  const t = { [GO_FORMAT]: () => text };
-  method(t, 'Format', (layout: string) => formatGoLayout(d, layout));
-  method(t, 'Unix', () => Math.floor(ms / 1000));
-  method(t, 'UnixNano', () => ms * 1e6);
-  method(t, 'IsZero', () => ms === -62135596800000);
-  return t;
-}
-
-/** time.Format for the common layout elements (UTC). */
-function formatGoLayout(d: Date, layout: string): string {
-  const pad = (n: number, w = 2) => String(n).padStart(w, '0');
-  const months = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
-  const days = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
-  const tokens: [string, () => string][] = [
-    ['2006', () => pad(d.getUTCFullYear(), 4)],
-    ['January', () => months[d.getUTCMonth()]!],
-    ['Jan', () => months[d.getUTCMonth()]!.slice(0, 3)],
-    ['Monday', () => days[d.getUTCDay()]!],
-    ['Mon', () => days[d.getUTCDay()]!.slice(0, 3)],
-    ['MST', () => 'UTC'],
-    ['Z07:00', () => 'Z'],
-    ['-0700', () => '+0000'],
-    ['01', () => pad(d.getUTCMonth() + 1)],
-    ['02', () => pad(d.getUTCDate())],
-    ['15', () => pad(d.getUTCHours())],
-    ['03', () => pad(d.getUTCHours() % 12 || 12)],
-    ['04', () => pad(d.getUTCMinutes())],
-    ['05', () => pad(d.getUTCSeconds())],
-    ['06', () => pad(d.getUTCFullYear() % 100)],
-    ['PM', () => (d.getUTCHours() >= 12 ? 'PM' : 'AM')],
-    ['.000', () => '.' + pad(d.getUTCMilliseconds(), 3)],
-  ];
-  let out = '';
-  for (let i = 0; i < layout.length; ) {
-    const hit = tokens.find(([t]) => layout.startsWith(t, i));
-    if (hit) {
-      out += hit[1]();
-      i += hit[0].length;
-    } else out += layout[i++];
-  }
-  return out;
-}
-
 export interface AlertInput {
   status: 'firing' | 'resolved';
   labels: KV;
   annotations: KV;
   startsAt: number;
   endsAt: number;
+  /** Nanoseconds past the millisecond of startsAt / endsAt (0-999999), when known. */
+  startsAtNs?: number;
+  endsAtNs?: number;
   generatorURL: string;
   fingerprint: string;
 }
@@ -114,31 +78,51 @@ export interface DataInput {
   externalURL: string;
 }
 
-function alertsOf(list: object[]): object[] {
-  const out = [...list];
-  method(out, 'Firing', () => alertsOf(out.filter((a) => (a as { Status: string }).Status === 'firing')));
-  method(out, 'Resolved', () => alertsOf(out.filter((a) => (a as { Status: string }).Status === 'resolved')));
+/** template.Alerts; Firing and Resolved return []template.Alert (no methods of their own in Go, but ours keep them). */
+function alertsOf(list: object[], type = 'template.Alerts'): object[] {
+  const out = typed([...list], type);
+  method(out, 'Firing', () => alertsOf(out.filter((a) => (a as { Status: string }).Status === 'firing'), '[]template.Alert'));
+  method(out, 'Resolved', () => alertsOf(out.filter((a) => (a as { Status: string }).Status === 'resolved'), '[]template.Alert'));
   return out;
 }
 
-/** template.Data for a notification. */
-export function templateData(d: DataInput): Record<string, unknown> {
+/** encoding/json of a struct with json tags: each field under its tag. */
+function jsonStruct(fields: [string, unknown][]): () => string {
+  return () => `{${fields.map(([k, v]) => `${JSON.stringify(k)}:${toJSON(v)}`).join(',')}}`;
+}
+
+/** regexp.QuoteMeta: 0.25 puts the receiver name into the data quoted so (`team\\.a` for `team.a`). */
+export function quoteMeta(s: string): string {
+  return s.replace(/[\\.+*?()|[\]{}^$]/g, '\\$&');
+}
+
+/**
+ * template.Data. `notification` is what receivers render with (a *template.Data, as 0.25's
+ * notifiers pass it: `{{ . }}` prints `&{...}`, the receiver name regexp-quoted); `amtool` is what
+ * `amtool template render` renders with (the value, as read from its JSON).
+ */
+export function templateData(d: DataInput, form: 'notification' | 'amtool' = 'notification'): Record<string, unknown> {
   const alerts = alertsOf(
     d.alerts.map((a) => {
       const o = {
         Status: a.status,
         Labels: kv(a.labels),
         Annotations: kv(a.annotations),
-        StartsAt: goTime(a.startsAt),
-        EndsAt: goTime(a.endsAt),
+        StartsAt: goTime(a.startsAt, a.startsAtNs),
+        EndsAt: goTime(a.endsAt, a.endsAtNs),
         GeneratorURL: a.generatorURL,
         Fingerprint: a.fingerprint,
       };
-      return { ...o, [GO_TYPE]: 'template.Alert', [GO_FORMAT]: () => `{${[o.Status, o.Labels, o.Annotations, o.StartsAt, o.EndsAt, o.GeneratorURL, o.Fingerprint].map((v) => formatValue(v, false)).join(' ')}}` };
+      return {
+        ...o,
+        [GO_TYPE]: 'template.Alert',
+        [GO_FORMAT]: () => `{${Object.values(o).map((v) => formatValue(v, false)).join(' ')}}`,
+        [GO_JSON]: jsonStruct([['status', o.Status], ['labels', o.Labels], ['annotations', o.Annotations], ['startsAt', o.StartsAt], ['endsAt', o.EndsAt], ['generatorURL', o.GeneratorURL], ['fingerprint', o.Fingerprint]]),
+      };
     }),
   );
-  return {
-    Receiver: d.receiver,
+  const data = {
+    Receiver: form === 'notification' ? quoteMeta(d.receiver) : d.receiver,
     Status: d.status,
     Alerts: alerts,
     GroupLabels: kv(d.groupLabels),
@@ -146,18 +130,24 @@ export function templateData(d: DataInput): Record<string, unknown> {
     CommonAnnotations: kv(d.commonAnnotations),
     ExternalURL: d.externalURL,
   };
+  const pointer = form === 'notification' ? '&' : '';
+  // A struct: `.Nope` is an error, not a missing key.
+  const json = jsonStruct([['receiver', data.Receiver], ['status', data.Status], ['alerts', data.Alerts], ['groupLabels', data.GroupLabels], ['commonLabels', data.CommonLabels], ['commonAnnotations', data.CommonAnnotations], ['externalURL', data.ExternalURL]]);
+  const out: Record<string | symbol, unknown> = { ...data, [GO_TYPE]: `${pointer ? '*' : ''}template.Data`, [GO_FORMAT]: () => `${pointer}{${Object.values(data).map((v) => formatValue(v, false)).join(' ')}}`, [GO_JSON]: json };
+  if (pointer) out[GO_POINTER] = true;
+  return out;
 }
 
 /** Alertmanager's template functions (template.DefaultFuncs). */
 export const ALERTMANAGER_FUNCS: Record<string, TemplateFunc> = {
-  toUpper: (s) => String(s).toUpperCase(),
-  toLower: (s) => String(s).toLowerCase(),
-  // strings.Title: the first letter of every word upper case.
-  title: (s) => String(s).replace(/(^|[^\p{L}\p{N}_'])(\p{L})/gu, (_, sep: string, c: string) => sep + c.toUpperCase()),
+  // Go's case mappings (simple per code point; title as golang.org/x/text/cases does it).
+  toUpper: (s) => goToUpper(String(s)),
+  toLower: (s) => goToLower(String(s)),
+  title: (s) => goTitle(String(s)),
   join: (sep, list) => (list as string[]).join(String(sep)),
   match: (re, text) => RE2JS.compile(String(re)).matcher(String(text)).find(),
-  reReplaceAll: (pattern, repl, text) => RE2JS.compile(String(pattern)).matcher(String(text)).replaceAll(String(repl).replace(/\$(\d+|\{\w+\})/g, (_, g: string) => '$' + g.replace(/[{}]/g, ''))),
+  reReplaceAll: (pattern, repl, text) => goReplaceAll(String(pattern), String(text), String(repl)),
   // template.HTML: printed unescaped where texts are escaped (HTML e-mail, Telegram's HTML mode).
   safeHtml: (s) => ({ [GO_FORMAT]: () => String(s), [SAFE_HTML]: true, toString: () => String(s) }),
-  stringSlice: (...s) => s.map(String),
+  stringSlice: (...s) => typed(s.map(String), '[]string'),
 };

@@ -33,7 +33,7 @@ const size = (kv: object) => Object.keys(kv).length;
 
 /** url.QueryEscape. */
 function queryEscape(s: string): string {
-  return encodeURIComponent(s).replace(/%20/g, '+').replace(/[!'()*~]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+  return encodeURIComponent(s).replace(/%20/g, '+').replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
 }
 
 /** `[FIRING:2] group values (other common values)`. */
