@@ -103,14 +103,13 @@ export function registerLocalTools(g: Command, auth: () => Record<string, string
       }),
     );
   a.command('add <id> <binary>')
-    .description('add a custom agent')
+    .description('add a custom agent (BINARY: a program name found on PATH; detection runs BINARY --version)')
     .option('--name <name>', 'a display name (default: the id)')
-    .option('--version-command <cmd>', 'the command that prints its version (default: BINARY --version)')
     .option('--provider-alias <alias>', 'the gateway provider it uses')
     .option('--arg <arg>', 'an argument that starts it as an ACP server (repeatable)', collect, [])
     .action(
-      action(async (id: string, binary: string, o: { name?: string; versionCommand?: string; providerAlias?: string; arg: string[] }) => {
-        const r = await api<{ agent: { installed: boolean; version: string | null } }>('POST', '/api/acp/agents', { id, name: o.name ?? id, binary, ...(o.versionCommand ? { versionCommand: o.versionCommand } : {}), ...(o.providerAlias ? { providerAlias: o.providerAlias } : {}), spawnArgs: o.arg });
+      action(async (id: string, binary: string, o: { name?: string; providerAlias?: string; arg: string[] }) => {
+        const r = await api<{ agent: { installed: boolean; version: string | null } }>('POST', '/api/acp/agents', { id, name: o.name ?? id, binary, ...(o.providerAlias ? { providerAlias: o.providerAlias } : {}), spawnArgs: o.arg });
         if (outputFormat() !== 'table') return printData(r);
         process.stdout.write(`added ${id}: ${r.agent.installed ? `installed${r.agent.version ? ` (${r.agent.version})` : ''}` : 'not found on PATH'}\n`);
       }),

@@ -24,6 +24,20 @@ await build({
   logLevel: 'warning',
 });
 
+// The guardrail thread's program (src/gateway/guardrails/lane.ts finds it beside the bundle): one
+// self-contained file, so the thread loads the detectors and re2js only, not the daemon's chunks.
+await build({
+  entryPoints: { 'guardrail-worker': 'src/gateway/guardrails/worker.ts' },
+  outdir: 'dist/bundle',
+  outExtension: { '.js': '.mjs' },
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  banner: { js: "import { createRequire as __ctlCreateRequire } from 'node:module'; const require = __ctlCreateRequire(import.meta.url);" },
+  logLevel: 'warning',
+});
+
 // V8 keeps each loaded file's source text in the heap for as long as the process runs, and stores a
 // text with any character above U+00FF at two bytes per character. esbuild escapes non-ASCII in
 // strings but not in comments or regular expression literals, where a few arrows and the µ of

@@ -627,6 +627,12 @@ CREATE TABLE oauth_tokens (
 );
 `,
   },
+  {
+    // A2A tasks record who created them (the API key's id; NULL for an anonymous caller), so a
+    // caller lists and reads its own tasks only.
+    version: 18,
+    up: `ALTER TABLE a2a_tasks ADD COLUMN owner TEXT;`,
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------

@@ -115,7 +115,7 @@ describe('ACP agents', () => {
     const again = await gw.req('GET', '/api/acp/agents');
     expect(again.json.cacheAge).toBeGreaterThanOrEqual(0);
 
-    const add = await gw.req('POST', '/api/acp/agents', { id: 'mine', name: 'My agent', binary: 'my-agent', versionCommand: 'my-agent --version', providerAlias: 'an', spawnArgs: ['--acp'], protocol: 'acp' });
+    const add = await gw.req('POST', '/api/acp/agents', { id: 'mine', name: 'My agent', binary: 'my-agent', providerAlias: 'an', spawnArgs: ['--acp'], protocol: 'acp' });
     expect(add.status, add.text).toBe(201);
     expect(add.json.agent).toMatchObject({ id: 'mine', installed: true, version: '3.4.5', isCustom: true, providerAlias: 'an' });
     expect(add.json.summary).toMatchObject({ total: 5, installed: 2, custom: 1 });
@@ -126,5 +126,26 @@ describe('ACP agents', () => {
     expect((await gw.req('DELETE', '/api/acp/agents?id=mine')).json).toEqual({ id: 'mine', deleted: true });
     expect((await gw.req('POST', '/api/acp/agents', { id: 'Bad Id', name: 'x', binary: 'x' })).status).toBe(400);
     expect((await gw.req('POST', '/api/acp/agents', { action: 'explode' })).status).toBe(400);
+  });
+
+  it('runs no command of the caller: a versionCommand, a path or shell syntax in binary is a 400, and nothing runs', async () => {
+    const touched = join(root, 'touched');
+    const refused = [
+      { id: 'evil', name: 'x', binary: 'my-agent', versionCommand: `touch ${touched}` },
+      { id: 'evil', name: 'x', binary: 'touch', versionCommand: `touch ${touched}` },
+      { id: 'evil', name: 'x', binary: '/usr/bin/touch' },
+      { id: 'evil', name: 'x', binary: `../bin/my-agent` },
+      { id: 'evil', name: 'x', binary: `my-agent;touch ${touched}` },
+      { id: 'evil', name: 'x', binary: '$(touch x)' },
+      { id: 'evil', name: 'x', binary: '-rf' },
+    ];
+    for (const body of refused) {
+      const r = await gw.req('POST', '/api/acp/agents', body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.json.error.message).toMatch(/versionCommand is not accepted|binary must be a program name/);
+    }
+    expect((await gw.req('POST', '/api/acp/agents', { action: 'refresh' })).status).toBe(200);
+    expect(existsSync(touched)).toBe(false);
+    expect((await gw.req('GET', '/api/acp/agents')).json.agents.some((a: { id: string }) => a.id === 'evil')).toBe(false);
   });
 });

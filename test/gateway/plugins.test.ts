@@ -115,12 +115,31 @@ describe('plugins', () => {
     expect((await chat('again')).status).toBe(200);
   });
 
+  /** A plugin directory whose plugin.json has exactly this text. */
+  const rawPlugin = (name: string, manifest: string): string => {
+    const dir = join(root, name);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'plugin.json'), manifest);
+    writeFileSync(join(dir, 'index.js'), 'function onRequest() {}');
+    return dir;
+  };
+  /** A plugin directory whose plugin.json is a directory. */
+  const dirPlugin = (name: string): string => {
+    const dir = join(root, name);
+    mkdirSync(join(dir, 'plugin.json'), { recursive: true });
+    return dir;
+  };
+
   it('refuses bad packages; uninstall removes the plugin', async () => {
     const bad: [string, RegExp][] = [
       [plugin('noname', { name: 'Bad Name', hooks: ['request'] }, 'function onRequest() {}'), /name must be lower-case/],
       [plugin('nohook', { hooks: ['response'] }, 'function onRequest() {}'), /declares the response hook but defines no onResponse/],
       [plugin('broken', { hooks: ['request'] }, 'function onRequest( {'), /does not load/],
       [root + '/missing', /does not exist/],
+      [rawPlugin('notjson', '{"name": "notjson", "version": '), /plugin.json is not JSON/],
+      [rawPlugin('nulljson', 'null'), /plugin.json must be a JSON object/],
+      [rawPlugin('hugejson', `{"name": "hugejson", "pad": "${'x'.repeat(70_000)}"}`), /plugin.json is larger than 64 KiB/],
+      [dirPlugin('dirjson'), /plugin.json is not a regular file/],
     ];
     for (const [path, msg] of bad) {
       const r = await install(path);

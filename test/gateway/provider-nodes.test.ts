@@ -3,6 +3,8 @@
  * provider nodes (self-hosted endpoints: add, list, test, list models, route to, delete).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
 import { startGateway, type GatewayHarness } from './harness.js';
 
@@ -54,6 +56,36 @@ describe('provider nodes', () => {
     expect((await gw.req('GET', '/api/provider-nodes/cloud')).status).toBe(404);
     expect((await gw.req('DELETE', '/api/provider-nodes/gpu1')).json).toEqual({ id: 'gpu1', deleted: true });
     expect((await gw.req('GET', '/api/provider-nodes')).json.nodes).toEqual([]);
+  });
+
+  it('a node answering a page that is not JSON: 502 for its models, a failed test, and the page is never echoed', async () => {
+    const page = '<html><body>PAGE-SECRET-MARKER internal router login</body></html>';
+    const srv = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(page);
+    });
+    const errSrv = createServer((_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/html' });
+      res.end(page);
+    });
+    await Promise.all([srv, errSrv].map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()))));
+    try {
+      for (const [id, s] of [['html200', srv], ['html500', errSrv]] as const) {
+        const base = `http://127.0.0.1:${(s.address() as AddressInfo).port}/v1`;
+        expect((await gw.req('POST', '/api/provider-nodes', { id, kind: 'openai', baseUrl: base, models: ['m'] })).status).toBe(201);
+        const models = await gw.req('GET', `/api/provider-nodes/${id}/models`);
+        expect(models.status, models.text).toBe(502);
+        expect(models.json.error.message).toMatch(new RegExp(`provider node ${id}`));
+        expect(models.text).not.toContain('PAGE-SECRET-MARKER');
+        const t = await gw.req('POST', `/api/provider-nodes/${id}/test`, {});
+        expect(t.json).toMatchObject({ node: id, ok: false });
+        expect(t.text).not.toContain('PAGE-SECRET-MARKER');
+        await gw.req('DELETE', `/api/provider-nodes/${id}`);
+      }
+    } finally {
+      srv.close();
+      errSrv.close();
+    }
   });
 
   it('a node needs an address of its own', async () => {

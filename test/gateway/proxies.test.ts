@@ -4,6 +4,7 @@
  * through; delete refused while assigned; probes and health; the global proxy setting; secrets never shown.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
 import { startConnectProxy, startSocks5Proxy, type FakeProxy } from '../fakes/proxies.js';
 import { Egress } from '../../src/egress/index.js';
@@ -136,6 +137,25 @@ describe('outbound proxies', () => {
     expect(mine.history[0]).toMatchObject({ ok: true, target: `${mock.baseUrl('openai')}/models` });
     expect(h.json.proxies).toHaveLength(1); // the unsaved URL tried above is not recorded
   });
+
+  it('a proxy that accepts and never answers: the test answers within its 10 s, not ok', async () => {
+    const held: Socket[] = [];
+    const silent = createServer((c) => void held.push(c));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    const port = (silent.address() as AddressInfo).port;
+    try {
+      for (const target of [`${mock.baseUrl('openai')}/models`, 'https://127.0.0.1:9/x']) {
+        const answer = gw.req('POST', '/api/settings/proxy/test', { url: `http://127.0.0.1:${port}`, target });
+        const t = await Promise.race([answer, new Promise<'hang'>((r) => setTimeout(() => r('hang'), 20_000).unref())]);
+        if (t === 'hang') throw new Error(`no answer within 20 s for target ${target}`);
+        expect(t.status, t.text).toBe(200);
+        expect(t.json).toMatchObject({ ok: false, error: expect.stringMatching(/no answer within 10000 ms/) });
+      }
+    } finally {
+      for (const c of held) c.destroy();
+      silent.close();
+    }
+  }, 60_000);
 
   it('the global proxy setting: set by URL, shown masked, disabled, cleared', async () => {
     const p = await gw.req('PUT', '/api/settings/proxy', { url: socksProxy.url });

@@ -10,7 +10,8 @@ import type { Logger } from 'pino';
 import { HttpError } from '../../http/errors.js';
 import type { CanonicalRequest, ContentPart, Message } from '../canonical.js';
 import type { GuardrailConfig, GuardrailName } from './config.js';
-import { INJECTION_RULES, PII_RULES, SECRET_RULES, redact, scan, type Finding } from './detectors.js';
+import { INJECTION_RULES, OverBudget, PII_RULES, SECRET_RULES, redact, scan, type Budget, type Finding } from './detectors.js';
+import { runOnLane } from './lane.js';
 
 export type SlotRole = 'system' | 'user' | 'assistant' | 'tool' | 'field';
 
@@ -64,8 +65,9 @@ const NO_FINDINGS: GuardrailResult['findings'] = Object.freeze([]) as unknown as
 /**
  * The guardrails over `slots`, in order. Allocates per fired guardrail, not per slot: `run.slots`
  * is the caller's array until a redaction rewrites a slot (then a copy, the caller's left as it was).
+ * With a budget, throws OverBudget (before the costly part) when the scan would do more work.
  */
-export function runGuardrails(config: readonly GuardrailConfig[], slots: Slot[], disabled: ReadonlySet<string>): GuardrailRun {
+export function runGuardrails(config: readonly GuardrailConfig[], slots: Slot[], disabled: ReadonlySet<string>, budget?: Budget): GuardrailRun {
   const run: GuardrailRun = { slots, results: [], hits: [], changed: false };
   /** Rewrite slot i (copying the slots on the first rewrite). */
   const rewrite = (i: number, text: string): void => {
@@ -101,7 +103,7 @@ export function runGuardrails(config: readonly GuardrailConfig[], slots: Slot[],
       for (let i = 0; i < run.slots.length; i++) {
         const s = run.slots[i]!;
         if (!roles.has(s.role) || s.text.length === 0) continue;
-        const found: Finding[] = scan(s.text, rules);
+        const found: Finding[] = scan(s.text, rules, budget);
         if (found.length === 0) continue;
         if (!result.fired) {
           result.fired = true;
@@ -119,6 +121,31 @@ export function runGuardrails(config: readonly GuardrailConfig[], slots: Slot[],
       break;
     }
   }
+  return run;
+}
+
+/**
+ * How much RE2 work (in characters, see detectors.ts) a request's guardrails may do on the event
+ * loop: about a millisecond or two. A request that needs more is scanned on the guardrail thread.
+ */
+const LOOP_BUDGET = 1000;
+/** Texts longer than this (in total) go to the thread at once: finding their regions alone costs milliseconds. */
+const LOOP_TEXT_MAX = 16_384;
+
+/** runGuardrails, on the loop when cheap, else on the guardrail thread (same result either way). */
+export async function guardrailsFor(config: readonly GuardrailConfig[], slots: Slot[], disabled: ReadonlySet<string>): Promise<GuardrailRun> {
+  let total = 0;
+  for (const s of slots) total += s.text.length;
+  try {
+    // A long text gets no budget: max-size still decides on the loop, the first scan goes to the thread.
+    return runGuardrails(config, slots, disabled, { left: total <= LOOP_TEXT_MAX ? LOOP_BUDGET : -1 });
+  } catch (e) {
+    if (!(e instanceof OverBudget)) throw e;
+  }
+  const run = await runOnLane(config, slots, disabled);
+  // The thread's copy of the blocking result: point it back at the one in `results`.
+  if (run.blockedBy) run.blockedBy = run.results.find((r) => r.name === run.blockedBy!.name);
+  if (!run.changed) run.slots = slots;
   return run;
 }
 
@@ -156,8 +183,8 @@ export interface GuardedRequest {
 }
 
 /** Guard a chat request: throws the block, returns the (possibly redacted) request and the hits. */
-export function guardRequest(config: readonly GuardrailConfig[], headers: IncomingHttpHeaders, req: CanonicalRequest, log: Logger, requestId: string): GuardedRequest {
-  const run = runGuardrails(config, textSlots(req), disabledFromHeaders(headers));
+export async function guardRequest(config: readonly GuardrailConfig[], headers: IncomingHttpHeaders, req: CanonicalRequest, log: Logger, requestId: string): Promise<GuardedRequest> {
+  const run = await guardrailsFor(config, textSlots(req), disabledFromHeaders(headers));
   report(run, log, requestId);
   if (run.blockedBy) throw blockedError(run.blockedBy);
   return { request: run.changed ? withSlots(req, run.slots) : req, hits: run.hits };
@@ -168,13 +195,13 @@ export function guardRequest(config: readonly GuardrailConfig[], headers: Incomi
 const NO_HITS = Object.freeze([]) as unknown as string[];
 const OUTPUT_RAILS = new WeakMap<readonly GuardrailConfig[], GuardrailConfig[]>();
 
-export function guardAnswer(config: readonly GuardrailConfig[], headers: IncomingHttpHeaders, content: ContentPart[]): { content: ContentPart[]; hits: string[] } {
+export async function guardAnswer(config: readonly GuardrailConfig[], headers: IncomingHttpHeaders, content: ContentPart[]): Promise<{ content: ContentPart[]; hits: string[] }> {
   let outputRails = OUTPUT_RAILS.get(config);
   if (!outputRails) OUTPUT_RAILS.set(config, (outputRails = config.filter((g) => g.name === 'secrets' || g.name === 'pii').map((g) => (g.action === 'block' ? { ...g, action: 'redact' as const } : g))));
   const slots: Slot[] = [];
   for (const p of content) if (p.type === 'text') slots.push({ role: 'assistant', text: p.text });
   if (slots.length === 0) return { content, hits: NO_HITS };
-  const run = runGuardrails(outputRails, slots, disabledFromHeaders(headers));
+  const run = await guardrailsFor(outputRails, slots, disabledFromHeaders(headers));
   if (!run.changed) return { content, hits: run.hits.length === 0 ? NO_HITS : run.hits.map((h) => `output:${h}`) };
   let i = 0;
   return { content: content.map((p) => (p.type === 'text' ? { ...p, text: run.slots[i++]!.text } : p)), hits: run.hits.map((h) => `output:${h}`) };
@@ -185,7 +212,7 @@ export function guardAnswer(config: readonly GuardrailConfig[], headers: Incomin
 const GUARDED_FIELDS = ['input', 'prompt', 'query', 'documents', 'instructions'];
 
 /** Guard the prompt fields of a JSON operation's body; returns the body to send (rewritten when redacted). */
-export function guardBody(config: readonly GuardrailConfig[], headers: IncomingHttpHeaders, body: Record<string, unknown>, log: Logger, requestId: string): { body: Record<string, unknown>; hits: string[] } {
+export async function guardBody(config: readonly GuardrailConfig[], headers: IncomingHttpHeaders, body: Record<string, unknown>, log: Logger, requestId: string): Promise<{ body: Record<string, unknown>; hits: string[] }> {
   const slots: Slot[] = [];
   const visit = (v: unknown): void => {
     if (typeof v === 'string') slots.push({ role: 'field', text: v });
@@ -194,7 +221,7 @@ export function guardBody(config: readonly GuardrailConfig[], headers: IncomingH
   };
   for (const f of GUARDED_FIELDS) if (f in body) visit(body[f]);
   if (slots.length === 0) return { body, hits: [] };
-  const run = runGuardrails(config, slots, disabledFromHeaders(headers));
+  const run = await guardrailsFor(config, slots, disabledFromHeaders(headers));
   report(run, log, requestId);
   if (run.blockedBy) throw blockedError(run.blockedBy);
   if (!run.changed) return { body, hits: run.hits };

@@ -8,7 +8,7 @@ import type { Router } from '../../http/router.js';
 import { compile } from '../../http/schema.js';
 import { ok, readPlainObject, validated } from '../routes/common.js';
 import type { GuardrailConfig } from './config.js';
-import { runGuardrails, type Slot, type SlotRole } from './engine.js';
+import { guardrailsFor, type Slot, type SlotRole } from './engine.js';
 
 const DESCRIPTIONS: Record<string, string> = {
   pii: 'personal data: email addresses, phone numbers, payment card numbers (Luhn-checked), IBANs (mod-97-checked), US SSNs, UK NI numbers',
@@ -42,7 +42,7 @@ export function guardrailRoutes(r: Router, config: () => readonly GuardrailConfi
     r.post('/api/guardrails/test', async (ctx) => {
       const b = validated(validateTest, await readPlainObject(ctx));
       const slots: Slot[] = typeof b.input === 'string' ? [{ role: 'user', text: b.input }] : b.input.map((x) => ({ role: ROLE_OF[x.role] ?? 'user', text: x.content }));
-      const run = runGuardrails(config(), slots, new Set((b.disabledGuardrails ?? []).map((s) => s.toLowerCase())));
+      const run = await guardrailsFor(config(), slots, new Set((b.disabledGuardrails ?? []).map((s) => s.toLowerCase())));
       ok(ctx, {
         blocked: run.blockedBy !== undefined,
         ...(run.blockedBy ? { blockedBy: run.blockedBy.name } : {}),

@@ -1,24 +1,25 @@
 /**
  * Agent Client Protocol (ACP) agents on this machine: the known ones and custom ones the operator
- * adds (kept in the gateway database), each detected by its binary on PATH and its version command.
+ * adds (kept in the gateway database), each detected by looking its binary up on PATH and running it
+ * with `--version`: the binary is a plain program name (no path, no shell syntax), run as an argument
+ * vector without a shell and with a timeout. Nothing a caller sends becomes a command line.
  * Detection results are cached for `cacheTtlMs` (60 s); `refresh` detects again at once.
  */
 import type { GatewayStore } from '../store.js';
-import { detect, which } from './detect.js';
+import { detect } from './detect.js';
 
 export interface AcpAgentSpec {
   id: string;
   name: string;
+  /** A program name looked up on PATH (BINARY_NAME). */
   binary: string;
-  /** The command that prints its version, as one line (split on spaces; never run through a shell). */
-  versionCommand: string;
   providerAlias: string | null;
   /** How an editor starts it as an ACP server. */
   spawnArgs: string[];
   protocol: string;
 }
 
-export interface AcpAgent extends Omit<AcpAgentSpec, 'versionCommand'> {
+export interface AcpAgent extends AcpAgentSpec {
   version: string | null;
   installed: boolean;
   isCustom: boolean;
@@ -27,11 +28,19 @@ export interface AcpAgent extends Omit<AcpAgentSpec, 'versionCommand'> {
 }
 
 export const BUILT_IN_AGENTS: AcpAgentSpec[] = [
-  { id: 'gemini', name: 'Gemini CLI', binary: 'gemini', versionCommand: 'gemini --version', providerAlias: 'gemini', spawnArgs: ['--experimental-acp'], protocol: 'acp' },
-  { id: 'claude-code', name: 'Claude Code (ACP adapter)', binary: 'claude-code-acp', versionCommand: 'claude-code-acp --version', providerAlias: 'anthropic', spawnArgs: [], protocol: 'acp' },
-  { id: 'codex', name: 'Codex (ACP adapter)', binary: 'codex-acp', versionCommand: 'codex-acp --version', providerAlias: 'openai', spawnArgs: [], protocol: 'acp' },
-  { id: 'goose', name: 'Goose', binary: 'goose', versionCommand: 'goose --version', providerAlias: null, spawnArgs: ['acp'], protocol: 'acp' },
+  { id: 'gemini', name: 'Gemini CLI', binary: 'gemini', providerAlias: 'gemini', spawnArgs: ['--experimental-acp'], protocol: 'acp' },
+  { id: 'claude-code', name: 'Claude Code (ACP adapter)', binary: 'claude-code-acp', providerAlias: 'anthropic', spawnArgs: [], protocol: 'acp' },
+  { id: 'codex', name: 'Codex (ACP adapter)', binary: 'codex-acp', providerAlias: 'openai', spawnArgs: [], protocol: 'acp' },
+  { id: 'goose', name: 'Goose', binary: 'goose', providerAlias: null, spawnArgs: ['acp'], protocol: 'acp' },
 ];
+
+/** A binary's name: letters, digits, `.`, `_`, `+`, `-`; no path separator, no shell syntax, not a path. */
+export const BINARY_NAME = '^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$';
+const BINARY_NAME_RE = new RegExp(BINARY_NAME);
+/** The one argument detection runs an agent with. */
+export const VERSION_FLAG = '--version';
+/** How long detection waits for the version. */
+const DETECT_TIMEOUT_MS = 5000;
 
 export const CACHE_TTL_MS = 60_000;
 const SETTING = 'acp.custom_agents';
@@ -49,7 +58,8 @@ export class AcpAgents {
     const raw = this.db.getSetting(SETTING);
     if (!raw) return [];
     try {
-      return JSON.parse(raw) as AcpAgentSpec[];
+      // Only the spec's fields: a `versionCommand` stored by an earlier version is dropped, never run.
+      return (JSON.parse(raw) as AcpAgentSpec[]).map((a) => ({ id: a.id, name: a.name, binary: a.binary, providerAlias: a.providerAlias ?? null, spawnArgs: a.spawnArgs ?? [], protocol: a.protocol ?? 'acp' }));
     } catch {
       return [];
     }
@@ -81,12 +91,10 @@ export class AcpAgents {
     const specs = [...BUILT_IN_AGENTS.map((s) => ({ s, custom: false })), ...this.custom().map((s) => ({ s, custom: true }))];
     const agents = await Promise.all(
       specs.map(async ({ s, custom }): Promise<AcpAgent> => {
-        const [cmd, ...args] = s.versionCommand.trim().split(/\s+/);
-        // The version command names the binary (or another program); detection looks for the binary itself.
-        const d = await detect(cmd === s.binary || !cmd ? s.binary : cmd, cmd ? args : ['--version'], this.env());
-        const installed = cmd === s.binary || !cmd ? d.installed : which(s.binary, this.env().PATH) !== null;
-        const { versionCommand: _v, ...rest } = s;
-        return { ...rest, version: d.version, installed, isCustom: custom, commandPath: d.commandPath, reason: installed ? d.reason : `${s.binary} not found on PATH` };
+        // A stored name from before the rule (a path, shell syntax) is reported, not run.
+        if (!BINARY_NAME_RE.test(s.binary)) return { ...s, version: null, installed: false, isCustom: custom, commandPath: null, reason: `binary ${JSON.stringify(s.binary)} is not a program name on PATH; not run` };
+        const d = await detect(s.binary, [VERSION_FLAG], this.env(), DETECT_TIMEOUT_MS);
+        return { ...s, version: d.version, installed: d.installed, isCustom: custom, commandPath: d.commandPath, reason: d.reason };
       }),
     );
     this.cache = { at: this.now(), agents };

@@ -11,7 +11,9 @@
  *   GET  /api/cli-tools/intercept-proxy           the address and model aliases tools should use
  *   POST /api/cli-tools/intercept-proxy/alias     {from, to}: a model name a tool sends, routed to a gateway model
  *   GET/POST/DELETE /api/acp/agents               ACP agents: detected list with summary and cache age;
- *                                                 add a custom agent, or {action: refresh}; DELETE ?id=
+ *                                                 add a custom agent {id, name, binary (a name on PATH),
+ *                                                 providerAlias?, spawnArgs?, protocol?}, or
+ *                                                 {action: refresh}; DELETE ?id=
  */
 import { Type } from '@sinclair/typebox';
 import { badRequest, HttpError, notFound } from '../../http/errors.js';
@@ -19,7 +21,7 @@ import type { Router } from '../../http/router.js';
 import { compile } from '../../http/schema.js';
 import { flagQuery, ok, readPlainObject, requestOrigin, validated } from '../routes/common.js';
 import type { GatewayServices } from '../services.js';
-import { BUILT_IN_AGENTS, CACHE_TTL_MS, type AcpAgentSpec } from './acp.js';
+import { BINARY_NAME, BUILT_IN_AGENTS, CACHE_TTL_MS, VERSION_FLAG, type AcpAgentSpec } from './acp.js';
 import { CLI_TOOLS, toolOf, type CliTool } from './cli-tools.js';
 import { detect } from './detect.js';
 import { messageOf } from '../in-process.js';
@@ -39,8 +41,7 @@ const validateAgent = compile(
     {
       id: ID,
       name: Type.String({ minLength: 1, maxLength: 100 }),
-      binary: Type.String({ minLength: 1, maxLength: 256, pattern: '^[^\\s]+$' }),
-      versionCommand: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+      binary: Type.String({ minLength: 1, maxLength: 128 }),
       providerAlias: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
       spawnArgs: Type.Optional(Type.Array(Type.String({ maxLength: 256 }), { maxItems: 32 })),
       protocol: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
@@ -136,9 +137,12 @@ export function localToolRoutes(r: Router, svc: GatewayServices): void {
         if (body.action !== 'refresh' || Object.keys(body).length !== 1) throw badRequest('the only action is {"action": "refresh"}');
         return ok(ctx, await agentsView(true));
       }
+      // Detection runs BINARY --version, found on PATH; no command of the caller's is ever run.
+      if ('versionCommand' in body) throw badRequest(`versionCommand is not accepted: detection runs the binary found on PATH with ${VERSION_FLAG}, without a shell`);
       const b = validated(validateAgent, body);
+      if (!new RegExp(BINARY_NAME).test(b.binary)) throw badRequest(`binary must be a program name looked up on PATH (letters, digits, . _ + -; no path, no spaces or shell syntax): ${JSON.stringify(b.binary.slice(0, 128))}`);
       if (BUILT_IN_AGENTS.some((a) => a.id === b.id)) throw badRequest(`${b.id} is a built-in agent; choose another id`);
-      const spec: AcpAgentSpec = { id: b.id, name: b.name, binary: b.binary, versionCommand: b.versionCommand ?? `${b.binary} --version`, providerAlias: b.providerAlias ?? null, spawnArgs: b.spawnArgs ?? [], protocol: b.protocol ?? 'acp' };
+      const spec: AcpAgentSpec = { id: b.id, name: b.name, binary: b.binary, providerAlias: b.providerAlias ?? null, spawnArgs: b.spawnArgs ?? [], protocol: b.protocol ?? 'acp' };
       const { created } = svc.acpAgents.saveCustom(spec);
       const view = await agentsView(true);
       ok(ctx, { agent: view.agents.find((a) => a.id === spec.id), summary: view.summary }, created ? 201 : 200);

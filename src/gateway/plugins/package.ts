@@ -9,7 +9,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, normalize } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { extract } from 'tar-stream';
-import { badRequest } from '../../http/errors.js';
+import { badRequest, HttpError } from '../../http/errors.js';
 import { ajv } from '../../http/schema.js';
 
 export type Hook = 'request' | 'response';
@@ -76,17 +76,47 @@ function fromFiles(files: Map<string, Buffer>, where: string): PluginPackage {
   return { manifest, code: code.toString('utf8') };
 }
 
+/** plugin.json is at most this long. */
+const MAX_MANIFEST = 64 * 1024;
+
+/** `main` of a manifest's text, or undefined when it is not JSON or has none. */
+function mainOf(text: Buffer): string | undefined {
+  try {
+    const m = JSON.parse(text.toString('utf8')) as unknown;
+    return m && typeof m === 'object' && typeof (m as { main?: unknown }).main === 'string' ? (m as { main: string }).main : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A regular file of the package directory, at most `max` bytes, or undefined when absent; anything else is a 400. */
+function readBounded(dir: string, name: string, max: number): Buffer | undefined {
+  const file = join(dir, name);
+  if (!existsSync(file)) return undefined;
+  try {
+    const st = statSync(file);
+    if (!st.isFile()) throw badRequest(`${dir}: ${name} is not a regular file`);
+    if (st.size > max) throw badRequest(`${dir}: ${name} is larger than ${max >= 1024 * 1024 ? `${max / 1024 / 1024} MiB` : `${max / 1024} KiB`}`);
+    return readFileSync(file);
+  } catch (e) {
+    if (e instanceof HttpError) throw e;
+    throw badRequest(`${dir}: cannot read ${name} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
 /** Read a package from a directory, or a .tgz / .tar.gz archive of one (its files at the top, or in one folder). */
 export async function readPackage(path: string): Promise<PluginPackage> {
   if (!existsSync(path)) throw badRequest(`${path} does not exist`);
   const st = statSync(path);
   if (st.isDirectory()) {
     const files = new Map<string, Buffer>();
-    for (const name of ['plugin.json']) if (existsSync(join(path, name))) files.set(name, readFileSync(join(path, name)));
-    const main = files.has('plugin.json') ? ((JSON.parse(files.get('plugin.json')!.toString('utf8')) as { main?: unknown }).main ?? 'index.js') : 'index.js';
-    if (typeof main === 'string' && !main.includes('/') && existsSync(join(path, main))) {
-      if (statSync(join(path, main)).size > MAX_CODE) throw badRequest(`${path}: ${main} is larger than 1 MiB`);
-      files.set(main, readFileSync(join(path, main)));
+    const manifest = readBounded(path, 'plugin.json', MAX_MANIFEST);
+    if (manifest) files.set('plugin.json', manifest);
+    // Which file to read next: plugin.json's main when it parses (fromFiles reports a broken one).
+    const main = manifest ? (mainOf(manifest) ?? 'index.js') : 'index.js';
+    if (!main.includes('/') && !main.includes('\\')) {
+      const code = readBounded(path, main, MAX_CODE);
+      if (code) files.set(main, code);
     }
     return fromFiles(files, path);
   }

@@ -284,7 +284,8 @@ export function parseJsonAnswer(res: UpstreamBufferedResponse): unknown {
   try {
     return JSON.parse(res.text) as unknown;
   } catch {
-    throw new UpstreamError('garbage', `upstream answered ${res.status} with a body that is not JSON: ${snippet(res.text)}`, {
+    // What the body was, never the body itself: an upstream's page is not echoed to the caller.
+    throw new UpstreamError('garbage', `upstream answered ${res.status} with a body that is not JSON (${res.headers['content-type'] || 'no content type'}, ${Buffer.byteLength(res.text)} bytes)`, {
       status: 502,
       headers: res.headers,
     });
@@ -378,8 +379,10 @@ export function httpErrorOf(status: number, headers: Record<string, string>, tex
     parsed = undefined;
   }
   const info = errorInfo(parsed);
+  // The provider's own error message when it sent one as JSON; a page that is not JSON is kept for
+  // the classification rules (upstreamMessage) but not put in the message callers see.
   const message = info.message ?? (snippet(text) || `HTTP ${res.status}`);
-  return new UpstreamError('http', `upstream returned ${res.status}: ${message}`, {
+  return new UpstreamError('http', `upstream returned ${res.status}: ${info.message ?? `HTTP ${res.status}`}`, {
     status: res.status,
     retryAfterMs: retryAfterFromHeaders(res.headers, now),
     upstreamMessage: message,

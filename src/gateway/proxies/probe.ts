@@ -25,11 +25,22 @@ export async function probeProxy(registry: ProxyRegistry, egress: Egress, p: Pro
   let result: ProbeResult;
   try {
     if (target !== undefined) {
-      const res = await egress.request(target, { method: 'GET', headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) }, registry.dispatcherOf(p));
-      await res.body.dump();
-      result = { ok: true, latencyMs: now() - started, target, status: res.statusCode };
+      const abort = new AbortController();
+      // The deadline holds whatever the dispatcher does: a proxy that accepts the connection and
+      // never answers its CONNECT left the request (and the caller) waiting past any timeout.
+      const status = await deadline(
+        (async () => {
+          const res = await egress.request(target, { method: 'GET', headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: abort.signal }, registry.dispatcherOf(p));
+          await res.body.dump();
+          return res.statusCode;
+        })(),
+        timeoutMs,
+        abort,
+      );
+      result = { ok: true, latencyMs: now() - started, target, status };
     } else {
-      const s = await egress.connect(p.host, p.port);
+      const abort = new AbortController();
+      const s = await deadline(egress.connect(p.host, p.port), timeoutMs, abort);
       s.destroy();
       result = { ok: true, latencyMs: now() - started, target: null };
     }
@@ -39,6 +50,20 @@ export async function probeProxy(registry: ProxyRegistry, egress: Egress, p: Pro
   }
   if (record) registry.recordProbe(p.id, result.ok, result.latencyMs, result.target, result.error ?? null);
   return result;
+}
+
+/** `work`, or a rejection after `ms` (aborting `abort`): a probe always ends within its timeout. */
+function deadline<T>(work: Promise<T>, ms: number, abort: AbortController): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      abort.abort();
+      reject(Object.assign(new Error(`no answer within ${ms} ms`), { code: 'ETIMEDOUT' }));
+    }, ms);
+    timer.unref();
+  });
+  work.catch(() => undefined); // a late failure after the deadline is not an unhandled rejection
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 export class ProxyProber {

@@ -4,8 +4,11 @@
  *   GET  /.well-known/agent.json     the agent card (public, cached for an hour)
  *   GET  /api/a2a/status, GET /api/a2a/tasks (state, skill, limit ≤ 200, offset),
  *   GET  /api/a2a/tasks/{id}, POST /api/a2a/tasks/{id}/cancel
- * /a2a and the REST helpers take `Authorization: Bearer <GATEWAY_API_KEY>` when that variable is
- * set and are open otherwise. Everything but the card needs a2aEnabled (503 otherwise).
+ * /a2a and the REST helpers authenticate like the /v1 routes: once the gateway has API keys (or
+ * REQUIRE_API_KEY is true) they take a Bearer API key, and `GATEWAY_API_KEY`, when set, is required
+ * (or an API key); open otherwise. Each task records who created it, and a caller sees (lists,
+ * reads, cancels) its own tasks only; the control socket sees every task. Everything but the card
+ * needs a2aEnabled (503 otherwise).
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { RequestContext } from '../../../http/context.js';
@@ -17,7 +20,15 @@ import { intQuery, ok } from '../../routes/common.js';
 import type { GatewayServices } from '../../services.js';
 import type { A2aService } from './service.js';
 import { A2A_SKILLS } from './skills.js';
-import { TASK_STATES, type A2aMessage, type TaskRecord, type TaskState } from './store.js';
+import { TASK_STATES, type A2aMessage, type TaskRecord, type TaskScope, type TaskState } from './store.js';
+
+/** Who calls: whose tasks it sees, and the owner its new tasks get. */
+interface Caller {
+  scope: TaskScope;
+  owner: string | null;
+}
+
+const GATEWAY_KEY_OWNER = 'env:GATEWAY_API_KEY';
 
 const A2A_BODY_LIMIT = 1 << 20;
 type Id = string | number | null;
@@ -79,11 +90,23 @@ function parseParams(params: unknown): { skill: string; messages: A2aMessage[]; 
 export function a2aRoutes(r: Router, svc: GatewayServices, a2a: A2aService): void {
   const open = (route: ReturnType<Router['get']>) => route.tag('auth', 'public');
   const enabled = () => svc.runtime.general.value.a2aEnabled;
-  const authorized = (ctx: RequestContext) => ctx.viaSocket || a2a.apiKey === undefined || bearerMatches(ctx, a2a.apiKey);
+  /**
+   * The caller, or a 401 (HttpError): the control socket sees everything; GATEWAY_API_KEY is one
+   * caller; otherwise the /v1 rules (a usable API key when keys are required) and the key's id is
+   * the owner. With GATEWAY_API_KEY set, an anonymous caller is refused.
+   */
+  const caller = (ctx: RequestContext): Caller => {
+    if (ctx.viaSocket) return { scope: { all: true }, owner: null };
+    if (a2a.apiKey !== undefined && bearerMatches(ctx, a2a.apiKey)) return { scope: { all: false, owner: GATEWAY_KEY_OWNER }, owner: GATEWAY_KEY_OWNER };
+    const principal = svc.auth.inference(ctx);
+    const owner = principal.key?.id ?? null;
+    if (owner === null && a2a.apiKey !== undefined) throw new HttpError(401, 'A2A needs Authorization: Bearer <API key or GATEWAY_API_KEY>', { code: 'unauthorized' });
+    return { scope: { all: false, owner }, owner };
+  };
   /** The REST helpers: the same gate as /a2a, with the gateway's error format. */
-  const guard = (ctx: RequestContext) => {
+  const guard = (ctx: RequestContext): Caller => {
     if (!enabled()) throw new HttpError(503, 'A2A is disabled (PATCH /api/settings {"a2aEnabled": true}, or gateway.yaml settings.a2a_enabled)', { code: 'a2a_disabled' });
-    if (!authorized(ctx)) throw new HttpError(401, 'A2A needs Authorization: Bearer <GATEWAY_API_KEY>', { code: 'unauthorized' });
+    return caller(ctx);
   };
 
   open(
@@ -91,7 +114,13 @@ export function a2aRoutes(r: Router, svc: GatewayServices, a2a: A2aService): voi
       let id: Id = null;
       try {
         if (!enabled()) throw new RpcError(-32000, 'A2A is disabled', 503);
-        if (!authorized(ctx)) throw new RpcError(-32600, 'unauthorized: send Authorization: Bearer <GATEWAY_API_KEY>', 401);
+        let who: Caller;
+        try {
+          who = caller(ctx);
+        } catch (e) {
+          if (e instanceof HttpError) throw new RpcError(-32600, `unauthorized: ${e.message}`, e.status);
+          throw e;
+        }
         let body: unknown;
         try {
           body = parseJson((await readBody(ctx, A2A_BODY_LIMIT)).toString('utf8'));
@@ -108,21 +137,21 @@ export function a2aRoutes(r: Router, svc: GatewayServices, a2a: A2aService): voi
             const p = parseParams(req.params);
             const skill = a2a.skill(p.skill);
             if (!skill) throw new RpcError(-32602, `unknown skill ${JSON.stringify(p.skill)} (one of ${A2A_SKILLS.map((s) => s.id).join(', ')})`);
-            const { done } = a2a.start(skill, p.messages, p.metadata);
+            const { done } = a2a.start(skill, p.messages, p.metadata, who.owner);
             return sendJson(ctx.res, 200, rpcResult(id, sendResult(await done)));
           }
           case 'message/stream': {
             const p = parseParams(req.params);
             const skill = a2a.skill(p.skill);
             if (!skill) throw new RpcError(-32602, `unknown skill ${JSON.stringify(p.skill)}`);
-            return streamTask(ctx, a2a, id, skill, p);
+            return streamTask(ctx, a2a, id, skill, p, who.owner);
           }
           case 'tasks/get':
           case 'tasks/cancel': {
             const p = req.params as Record<string, unknown> | undefined;
             const taskId = p && typeof p === 'object' ? (p.taskId ?? p.id) : undefined;
             if (typeof taskId !== 'string') throw new RpcError(-32602, 'params.taskId is required');
-            const t = req.method === 'tasks/get' ? a2a.tasks.get(taskId) : a2a.cancel(taskId);
+            const t = req.method === 'tasks/get' ? a2a.tasks.get(taskId, who.scope) : a2a.cancel(taskId, who.scope);
             if (!t) throw new RpcError(-32602, `task ${taskId} not found`);
             return sendJson(ctx.res, 200, rpcResult(id, taskView(t)));
           }
@@ -150,7 +179,7 @@ export function a2aRoutes(r: Router, svc: GatewayServices, a2a: A2aService): voi
           version: svc.version,
           protocolVersion: '0.2',
           capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
-          authentication: { schemes: a2a.apiKey ? ['bearer'] : [] },
+          authentication: { schemes: a2a.apiKey || svc.auth.requireApiKey ? ['bearer'] : [] },
           defaultInputModes: ['text'],
           defaultOutputModes: ['text', 'data'],
           skills: A2A_SKILLS.map((s) => ({ id: s.id, name: s.name, description: s.description, tags: s.tags })),
@@ -162,33 +191,33 @@ export function a2aRoutes(r: Router, svc: GatewayServices, a2a: A2aService): voi
   );
   open(
     r.get('/api/a2a/status', (ctx) => {
-      guard(ctx);
-      ok(ctx, { enabled: true, auth: a2a.apiKey ? 'bearer' : 'open', skills: A2A_SKILLS.map((s) => s.id), tasks: a2a.tasks.counts() });
+      const who = guard(ctx);
+      ok(ctx, { enabled: true, auth: a2a.apiKey || svc.auth.requireApiKey ? 'bearer' : 'open', skills: A2A_SKILLS.map((s) => s.id), tasks: a2a.tasks.counts(who.scope) });
     }),
   );
   open(
     r.get('/api/a2a/tasks', (ctx) => {
-      guard(ctx);
+      const who = guard(ctx);
       const state = ctx.query.get('state') || undefined;
       if (state !== undefined && !(TASK_STATES as readonly string[]).includes(state)) throw badRequest(`query parameter state must be one of ${TASK_STATES.join(', ')}`);
       const limit = intQuery(ctx, 'limit', 50, 1, 200);
       const offset = intQuery(ctx, 'offset', 0, 0, 1_000_000_000);
-      const { rows, total } = a2a.tasks.list({ state: state as TaskState | undefined, skill: ctx.query.get('skill') || undefined }, offset, limit);
+      const { rows, total } = a2a.tasks.list({ state: state as TaskState | undefined, skill: ctx.query.get('skill') || undefined, scope: who.scope }, offset, limit);
       ok(ctx, { tasks: rows.map(taskView), total, limit, offset });
     }),
   );
   open(
     r.get('/api/a2a/tasks/:id', (ctx) => {
-      guard(ctx);
-      const t = a2a.tasks.get(ctx.params.id!);
+      const who = guard(ctx);
+      const t = a2a.tasks.get(ctx.params.id!, who.scope);
       if (!t) throw notFound(`task ${ctx.params.id} not found`);
       ok(ctx, taskView(t));
     }),
   );
   open(
     r.post('/api/a2a/tasks/:id/cancel', (ctx) => {
-      guard(ctx);
-      const t = a2a.cancel(ctx.params.id!);
+      const who = guard(ctx);
+      const t = a2a.cancel(ctx.params.id!, who.scope);
       if (!t) throw notFound(`task ${ctx.params.id} not found`);
       ok(ctx, taskView(t));
     }),
@@ -196,13 +225,13 @@ export function a2aRoutes(r: Router, svc: GatewayServices, a2a: A2aService): voi
 }
 
 /** message/stream: SSE of JSON-RPC responses — each state change, then the artifacts, the last one `final`. */
-async function streamTask(ctx: RequestContext, a2a: A2aService, id: Id, skill: NonNullable<ReturnType<A2aService['skill']>>, p: { messages: A2aMessage[]; metadata: Record<string, unknown> }): Promise<void> {
+async function streamTask(ctx: RequestContext, a2a: A2aService, id: Id, skill: NonNullable<ReturnType<A2aService['skill']>>, p: { messages: A2aMessage[]; metadata: Record<string, unknown> }, owner: string | null): Promise<void> {
   const res = ctx.res;
   res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
   const send = (result: unknown) => {
     if (!res.writableEnded) res.write(`data: ${JSON.stringify(rpcResult(id, result))}\n\n`);
   };
-  const { task, done } = a2a.start(skill, p.messages, p.metadata);
+  const { task, done } = a2a.start(skill, p.messages, p.metadata, owner);
   send({ kind: 'status', taskId: task.id, state: task.state, final: false });
   const stop = a2a.watch(task.id, (t) => {
     if (t.state === 'working') send({ kind: 'status', taskId: t.id, state: t.state, final: false });

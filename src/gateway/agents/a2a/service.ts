@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { GatewayServices } from '../../services.js';
 import { A2A_SKILLS, SkillFailure, type A2aSkill } from './skills.js';
-import type { A2aMessage, TaskRecord, TaskStore } from './store.js';
+import type { A2aMessage, TaskRecord, TaskScope, TaskStore } from './store.js';
 
 export type TaskListener = (t: TaskRecord) => void;
 
@@ -24,9 +24,9 @@ export class A2aService {
   }
 
   /** Create a task and start it; the returned promise settles when it has ended. */
-  start(skill: A2aSkill, messages: A2aMessage[], metadata: Record<string, unknown>): { task: TaskRecord; done: Promise<TaskRecord> } {
+  start(skill: A2aSkill, messages: A2aMessage[], metadata: Record<string, unknown>, owner: string | null): { task: TaskRecord; done: Promise<TaskRecord> } {
     const now = this.svc().clock.now();
-    const task: TaskRecord = { id: randomUUID(), skill: skill.id, state: 'submitted', messages, artifacts: [], metadata, createdAt: now, updatedAt: now };
+    const task: TaskRecord = { id: randomUUID(), skill: skill.id, state: 'submitted', messages, artifacts: [], metadata, createdAt: now, updatedAt: now, owner };
     this.tasks.save(task);
     return { task, done: this.run(task, skill) };
   }
@@ -51,8 +51,9 @@ export class A2aService {
     return end;
   }
 
-  cancel(id: string): TaskRecord | undefined {
-    const t = this.tasks.get(id);
+  /** Cancel a task `scope` may see (undefined when it may not, or there is none). */
+  cancel(id: string, scope: TaskScope = { all: true }): TaskRecord | undefined {
+    const t = this.tasks.get(id, scope);
     if (!t) return undefined;
     if (t.state === 'completed' || t.state === 'failed' || t.state === 'cancelled') return t;
     const next: TaskRecord = { ...t, state: 'cancelled', updatedAt: this.svc().clock.now() };

@@ -21,7 +21,19 @@ export interface TaskRecord {
   error?: string;
   createdAt: number;
   updatedAt: number;
+  /** Who created it: an API key's id, `env:GATEWAY_API_KEY`, or null (an anonymous caller, the control socket). */
+  owner: string | null;
 }
+
+/** Whose tasks a caller sees: everyone's (the control socket) or one owner's. */
+export type TaskScope = { all: true } | { all: false; owner: string | null };
+
+const ownerClause = (scope: TaskScope, args: unknown[]): string | undefined => {
+  if (scope.all) return undefined;
+  if (scope.owner === null) return 'owner IS NULL';
+  args.push(scope.owner);
+  return 'owner = ?';
+};
 
 const row = (r: Record<string, unknown>): TaskRecord => ({
   id: r.id as string,
@@ -33,23 +45,27 @@ const row = (r: Record<string, unknown>): TaskRecord => ({
   ...(r.error !== null ? { error: r.error as string } : {}),
   createdAt: r.created_at as number,
   updatedAt: r.updated_at as number,
+  owner: (r.owner as string | null) ?? null,
 });
 
 export class TaskStore {
   constructor(private readonly store: Store) {}
 
-  get(id: string): TaskRecord | undefined {
-    const r = this.store.prepare('SELECT * FROM a2a_tasks WHERE id = ?').get(id) as Record<string, unknown> | undefined;
+  /** A task, when `scope` may see it (another owner's task is as good as missing). */
+  get(id: string, scope: TaskScope = { all: true }): TaskRecord | undefined {
+    const args: unknown[] = [id];
+    const own = ownerClause(scope, args);
+    const r = this.store.prepare(`SELECT * FROM a2a_tasks WHERE id = ?${own ? ` AND ${own}` : ''}`).get(...args) as Record<string, unknown> | undefined;
     return r ? row(r) : undefined;
   }
 
   save(t: TaskRecord): void {
     this.store
       .prepare(
-        `INSERT INTO a2a_tasks (id, skill, state, messages, artifacts, metadata, error, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO a2a_tasks (id, skill, state, messages, artifacts, metadata, error, created_at, updated_at, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(id) DO UPDATE SET state = excluded.state, artifacts = excluded.artifacts, metadata = excluded.metadata, error = excluded.error, updated_at = excluded.updated_at`,
       )
-      .run(t.id, t.skill, t.state, JSON.stringify(t.messages), JSON.stringify(t.artifacts), JSON.stringify(t.metadata), t.error ?? null, t.createdAt, t.updatedAt);
+      .run(t.id, t.skill, t.state, JSON.stringify(t.messages), JSON.stringify(t.artifacts), JSON.stringify(t.metadata), t.error ?? null, t.createdAt, t.updatedAt, t.owner);
   }
 
   /** Move a task to a new state unless it already ended (a cancel wins over a late finish). */
@@ -60,9 +76,11 @@ export class TaskStore {
     return r.changes > 0;
   }
 
-  list(f: { state?: TaskState; skill?: string }, offset: number, limit: number): { rows: TaskRecord[]; total: number } {
+  list(f: { state?: TaskState; skill?: string; scope?: TaskScope }, offset: number, limit: number): { rows: TaskRecord[]; total: number } {
     const parts: string[] = [];
     const args: unknown[] = [];
+    const own = ownerClause(f.scope ?? { all: true }, args);
+    if (own) parts.push(own);
     if (f.state) (parts.push('state = ?'), args.push(f.state));
     if (f.skill) (parts.push('skill = ?'), args.push(f.skill));
     const w = parts.length ? parts.join(' AND ') : '1';
@@ -71,9 +89,11 @@ export class TaskStore {
     return { rows: rows.map(row), total };
   }
 
-  counts(): Record<TaskState, number> {
+  counts(scope: TaskScope = { all: true }): Record<TaskState, number> {
     const out = Object.fromEntries(TASK_STATES.map((s) => [s, 0])) as Record<TaskState, number>;
-    for (const r of this.store.prepare('SELECT state, count(*) AS n FROM a2a_tasks GROUP BY state').all() as { state: TaskState; n: number }[]) out[r.state] = r.n;
+    const args: unknown[] = [];
+    const own = ownerClause(scope, args);
+    for (const r of this.store.prepare(`SELECT state, count(*) AS n FROM a2a_tasks${own ? ` WHERE ${own}` : ''} GROUP BY state`).all(...args) as { state: TaskState; n: number }[]) out[r.state] = r.n;
     return out;
   }
 

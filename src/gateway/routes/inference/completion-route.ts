@@ -127,7 +127,7 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
     model: parsed.model,
     sessionId,
   };
-  const injecting = injectContext(svc, ctx.req.headers, applyGeneral(svc.runtime.general.value, guardChat(svc, ctx, parsed, info, startedAt)), principal, sessionId);
+  const injecting = injectContext(svc, ctx.req.headers, applyGeneral(svc.runtime.general.value, await guardChat(svc, ctx, parsed, info, startedAt)), principal, sessionId);
   const injected = injecting instanceof Promise ? await injecting : injecting;
   let canonical = injected.request;
   // Active plugins' request hooks (sandboxed; a failing plugin is deactivated, a block is a 400).
@@ -201,6 +201,14 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
     started = await startCompletion(svc, input, resolution);
     if (injected.skills.size > 0) started = await runSkillRounds(svc, started, input, resolution, injected.skills);
     if (!started.result.stream && svc.plugins.activeCount > 0) await svc.plugins.onResponse(canonical.model, started.result.response);
+    if (!started.result.stream) {
+      // The answer's text through the output guardrails (secrets and PII), before it is cached or sent.
+      const out = await guardAnswer(svc.state.fileConfig.guardrails, ctx.req.headers, started.result.response.content);
+      if (out.hits.length > 0) {
+        started.result.response.content = out.content;
+        info.guardrails = [...(info.guardrails ?? []), ...out.hits];
+      }
+    }
   } catch (e) {
     ticket?.complete(undefined);
     releaseGlobal?.();
@@ -260,11 +268,6 @@ function respond(ctx: RequestContext, svc: GatewayServices, route: CompletionRou
   if (!result.stream) {
     res.off('close', onClose);
     releaseGlobal();
-    const out = guardAnswer(svc.state.fileConfig.guardrails, ctx.req.headers, result.response.content);
-    if (out.hits.length > 0) {
-      result.response.content = out.content;
-      info.guardrails = [...(info.guardrails ?? []), ...out.hits];
-    }
     const usage = result.response.usage;
     const cost = costFor(svc, subject, usage);
     telemetry.usage = { tokensIn: usage.inputTokens, tokensOut: usage.outputTokens, cost, latencyMs: svc.clock.now() - startedAt, cacheHit: false };

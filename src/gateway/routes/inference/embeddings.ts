@@ -32,7 +32,7 @@ async function serveEmbeddings(ctx: RequestContext, svc: GatewayServices, provid
   const sessionId = sessionIdOf(ctx.req);
   const startedAt = svc.clock.now();
   const info: FinishInfo['input'] = { endpoint: 'embeddings', requestId: ctx.requestId, principal, stream: false, model: sent.model, ...(sessionId !== undefined ? { sessionId } : {}) };
-  const req = { ...sent, input: guardJson(svc, ctx, { input: sent.input }, info, startedAt).input as typeof sent.input };
+  const req = { ...sent, input: (await guardJson(svc, ctx, { input: sent.input }, info, startedAt)).input as typeof sent.input };
   const { abort, detach } = abortOnClose(ctx);
   let resolution: Resolution | undefined;
   let release: (() => void) | undefined;

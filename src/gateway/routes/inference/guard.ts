@@ -15,9 +15,9 @@ function blocked(svc: GatewayServices, ctx: RequestContext, e: unknown, info: Fi
 }
 
 /** A chat request, guarded (possibly redacted); the hits go on `info`. */
-export function guardChat(svc: GatewayServices, ctx: RequestContext, req: CanonicalRequest, info: FinishInfo['input'], startedAt: number): CanonicalRequest {
+export async function guardChat(svc: GatewayServices, ctx: RequestContext, req: CanonicalRequest, info: FinishInfo['input'], startedAt: number): Promise<CanonicalRequest> {
   try {
-    const g = guardRequest(svc.state.fileConfig.guardrails, ctx.req.headers, req, svc.log, ctx.requestId);
+    const g = await guardRequest(svc.state.fileConfig.guardrails, ctx.req.headers, req, svc.log, ctx.requestId);
     if (g.hits.length > 0) info.guardrails = g.hits;
     return g.request;
   } catch (e) {
@@ -26,9 +26,9 @@ export function guardChat(svc: GatewayServices, ctx: RequestContext, req: Canoni
 }
 
 /** A JSON operation's body, guarded (its prompt fields possibly redacted); the hits go on `info`. */
-export function guardJson(svc: GatewayServices, ctx: RequestContext, body: Record<string, unknown>, info: FinishInfo['input'], startedAt: number): Record<string, unknown> {
+export async function guardJson(svc: GatewayServices, ctx: RequestContext, body: Record<string, unknown>, info: FinishInfo['input'], startedAt: number): Promise<Record<string, unknown>> {
   try {
-    const g = guardBody(svc.state.fileConfig.guardrails, ctx.req.headers, body, svc.log, ctx.requestId);
+    const g = await guardBody(svc.state.fileConfig.guardrails, ctx.req.headers, body, svc.log, ctx.requestId);
     if (g.hits.length > 0) info.guardrails = g.hits;
     return g.body;
   } catch (e) {

@@ -149,7 +149,7 @@ async function serve(ctx: RequestContext, svc: GatewayServices, op: Operation, p
   const sessionId = sessionIdOf(ctx.req);
   const startedAt = svc.clock.now();
   const info: FinishInfo['input'] = { endpoint: op.endpoint, requestId: ctx.requestId, principal, stream: false, model, ...(sessionId !== undefined ? { sessionId } : {}) };
-  const raw = guardJson(svc, ctx, sent, info, startedAt);
+  const raw = await guardJson(svc, ctx, sent, info, startedAt);
   const { abort, detach } = abortOnClose(ctx);
   let resolution: Resolution | undefined;
   let release: (() => void) | undefined;

@@ -8,9 +8,9 @@
  *   GET/DELETE /api/provider-nodes/{id}; POST …/{id}/test; GET …/{id}/models (what the node itself lists)
  * A node is an ordinary provider: routing, fallback and usage treat it as one.
  */
-import { badRequest, notFound } from '../../../http/errors.js';
+import { badRequest, HttpError, notFound } from '../../../http/errors.js';
 import type { Router } from '../../../http/router.js';
-import { providerAdapter, providerKinds, PROVIDER_KINDS, parseProviderKind, listUpstreamModels } from '../../providers/index.js';
+import { isUpstreamError, providerAdapter, providerKinds, PROVIDER_KINDS, parseProviderKind, listUpstreamModels } from '../../providers/index.js';
 import type { ProviderRuntime } from '../../catalog.js';
 import { keylessAccount } from '../../routing/policy.js';
 import { upstreamOptions } from '../../completion.js';
@@ -126,7 +126,14 @@ export function providerNodeRoutes(r: Router, svc: GatewayServices): void {
     r.get('/api/provider-nodes/:id/models', async (ctx) => {
       const rt = node(ctx.params.id!);
       const acc = rt.config.accounts.find((a) => a.enabled) ?? keylessAccount(rt.config.id);
-      const models = await listUpstreamModels(rt.conn, { id: acc.id, apiKey: acc.apiKey }, upstreamOptions(svc, rt.config.id, acc.id, AbortSignal.timeout(30_000)));
+      let models;
+      try {
+        models = await listUpstreamModels(rt.conn, { id: acc.id, apiKey: acc.apiKey }, upstreamOptions(svc, rt.config.id, acc.id, AbortSignal.timeout(30_000)));
+      } catch (e) {
+        // The node failed, not the caller: a 502 saying how (its message never carries the node's page).
+        if (isUpstreamError(e)) throw new HttpError(502, `provider node ${rt.config.id}: ${e.message}`, { code: 'upstream_error' });
+        throw e;
+      }
       ok(ctx, { node: rt.config.id, models });
     }),
   );

@@ -54,7 +54,8 @@ export async function testConnection(svc: GatewayServices, p: ProviderConfig, mo
       ok: false,
       latencyMs: svc.clock.now() - t0,
       method: model ? 'chat' : 'models',
-      ...(isUpstreamError(e) ? { status: e.status, error: e.upstreamMessage || e.message } : { error: (e as Error).message }),
+      // The error's message, not the upstream's raw text (a page that is not JSON is not echoed).
+      ...(isUpstreamError(e) ? { status: e.status, error: e.message } : { error: (e as Error).message }),
     };
   }
 }
@@ -310,7 +311,7 @@ export function providerRoutes(r: Router, svc: GatewayServices): void {
         try {
           upstream = await listUpstreamModels(rt.conn, { id: acc.id, apiKey: acc.apiKey }, upstreamOptions(svc, rt.config.id, acc.id, AbortSignal.timeout(30_000)));
         } catch (e) {
-          upstreamError = isUpstreamError(e) ? `${e.status} ${e.upstreamMessage || e.message}` : (e as Error).message;
+          upstreamError = isUpstreamError(e) ? `${e.status} ${e.message}` : (e as Error).message;
         }
       }
       ok(ctx, { provider: rt.config.id, models: declared, upstream, ...(upstreamError ? { upstreamError } : {}) });
