@@ -132,7 +132,6 @@ async function run(argv: string[]): Promise<Outcome> {
   // Commands that wait (poll, stream) are left once the requests have been quiet for a moment.
   const started = Date.now();
   while (!settled && Date.now() - started < 5000 && !(requests.length > 0 && Date.now() - last > 400)) await new Promise((r) => setTimeout(r, 20));
-  if (!settled && process.env.DEBUG_OPTS) console.log('UNSETTLED', argv.join(' '));
   exit.mockRestore();
   out.mockRestore();
   err.mockRestore();
