@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { RE2JS } from 're2js';
@@ -520,9 +520,16 @@ function registerConfig(program: Command): void {
     .action(
       action(async (files: string[]) => {
         const { checkConfigFile } = await import('./config-check.js');
+        // amtool's wording, on stderr as its argument parser prints it: every path must exist first.
+        const fatal = (message: string) => {
+          process.stderr.write(`ctl: error: ${message}\n\n`);
+          process.exit(1);
+        };
+        const missing = files.find((f) => !existsSync(f));
+        if (missing !== undefined) fatal(`path '${missing}' does not exist`);
         let failed = 0;
         for (const file of files) if (!checkConfigFile(file, (s) => process.stdout.write(s))) failed++;
-        if (failed > 0) throw new Error(`failed to validate ${failed} file(s)`);
+        if (failed > 0) fatal(`failed to validate ${failed} file(s)`);
       }),
     );
 

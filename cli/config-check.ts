@@ -24,12 +24,16 @@ export function checkConfigFile(file: string, out: (s: string) => void): boolean
   out(` - ${config.inhibitRules.length} inhibit rules\n`);
   out(` - ${config.receivers.length} receivers\n`);
   out(` - ${templates.length} templates\n`);
-  try {
-    loadTemplateFiles(templates);
-  } catch (e) {
-    out(`  FAILED: ${(e as Error).message}\n\n`);
-    return false;
+  // amtool parses the templates (and reports on them) only when there are some.
+  if (templates.length > 0) {
+    try {
+      loadTemplateFiles(templates);
+    } catch (e) {
+      out(`  FAILED: ${(e as Error).message}\n\n`);
+      return false;
+    }
+    out('  SUCCESS\n');
   }
-  out('  SUCCESS\n\n');
+  out('\n');
   return true;
 }

@@ -1,10 +1,10 @@
 /** `ctl gateway skill …` (/api/skills*) and `ctl gateway agent-skill …` (/api/agent-skills*). */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { request } from './client.js';
 import { outputFormat, printData, printObject, printRows } from './output.js';
-import { action, intOption, UsageError } from './run.js';
+import { action, intOption, numberOption, UsageError } from './run.js';
 
 interface SkillView {
   id: string;
@@ -75,8 +75,8 @@ export function registerSkills(g: Command, auth: () => Record<string, string>): 
   s.command('list')
     .description('installed skills')
     .option('-q, --query <text>', 'name or description containing')
-    .option('--mode <mode>', 'on, off or auto')
-    .option('--source <source>', 'local, registry or marketplace')
+    .addOption(new Option('--mode <mode>', 'on, off or auto').choices(MODES))
+    .addOption(new Option('--source <source>', 'local, registry or marketplace').choices(['local', 'registry', 'marketplace']))
     .option('--limit <n>', 'per page (1-500)', intOption('--limit'), 50)
     .option('--page <n>', 'page number', intOption('--page'))
     .action(
@@ -99,14 +99,12 @@ export function registerSkills(g: Command, auth: () => Record<string, string>): 
     );
   s.command('install <manifest>')
     .description('install (or replace) a skill from a manifest file, a folder with skill.json, or an http(s) URL the daemon fetches')
-    .option('--mode <mode>', 'on (default), off or auto')
-    .option('--from <index>', 'install <manifest> by name from the registry or the marketplace')
+    .addOption(new Option('--mode <mode>', 'on (default), off or auto').choices(MODES))
+    .addOption(new Option('--from <index>', 'install <manifest> by name from the registry or the marketplace').choices(['registry', 'marketplace']))
     .option('--version <v>', 'with --from: this version')
     .action(
       action(async (manifest: string, o: { mode?: string; from?: string; version?: string }) => {
-        if (o.mode && !MODES.includes(o.mode)) throw new UsageError('--mode must be on, off or auto');
         if (o.from) {
-          if (o.from !== 'registry' && o.from !== 'marketplace') throw new UsageError('--from must be registry or marketplace');
           return installed(await api('POST', `/api/skills/${o.from}/install`, { name: manifest, ...(o.version ? { version: o.version } : {}), ...(o.mode ? { mode: o.mode } : {}) }));
         }
         const body = /^https?:\/\//.test(manifest) ? { url: manifest } : { manifest: readManifest(manifest) };
@@ -262,7 +260,7 @@ export function registerSkills(g: Command, auth: () => Record<string, string>): 
     .option('--prompt <text>', 'the instructions')
     .option('--prompt-file <file>', 'read the instructions from a file (Markdown)')
     .option('--model <model>', 'the model it is meant for')
-    .option('--temperature <t>', 'sampling temperature (0-2)', parseFloat)
+    .option('--temperature <t>', 'sampling temperature (0-2)', numberOption('--temperature'))
     .action(
       action(async (name: string, o: { description: string; prompt?: string; promptFile?: string; model?: string; temperature?: number }) => {
         const prompt = o.promptFile ? readFileSync(o.promptFile, 'utf8') : o.prompt;

@@ -1,13 +1,14 @@
 /**
  * `ctl gateway …`: the model gateway's providers, combos, keys, models, usage, a streaming chat, and
  * resilience (breakers, cool-downs), the response cache, budgets and token limits.
- * Over the control socket no key is needed (the socket is trusted); with --url pass --api-key (or
- * CTL_GATEWAY_API_KEY) for inference and a management-scoped key for the rest.
+ * Over the control socket no key is needed (the socket is trusted); with --url pass --mgmt-key (or
+ * CTL_GATEWAY_KEY; the older CTL_GATEWAY_API_KEY is still read) for inference and a management-scoped key
+ * for the rest. The group's option is not called --api-key: `provider add` and `node add` have their own.
  */
 import http from 'node:http';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { createParser } from 'eventsource-parser';
 import { ApiError, errorMessage, request, socketPath, target, UnreachableError, type RequestSpec } from './client.js';
 import { outputFormat, printData, printObject, printRows } from './output.js';
@@ -39,10 +40,10 @@ import { registerRegisteredKeys } from './gateway-registered-keys.js';
 
 const HOST = 'gateway';
 
-let apiKey: string | undefined;
+let mgmtKey: string | undefined;
 
 function authHeaders(): Record<string, string> {
-  const key = apiKey ?? process.env.CTL_GATEWAY_API_KEY;
+  const key = mgmtKey ?? (process.env.CTL_GATEWAY_KEY || process.env.CTL_GATEWAY_API_KEY);
   return key ? { Authorization: `Bearer ${key}` } : {};
 }
 
@@ -948,7 +949,7 @@ function registerLimits(g: Command): void {
   l.command('set')
     .description('create a token limit, or update one with --id')
     .requiredOption('--key <key>', 'API key (id or name)')
-    .requiredOption('--scope <scope>', 'model, provider or global')
+    .addOption(new Option('--scope <scope>', 'model, provider or global').choices(['model', 'provider', 'global']).makeOptionMandatory())
     .option('--value <id>', 'the model id or provider id the limit applies to (not for global)')
     .requiredOption('--tokens <n>', 'tokens (input + output) allowed per window', intOption('--tokens'))
     .option('--interval <interval>', 'daily, weekly or monthly (default monthly)')
@@ -989,9 +990,9 @@ export function register(program: Command): void {
   const g = program
     .command('gateway')
     .description('the model gateway: providers, combos, keys, models, usage, chat, image, speak, transcribe, resilience, cache, budgets and limits (DIR/gateway.yaml; SIGHUP reloads it)')
-    .option('--api-key <key>', 'gateway API key for --url listeners (default $CTL_GATEWAY_API_KEY; not needed on the socket)');
+    .option('--mgmt-key <key>', 'gateway API key sent with every request to a --url listener (default $CTL_GATEWAY_KEY, else $CTL_GATEWAY_API_KEY; not needed on the socket)');
   g.hook('preAction', (thisCommand) => {
-    apiKey = thisCommand.opts<{ apiKey?: string }>().apiKey;
+    mgmtKey = thisCommand.opts<{ mgmtKey?: string }>().mgmtKey;
   });
   registerProviders(g);
   registerCombos(g);

@@ -47,3 +47,12 @@ export function intOption(name: string) {
     return n;
   };
 }
+
+/** Parse a number option (e.g. a temperature) or fail with a usage error. */
+export function numberOption(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n)) throw new UsageError(`${name} must be a number, got ${JSON.stringify(value)}`);
+    return n;
+  };
+}

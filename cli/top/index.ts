@@ -1,9 +1,10 @@
 /**
  * `ctl top`: a dashboard of the whole daemon over the control socket, refreshed every second (ink).
  * Keys: 1–4 or Tab switch panes (overview, alerts, gateway, listeners), q quits. `--once` prints
- * the overview once, as plain text, for scripts.
+ * the overview once, as plain text, for scripts; with `-o json|yaml` the snapshot behind it as data.
  */
 import type { Command } from 'commander';
+import { outputFormat, printData } from '../output.js';
 import { action, UsageError } from '../run.js';
 import { frame, PANES, type Pane } from './frame.js';
 import { collect, type Snapshot } from './snapshot.js';
@@ -20,15 +21,27 @@ export function register(program: Command): void {
         const interval = Number(opts.interval);
         if (!(interval >= 0.2)) throw new UsageError('--interval must be a number of seconds >= 0.2');
         if (!(PANES as readonly string[]).includes(opts.pane)) throw new UsageError(`--pane must be one of ${PANES.join(', ')}`);
+        if (outputFormat() !== 'table' && !opts.once) throw new UsageError(`-o ${outputFormat()} prints one snapshot: add --once`);
         if (opts.once) {
           const snap = await collect();
           if (snap.errors.daemon && /cannot reach the ctl daemon/.test(snap.errors.daemon)) throw new UsageError(snap.errors.daemon);
+          if (outputFormat() !== 'table') return printData(snapshotData(snap));
           process.stdout.write(frame(snap, undefined, opts.pane as Pane).map((l) => l.text).join('\n') + '\n');
           return;
         }
         await live(interval, opts.pane as Pane);
       }),
     );
+}
+
+/** The snapshot as plain data (times as ISO strings, the latency histogram as an object). */
+export function snapshotData(s: Snapshot): Record<string, unknown> {
+  const { gateway, ...rest } = s;
+  return {
+    ...rest,
+    at: new Date(s.at).toISOString(),
+    ...(gateway ? { gateway: { ...gateway, buckets: Object.fromEntries([...gateway.buckets].map(([le, n]) => [String(le), n])) } } : {}),
+  };
 }
 
 async function live(interval: number, start: Pane): Promise<void> {

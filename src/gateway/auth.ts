@@ -236,6 +236,17 @@ export class GatewayAuth {
     });
   }
 
+  /** Whether management() would let the request through (no throw). */
+  managementPasses(ctx: RequestContext): boolean {
+    try {
+      this.management(ctx);
+      return true;
+    } catch (e) {
+      if (e instanceof HttpError && e.status === 401) return false;
+      throw e;
+    }
+  }
+
   /**
    * Admin routes (`/api/admin/*`): the control socket and a login session pass; a key needs the
    * `admin` scope besides `management` (403 otherwise).

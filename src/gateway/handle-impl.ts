@@ -8,7 +8,7 @@ import { toHttpError } from '../http/errors.js';
 import type { CanonicalRequest, Message } from './canonical.js';
 import { textOf } from './canonical.js';
 import { attemptsOf, recordRequest, resolveFor, startCompletion } from './completion.js';
-import type { GatewayChatRequest, GatewayChatResult, GatewayHandle } from './handle.js';
+import type { GatewayChatRequest, GatewayChatResult, GatewayHandle } from '../http/gateway-handle.js';
 import type { Resolution } from './routing/resolve.js';
 import type { GatewayServices } from './services.js';
 

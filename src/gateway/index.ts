@@ -80,7 +80,7 @@ import { BatchService, DEFAULT_BATCH_CONCURRENCY } from './batches/service.js';
 import { inProcess } from './in-process.js';
 import { keyUsable, type Principal } from './auth.js';
 
-export type { GatewayHandle, GatewayChatRequest, GatewayChatResult, GatewayChatMessage } from './handle.js';
+export type { GatewayHandle, GatewayChatRequest, GatewayChatResult, GatewayChatMessage } from '../http/gateway-handle.js';
 
 /** How far back the request log seeds the per-combo counts (least-used, /api/combos/metrics). */
 const METRICS_SEED_MS = 7 * 24 * 3600 * 1000;

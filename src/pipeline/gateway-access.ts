@@ -1,4 +1,4 @@
-import type { GatewayHandle } from '../gateway/handle.js';
+import type { GatewayHandle } from '../http/gateway-handle.js';
 import { HttpError } from '../http/errors.js';
 
 /**

@@ -9,7 +9,7 @@ import { requireGateway } from './gateway-access.js';
 import { sendText } from '../http/respond.js';
 import { pipelineMetrics } from './prometheus.js';
 import { join } from 'node:path';
-import type { GatewayHandle } from '../gateway/handle.js';
+import type { GatewayHandle } from '../http/gateway-handle.js';
 import type { ComponentDefinition, ComponentInstance } from '../http/component.js';
 import { Router } from '../http/router.js';
 import { catalogRoutes } from './api/routes-catalog.js';

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { InternalAlerts } from '../http/component.js';
 import type { Egress } from '../egress/index.js';
-import type { GatewayHandle } from '../gateway/handle.js';
+import type { GatewayHandle } from '../http/gateway-handle.js';
 import type { Clock } from '../http/clock.js';
 import { HttpError, badRequest, conflict } from '../http/errors.js';
 import type { PipelineConfig } from './config.js';

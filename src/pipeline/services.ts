@@ -2,7 +2,7 @@ import type { PostImages } from './images.js';
 import type { PipelineScheduler } from './scheduler/index.js';
 import type { Logger } from 'pino';
 import type { Egress } from '../egress/index.js';
-import type { GatewayHandle } from '../gateway/handle.js';
+import type { GatewayHandle } from '../http/gateway-handle.js';
 import type { Clock } from '../http/clock.js';
 import type { Repos } from './data/repos.js';
 import type { Sql } from './data/sql.js';

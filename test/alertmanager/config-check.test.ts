@@ -46,13 +46,23 @@ describe('ctl config check', () => {
     expect(bad.status).toBe(1);
     expect(bad.stdout).toContain('FAILED: undefined receiver "nope" used in route');
     expect(bad.stdout).toContain('FAILED: template: b.tmpl:1: missing value for if');
-    expect(bad.stderr).toBe('ctl: failed to validate 2 file(s)\n');
+    expect(bad.stderr).toBe('ctl: error: failed to validate 2 file(s)\n\n');
   });
 
-  it.skipIf(!amtoolBinary())('prints what amtool prints, byte for byte, on standard output', () => {
-    for (const f of [OK, BAD_ROUTE, BAD_TEMPLATE, ...BAD_CONFIGS]) {
-      const a = spawnSync(amtoolBinary()!, ['check-config', f], { encoding: 'utf8', timeout: 20_000 });
-      expect(ctl(f).stdout, f).toBe(a.stdout);
+  it.skipIf(!amtoolBinary())('prints what amtool prints, byte for byte (its name aside), with its exit status', () => {
+    const NO_TEMPLATES = write('no-templates.yml', 'route: {receiver: w}\nreceivers: [{name: w}]\n');
+    const BAD_MATCHER = write('bad-matcher.yml', 'route: {receiver: w, routes: [{receiver: w, matchers: ["a=~("]}]}\nreceivers: [{name: w}]\n');
+    const NESTED = write('nested.yml', 'route: receiver: w\n');
+    const DUPLICATE = write('duplicate.yml', 'route: {receiver: w}\nreceivers: [{name: w}, {name: w}]\n');
+    const MISSING = join(dir, 'missing.yml');
+    const cases = [[OK], [BAD_ROUTE], [BAD_TEMPLATE], [NO_TEMPLATES], [BAD_MATCHER], [NESTED], [DUPLICATE], [MISSING], [OK, MISSING], [OK, BAD_ROUTE, NO_TEMPLATES], ...BAD_CONFIGS.map((f) => [f])];
+    for (const files of cases) {
+      const a = spawnSync(amtoolBinary()!, ['check-config', ...files], { encoding: 'utf8', timeout: 20_000 });
+      const c = ctl(...files);
+      const name = files.map((f) => f.slice(dir.length + 1)).join(' ');
+      expect(c.stdout, name).toBe(a.stdout);
+      expect(c.stderr, name).toBe(a.stderr.replace(/^amtool: /gm, 'ctl: '));
+      expect(c.status, name).toBe(a.status);
     }
   });
 

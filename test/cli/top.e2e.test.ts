@@ -2,6 +2,7 @@
  * `ctl top` against a running daemon: `--once` prints the overview and each pane as text; the live
  * dashboard runs in a tmux pane, switches panes on keys and quits on q.
  */
+import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { CTL, startDaemon, type TestDaemon } from '../helpers/daemon.js';
@@ -34,6 +35,23 @@ describe('ctl top', () => {
     expect(lines[3]).toBe('breakers all closed');
     expect(lines[4]).toBe('nodes online 0  offline 0  out 0  error 0  waiting 0');
     expect(lines[5]).toBe('pipeline 0 posts pending review  0 approved  failed runs 0  unhealthy sources 0');
+  });
+
+  it('-o json --once prints the snapshot as JSON (before or after the command); -o json without --once is a usage error', async () => {
+    for (const args of [['-o', 'json', 'top', '--once'], ['top', '--once', '-o', 'json']]) {
+      const r = await d.cli(args);
+      expect(r.code, r.stderr).toBe(0);
+      const j = JSON.parse(r.stdout);
+      expect(j.at).toMatch(/^\d{4}-\d\d-\d\dT/);
+      expect(j.daemon.listeners).toHaveLength(4);
+      expect(j.alerts.bySeverity).toEqual({ critical: 1, warning: 2 });
+      expect(j.gateway).toMatchObject({ requests: 0, errors: 0, buckets: {} });
+      expect(j.errors).toEqual({});
+    }
+    expect(YAML.parse((await d.cli(['-o', 'yaml', 'top', '--once'])).stdout).daemon.listeners).toHaveLength(4);
+    const live = await d.cli(['-o', 'json', 'top']);
+    expect(live.code).toBe(2);
+    expect(live.stderr).toMatch(/add --once/);
   });
 
   it('--once --pane alerts lists the firing alerts; a bad pane is a usage error', async () => {

@@ -42,6 +42,24 @@ describe('CLI command groups', async () => {
     expect(checked).toBeGreaterThan(20);
   });
 
+  it('a group option is taken after its subcommands too, but a subcommand option of the same name is the subcommand’s', async () => {
+    const { shareGroupOptions } = (await import(join(ROOT, 'dist', 'cli', 'program.js'))) as ProgramModule;
+    const seen: Record<string, unknown>[] = [];
+    const program = new Command('ctl').enablePositionalOptions().exitOverride().option('--url <url>').option('-o, --output <f>', 'format', 'table');
+    const g = program.command('gateway').option('--mgmt-key <key>');
+    g.command('add').option('--api-key <k>').option('--url <u>').action((o) => void seen.push({ ...o }));
+    g.command('list').action(() => void seen.push({}));
+    shareGroupOptions(program);
+    await program.parseAsync(['gateway', 'add', '--api-key', 'K', '--url', 'U', '--mgmt-key', 'M', '-o', 'json'], { from: 'user' });
+    expect(seen.pop()).toMatchObject({ apiKey: 'K', url: 'U' });
+    expect(program.opts()).toEqual({ output: 'json' });
+    expect(g.opts()).toEqual({ mgmtKey: 'M' });
+    await program.parseAsync(['--url', 'D', 'gateway', 'list', '--output', 'yaml'], { from: 'user' });
+    expect(program.opts()).toEqual({ url: 'D', output: 'yaml' });
+    // The copies stay out of the subcommand's help.
+    expect(g.commands[0]!.helpInformation()).not.toContain('--mgmt-key');
+  });
+
   it('finds the command word after global options', () => {
     expect(commandWord(['--state-dir', '/x', '-o', 'json', 'status'])).toBe('status');
     expect(commandWord(['--url', 'http://a', 'silence', 'add'])).toBe('silence');

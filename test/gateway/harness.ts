@@ -17,7 +17,7 @@ import { NO_ALERTS, type ComponentContext, type ComponentInstance, type Internal
 import { Egress } from '../../src/egress/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { gatewayComponent } from '../../src/gateway/index.js';
-import type { GatewayHandle } from '../../src/gateway/handle.js';
+import type { GatewayHandle } from '../../src/http/gateway-handle.js';
 
 export interface Reply {
   status: number;

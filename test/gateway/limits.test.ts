@@ -6,6 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/http/clock.js';
 import { windowAt } from '../../src/gateway/limits/windows.js';
+import { usdText } from '../../src/gateway/limits/budgets.js';
 import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
 import { startGateway, type GatewayHarness } from './harness.js';
 
@@ -123,6 +124,16 @@ describe('budgets', () => {
     expect(blocked.status).toBe(429);
     expect(blocked.json.error.message).toBe('Daily budget exceeded: $0.0060 / $0.0050');
     expect((await chat()).status).toBe(429);
+  });
+
+  it('prints small amounts readably: $0.00003, not $0.0000', async () => {
+    expect([0, 0.00003, 0.0000312, 1e-7, 0.0012, 0.006, 12.5].map(usdText)).toEqual(['0.0000', '0.00003', '0.000031', '0.0000001', '0.0012', '0.0060', '12.5000']);
+    clock.advance(24 * 3_600_000); // a new day: the daily window is empty
+    await gw.req('POST', '/api/usage/budget', { apiKeyId: KEY_ID, dailyLimitUsd: 0.00003 });
+    expect((await chat()).status).toBe(200);
+    const blocked = await chat();
+    expect(blocked.status).toBe(429);
+    expect(blocked.json.error.message).toBe('Daily budget exceeded: $0.0020 / $0.00003');
   });
 
   it('cache hits cost nothing and stay allowed', async () => {

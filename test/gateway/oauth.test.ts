@@ -160,6 +160,13 @@ describe('OAuth providers', () => {
   it('logout forgets tokens and accounts; bad input', async () => {
     expect((await gw.req('POST', '/api/oauth/codex/logout', {})).json).toEqual({ provider: 'codex', loggedOut: 2 });
     expect((await gw.req('GET', '/api/oauth/codex/status')).json.accounts).toEqual([]);
+    // Out of routing: the next chat does not go upstream without Authorization, it fails saying why.
+    mock.reset();
+    const after = await gw.req('POST', '/v1/chat/completions', { model: 'codex/gpt-5', messages: [{ role: 'user', content: 'hi' }] });
+    expect(after.status, after.text).toBeGreaterThanOrEqual(400);
+    expect(after.json.error.message).toBe('provider codex is disabled');
+    expect(mock.requests).toHaveLength(0);
+    expect((await gw.req('GET', '/api/providers/codex')).json).toMatchObject({ enabled: false, accounts: [] });
     expect((await gw.req('POST', '/api/oauth/nope/device')).status).toBe(404);
     expect((await gw.req('POST', '/api/oauth/codex/teleport')).status).toBe(404);
     expect((await gw.req('POST', '/api/oauth/codex/exchange', { flowId: 'flow_x', code: 'c' })).status).toBe(400);

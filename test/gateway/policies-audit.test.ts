@@ -54,6 +54,21 @@ describe('policies', () => {
     expect((await chat(KEY_A, 'duo')).status).toBe(200);
   });
 
+  it('DELETE /api/policies?id= (the seed lists DELETE on the collection) removes one; no id or an unknown one is a clear 4xx', async () => {
+    const p = await gw.req('POST', '/api/policies', { name: 'no-m2', denyModels: ['oa/m2'] });
+    const id = (p.json as { id: string }).id;
+    expect((await chat(KEY_A, 'oa/m2')).status).toBe(403);
+    const d = await gw.req('DELETE', `/api/policies?id=${encodeURIComponent(id)}`);
+    expect(d.status, d.text).toBe(200);
+    expect(d.json).toEqual({ id, deleted: true });
+    expect((await chat(KEY_A, 'oa/m2')).status).toBe(200);
+    expect((await gw.req('GET', `/api/policies/${id}`)).status).toBe(404);
+    const none = await gw.req('DELETE', '/api/policies');
+    expect(none.status).toBe(400);
+    expect(none.json).toMatchObject({ error: { message: expect.stringContaining('id is required') } });
+    expect((await gw.req('DELETE', '/api/policies?id=pol_nothing')).status).toBe(404);
+  });
+
   it('a per-key allow list and max-tokens ceiling touch only that key', async () => {
     const p = await gw.req('POST', '/api/policies', { name: 'a-only-oa', apiKeyId: idA, allowModels: ['oa/*'], maxTokens: 100 });
     expect(p.status).toBe(201);

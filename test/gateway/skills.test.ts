@@ -135,6 +135,17 @@ describe('skills API', () => {
 
     const market = (await gw.req('GET', '/api/skills/marketplace?q=sub', undefined, { Authorization: `Bearer ${KEY}` }, { tcp: true })).json as { skills: { name: string }[] };
     expect(market.skills.map((s) => s.name)).toEqual(['sub']);
+    // The seed: marketplace search accepts management auth (the login cookie) as well as a Bearer key.
+    expect((await gw.req('POST', '/api/auth/password', { password: 'skills-console-pw' })).status).toBeLessThan(300);
+    const login = await gw.req('POST', '/api/auth/login', { password: 'skills-console-pw' }, {}, { tcp: true });
+    expect(login.status, login.text).toBe(200);
+    const cookie = String(login.headers['set-cookie']).split(';')[0]!;
+    const viaCookie = await gw.req('GET', '/api/skills/marketplace?q=sub', undefined, { cookie }, { tcp: true });
+    expect(viaCookie.status, viaCookie.text).toBe(200);
+    expect((viaCookie.json as { skills: { name: string }[] }).skills.map((s) => s.name)).toEqual(['sub']);
+    const nobody = await gw.req('GET', '/api/skills/marketplace?q=sub', undefined, {}, { tcp: true });
+    expect(nobody.status).toBe(401);
+    expect((await gw.req('GET', '/api/skills/marketplace?q=sub', undefined, { cookie: 'auth_token=forged' }, { tcp: true })).status).toBe(401);
     expect((await gw.req('POST', '/api/skills/marketplace/install', { name: 'sub', mode: 'auto' })).json).toMatchObject({ skill: { source: 'marketplace', mode: 'auto' } });
     await gw.req('PUT', `/api/skills/${((await gw.req('GET', '/api/skills?q=sub')).json as { skills: { id: string }[] }).skills[0]!.id}`, { mode: 'on' });
   });

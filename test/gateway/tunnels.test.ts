@@ -85,6 +85,23 @@ describe('tunnels', () => {
     expect((await gw.req('POST', '/api/tunnels/tunnel-a', { action: 'enable' })).json.error.message).toMatch(/target is required/);
   });
 
+  it('a program that exits at once: enable answers a failure with its exit status and output, and the tunnel is not left enabled', async () => {
+    const good = readFileSync(join(bin, 'cloudflared'), 'utf8');
+    writeFileSync(join(bin, 'cloudflared'), `#!/bin/sh\nif [ "$1" = "--version" ]; then echo "cloudflared version 2025.1.0"; exit 0; fi\necho "ERR failed to request quick Tunnel: no route" >&2\nexit 3\n`);
+    try {
+      const r = await gw.req('POST', '/api/tunnels/tunnel-a', { action: 'enable', target: 'http://127.0.0.1:20128' });
+      expect(r.status, r.text).toBe(502);
+      expect(r.json.error).toMatchObject({ code: 'tunnel_exited', message: 'Cloudflare quick tunnel exited with status 3 before it published an address: ERR failed to request quick Tunnel: no route' });
+      const s = (await gw.req('GET', '/api/tunnels/tunnel-a')).json;
+      expect(s).toMatchObject({ enabled: false, running: false, publicUrl: null, lastExit: { code: 3 } });
+      // Not restarted behind the caller's back.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect((await gw.req('GET', '/api/tunnels/tunnel-a')).json).toMatchObject({ running: false, restarts: 0 });
+    } finally {
+      writeFileSync(join(bin, 'cloudflared'), good);
+    }
+  });
+
   it('an enabled tunnel comes back when the gateway starts again', async () => {
     expect((await gw.req('POST', '/api/tunnels/tunnel-a', { action: 'enable', target: 'http://127.0.0.1:20129' })).json.running).toBe(true);
     const dir = gw.dir;

@@ -195,6 +195,19 @@ describe('the pool', () => {
     expect(hits).toEqual({ firecrawl: 1, jina: 1, tavily: 1 });
   });
 
+  it('the built-in fetcher refusing the address after the others were rate-limited is an exhausted pool too: one 429', async () => {
+    queues.firecrawl = [{ status: 429, retryAfter: '20' }];
+    queues.jina = [{ status: 429, retryAfter: '50' }];
+    queues.tavily = [{ status: 402 }];
+    const r = await fetchPage({ url: 'http://10.1.2.3/private' });
+    expect(r.status, r.text).toBe(429);
+    expect(r.headers['retry-after']).toBe('20');
+    expect(r.json.error.message).toMatch(/every web fetch provider is rate-limited or failed \(firecrawl 429, jina 429, tavily 402, builtin 400\)/);
+    // Nothing rate-limited (the key may use only the built-in fetcher): the refusal itself is the answer.
+    const alone = await fetchPage({ url: 'http://10.1.2.3/private' }, READER);
+    expect(alone.status).toBe(400);
+  });
+
   it('a named provider gets no fallback: its own status, or 429 while it cools down', async () => {
     queues.jina = [{ status: 503 }];
     const r = await fetchPage({ provider: 'jina' });

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { Egress } from '../../src/egress/index.js';
-import type { GatewayChatRequest, GatewayChatResult, GatewayHandle } from '../../src/gateway/handle.js';
+import type { GatewayChatRequest, GatewayChatResult, GatewayHandle } from '../../src/http/gateway-handle.js';
 import { ClientIpResolver } from '../../src/http/client-ip.js';
 import { systemClock, type Clock } from '../../src/http/clock.js';
 import { NO_ALERTS, type InternalAlerts, type ComponentContext, type ComponentInstance } from '../../src/http/component.js';

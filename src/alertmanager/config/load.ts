@@ -54,6 +54,8 @@ function yamlSyntaxMessage(e: { code: string; message: string; linePos?: [{ line
     DUPLICATE_KEY: 'mapping key already defined',
   };
   const text = known[e.code] ?? e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '').replace(/^./, (c) => c.toLowerCase());
+  // Go's yaml names no line for a scanner error on the first line (its mark is 0 there).
+  if (line === 1 && (e.code === 'BLOCK_AS_IMPLICIT_KEY' || e.code === 'TAB_AS_INDENT')) return `yaml: ${text}`;
   return `yaml: line ${line}: ${text}`;
 }
 

@@ -11,7 +11,7 @@ import type { RequestContext } from '../../http/context.js';
 import { HttpError, notFound } from '../../http/errors.js';
 import type { Router } from '../../http/router.js';
 import { compile } from '../../http/schema.js';
-import type { GatewayHandle } from '../handle.js';
+import type { GatewayHandle } from '../../http/gateway-handle.js';
 import { ok, pageQuery, readPlainObject, validated } from '../routes/common.js';
 import { skillMarkdown } from './raw.js';
 import type { AgentSkillRecord, AgentSkillStore } from './store.js';

@@ -63,6 +63,16 @@ export interface PeriodStatus {
 }
 
 const round = (n: number) => Number(n.toFixed(10));
+
+/**
+ * A USD amount for a message: four decimals, or two significant digits when that would hide it
+ * (`0.00003`, not `0.0000`), never in exponent notation.
+ */
+export function usdText(n: number): string {
+  if (n === 0 || Math.abs(n) >= 0.001 || !Number.isFinite(n)) return n.toFixed(4);
+  const decimals = Math.min(20, 1 - Math.floor(Math.log10(Math.abs(n))));
+  return n.toFixed(decimals).replace(/0+$/, '');
+}
 const cap = (p: BudgetPeriod) => p[0]!.toUpperCase() + p.slice(1);
 
 
@@ -177,7 +187,7 @@ export class Budgets {
       } else if (c.spent >= limit * b.warningThreshold) warning ??= `${p} ${Math.floor((c.spent / limit) * 100)}%`;
     }
     if (blocking) {
-      throw new HttpError(429, `${cap(blocking.period)} budget exceeded: $${blocking.c.spent.toFixed(4)} / $${blocking.limit.toFixed(4)}`, {
+      throw new HttpError(429, `${cap(blocking.period)} budget exceeded: $${usdText(blocking.c.spent)} / $${usdText(blocking.limit)}`, {
         code: 'budget_exceeded',
         headers: { 'Retry-After': String(Math.max(1, Math.ceil((blocking.c.end - now) / 1000))) },
       });
@@ -217,7 +227,7 @@ export class Budgets {
     if (!r.ok) {
       const win = windows[r.index]!;
       counters[r.index]!.spent = r.spent;
-      throw new HttpError(429, `${cap(win.period)} budget exceeded: $${r.spent.toFixed(4)} / $${win.limit.toFixed(4)}`, {
+      throw new HttpError(429, `${cap(win.period)} budget exceeded: $${usdText(r.spent)} / $${usdText(win.limit)}`, {
         code: 'budget_exceeded',
         headers: { 'Retry-After': String(Math.max(1, Math.ceil((win.end - now) / 1000))) },
       });

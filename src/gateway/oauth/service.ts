@@ -227,6 +227,8 @@ export class OAuthService {
         )
         .run(accountId, p.id, label, sealed, expiresAt, scopes, now, now);
       this.db.addAccounts(p.id, [{ id: accountId, name: label, apiKey: '', enabled: true, priority: 0 }], now);
+      // A provider its last logout disabled is in service again.
+      if (this.rows(p.id).length === 1) this.db.store.prepare('UPDATE providers SET enabled = 1 WHERE id = ?').run(p.id);
     });
     this.access.set(accountId, t.access_token);
     await state.commit({ providers: [p.id] });
@@ -293,6 +295,10 @@ export class OAuthService {
         this.db.deleteAccount(r.account_id);
         this.access.delete(r.account_id);
       }
+      // With no account left the provider would be routed to as a keyless one (requests upstream with no
+      // Authorization): it is disabled until the next login enables it again.
+      const left = this.db.store.prepare('SELECT COUNT(*) AS n FROM provider_accounts WHERE provider_id = ?').get(providerId) as { n: number };
+      if (rows.length > 0 && left.n === 0) this.db.store.prepare('UPDATE providers SET enabled = 0, updated_at = ? WHERE id = ?').run(this.now(), providerId);
     });
     await this.state!.commit({ providers: [providerId] });
     return rows.length;

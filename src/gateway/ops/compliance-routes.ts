@@ -1,6 +1,6 @@
 /**
  * Policies and compliance (management auth):
- *   GET/POST /api/policies; GET/PUT/DELETE /api/policies/{id}
+ *   GET/POST /api/policies; DELETE /api/policies?id= (the seed's form); GET/PUT/DELETE /api/policies/{id}
  *   GET /api/compliance/audit-log   filters actor, method, path (prefix), since, until; limit, offset
  */
 import { randomBytes } from 'node:crypto';
@@ -40,10 +40,15 @@ const view = (p: Policy) => ({ ...p, apiKeyId: p.apiKeyId ?? null, maxTokens: p.
 
 export function complianceRoutes(r: Router, policies: Policies, audit: AuditLog, keyExists: (id: string) => boolean, now: () => number): void {
   const m = (route: ReturnType<Router['get']>) => route.tag('auth', 'management');
-  const find = (ctx: RequestContext): Policy => {
-    const p = policies.get(ctx.params.id!);
-    if (!p) throw notFound(`policy ${ctx.params.id} not found`);
+  const byId = (id: string): Policy => {
+    const p = policies.get(id);
+    if (!p) throw notFound(`policy ${id} not found`);
     return p;
+  };
+  const find = (ctx: RequestContext): Policy => byId(ctx.params.id!);
+  const remove = (ctx: RequestContext, p: Policy) => {
+    policies.delete(p.id);
+    ok(ctx, { id: p.id, deleted: true });
   };
   const checkKey = (id: string | null | undefined) => {
     if (id && !keyExists(id)) throw badRequest(`apiKeyId: no API key ${JSON.stringify(id)}`);
@@ -58,6 +63,13 @@ export function complianceRoutes(r: Router, policies: Policies, audit: AuditLog,
       const p: Policy = { id: `pol_${randomBytes(6).toString('hex')}`, name: b.name, ...(b.apiKeyId ? { apiKeyId: b.apiKeyId } : {}), allowModels: b.allowModels ?? [], denyModels: b.denyModels ?? [], ...(b.maxTokens ? { maxTokens: b.maxTokens } : {}), enabled: b.enabled ?? true, createdAt: t, updatedAt: t };
       policies.save(p);
       ok(ctx, view(p), 201);
+    }),
+  );
+  m(
+    r.delete('/api/policies', (ctx) => {
+      const id = ctx.query.get('id');
+      if (!id) throw badRequest('id is required (DELETE /api/policies?id=ID)');
+      remove(ctx, byId(id));
     }),
   );
   m(r.get('/api/policies/:id', (ctx) => ok(ctx, view(find(ctx)))));
@@ -84,11 +96,7 @@ export function complianceRoutes(r: Router, policies: Policies, audit: AuditLog,
     }),
   );
   m(
-    r.delete('/api/policies/:id', (ctx) => {
-      const p = find(ctx);
-      policies.delete(p.id);
-      ok(ctx, { id: p.id, deleted: true });
-    }),
+    r.delete('/api/policies/:id', (ctx) => remove(ctx, find(ctx))),
   );
   m(
     r.get('/api/compliance/audit-log', (ctx) => {

@@ -54,7 +54,8 @@ import { cacheRoutes } from './management/cache.js';
 import { limitRoutes } from './management/limits.js';
 import { resilienceRoutes } from './management/resilience.js';
 
-export type AuthKind = 'inference' | 'management' | 'public';
+/** `management-or-key`: management auth (socket, login cookie, management key) or any inference API key. */
+export type AuthKind = 'inference' | 'management' | 'management-or-key' | 'public';
 
 /** The client wire format whose error shape a path uses. */
 export function formatOfPath(path: string): ClientFormat {
@@ -117,6 +118,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
       if (m !== 'GET' && m !== 'HEAD' && m !== 'OPTIONS') return audited(svc, ctx, next);
     }
     else if (kind === 'inference') ctx.state.principal = (ctx.req as { [INTERNAL_PRINCIPAL]?: Principal })[INTERNAL_PRINCIPAL] ?? svc.auth.inference(ctx);
+    else if (kind === 'management-or-key' && svc.runtime.general.value.requireLogin && !svc.auth.managementPasses(ctx)) ctx.state.principal = svc.auth.inference(ctx);
     return next();
   });
   inferenceRoutes(r, svc);
@@ -126,7 +128,7 @@ export function gatewayRouter(svc: GatewayServices): Router {
   searchRoutes(r, { config: () => svc.state.fileConfig.search, service: svc.search }, k);
   webhookRoutes(r, svc.webhooks, svc.egress, svc.clock);
   memoryRoutes(r, { store: svc.memory, config: () => svc.state.fileConfig.memory, now: () => svc.clock.now(), keyExists: (id) => svc.state.catalog.keysById.has(id) });
-  skillRoutes(r, svc.skills, (id) => svc.state.catalog.keysById.has(id), k);
+  skillRoutes(r, svc.skills, (id) => svc.state.catalog.keysById.has(id));
   agentSkillRoutes(r, new AgentSkillStore(svc.state.db.store), buildHandle(svc), () => svc.clock.now());
   mcpRoutes(r, svc, svc.mcp);
   a2aRoutes(r, svc, svc.a2a);

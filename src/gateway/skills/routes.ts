@@ -79,7 +79,7 @@ async function manifestFromPath(path: string): Promise<unknown> {
   }
 }
 
-export function skillRoutes(r: Router, skills: SkillService, keyExists: (id: string) => boolean, inference: (route: Route) => Route): void {
+export function skillRoutes(r: Router, skills: SkillService, keyExists: (id: string) => boolean): void {
   const m = (route: Route) => route.tag('auth', 'management');
   const find = (ctx: RequestContext): SkillRecord => {
     const s = skills.store.get(ctx.params.id!);
@@ -136,7 +136,8 @@ export function skillRoutes(r: Router, skills: SkillService, keyExists: (id: str
     }),
   );
   for (const which of ['registry', 'marketplace'] as const) {
-    const tag = which === 'marketplace' ? inference : m;
+    // The seed: marketplace search accepts management auth (the login cookie) or a Bearer API key.
+    const tag = which === 'marketplace' ? (route: Route) => route.tag('auth', 'management-or-key') : m;
     tag(
       r.get(`/api/skills/${which}`, async (ctx) => {
         const limit = intQuery(ctx, 'limit', 20, 1, 200);

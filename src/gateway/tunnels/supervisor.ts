@@ -131,8 +131,22 @@ export class Tunnels {
     s.restarts = 0;
     this.save(id, s);
     this.start(t, s);
+    const run = s.running!;
     const started = this.now();
-    while (s.enabled && s.running && !s.running.publicUrl && this.now() - started < waitMs) await new Promise((r) => setTimeout(r, 50));
+    while (s.enabled && s.running === run && !run.publicUrl && this.now() - started < waitMs) await new Promise((r) => setTimeout(r, 50));
+    if (s.running === run || !s.enabled) return;
+    // The program ended before it published an address: the enable failed. It is not kept enabled (a
+    // restart loop of a program that cannot start helps no one); the answer says how it ended.
+    clearTimeout(s.restartTimer);
+    s.restartTimer = undefined;
+    s.enabled = false;
+    s.restarts = 0;
+    this.save(id, s);
+    const exit = s.lastExit;
+    const how = exit?.signal ? `was killed by ${exit.signal}` : `exited with status ${exit?.code ?? 'unknown'}`;
+    throw new HttpError(502, `${t.name} ${how} before it published an address${exit?.output ? `: ${exit.output.split('\n').slice(-5).join(' | ')}` : ''}`, {
+      code: 'tunnel_exited',
+    });
   }
 
   async disable(id: string): Promise<void> {

@@ -3,13 +3,15 @@
  * fixed priority, fill-first; one cooling down after a 429 is skipped; a failure falls through to
  * the next when it is a 429 (always), no answer or a 5xx, or a 402/403 from one of the three
  * quota-style hosted providers (never from the built-in fetcher, whose 403 is the page's own), and
- * never for a plain 400. A pool with nothing left answers one 429 with Retry-After. A named provider
- * gets no fallback: 429 while it cools down, else its own status.
+ * never for a plain 400. A pool with nothing left answers one 429 with Retry-After; that includes the
+ * built-in fetcher refusing the address after the hosted providers were rate-limited or out of quota (the
+ * pool is spent, the request is not bad), while a page's own answer (its 403, 404) still surfaces. A named
+ * provider gets no fallback: 429 while it cools down, else its own status.
  */
 import { HttpError } from '../../http/errors.js';
 import type { FetchProviderId } from './config.js';
 import { ApiFailure } from '../providers/api-call.js';
-import type { FetchedPage } from './providers.js';
+import { RefusedUrlFailure, type FetchedPage } from './providers.js';
 
 const QUOTA_STYLE: ReadonlySet<FetchProviderId> = new Set(['firecrawl', 'jina', 'tavily']);
 /** How long a provider that answered 429 without Retry-After is skipped. */
@@ -64,15 +66,21 @@ export class FetchPool {
         throw FetchPool.surface(e);
       }
     }
+    // Whether a provider was skipped or failed for a rate limit or quota on the way.
+    let limited = false;
     for (const id of order) {
-      if (this.cooling(id) > 0) continue;
+      if (this.cooling(id) > 0) {
+        limited = true;
+        continue;
+      }
       try {
         return { page: await call(id), provider: id, attempts };
       } catch (e) {
         if (!(e instanceof ApiFailure)) throw e;
         attempts.push({ provider: id, status: e.status, error: e.message });
         if (e.status === 429) this.coolDown(id, e.retryAfterMs);
-        if (!FetchPool.fallsThrough(id, e.status)) throw FetchPool.surface(e);
+        if (FetchPool.fallsThrough(id, e.status)) limited ||= e.status === 429 || e.status === 402 || e.status === 403;
+        else if (!(limited && e instanceof RefusedUrlFailure)) throw FetchPool.surface(e);
       }
     }
     const waits = order.map((id) => this.cooling(id)).filter((w) => w > 0);

@@ -19,6 +19,9 @@ export interface FetchedPage {
   format: PageFormat;
 }
 
+/** The built-in fetcher refused the address (ctl's SSRF policy), as opposed to the page's own answer. */
+export class RefusedUrlFailure extends ApiFailure {}
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** One call to a hosted provider's JSON API (bearer key). */
@@ -61,7 +64,7 @@ async function builtin(egress: Egress, cfg: WebFetchConfig['builtin'], url: stri
     res = await fetchUserUrl(egress, url, { allowHttp: true, maxRedirects: 5, timeoutMs: cfg.timeoutMs, signal: AbortSignal.timeout(cfg.timeoutMs), headers: { accept: 'text/html,text/plain;q=0.9,*/*;q=0.5', 'user-agent': 'ctl-web-fetch/1' } });
   } catch (e) {
     // One text for every refusal (the SSRF policy's): which addresses exist must not be readable.
-    if (e instanceof UrlRefusedError) throw new ApiFailure(400, e.message);
+    if (e instanceof UrlRefusedError) throw new RefusedUrlFailure(400, e.message);
     throw new ApiFailure(0, `the page could not be fetched: ${(e as Error).message}`);
   }
   try {

@@ -1,5 +1,5 @@
 /** The drafting prompt: style, reviewer feedback and the numbered research items; JSON answer only. */
-import type { GatewayChatMessage } from '../../gateway/handle.js';
+import type { GatewayChatMessage } from '../../http/gateway-handle.js';
 import type { StoredStyle } from '../data/style.js';
 import type { RankedItem } from '../ranking.js';
 

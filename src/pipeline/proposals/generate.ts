@@ -3,7 +3,7 @@
  * recent reviewer feedback and the current style, and proposes style changes. Each proposal is
  * checked field by field; invalid or no-op changes are dropped, never stored.
  */
-import type { GatewayChatMessage, GatewayHandle } from '../../gateway/handle.js';
+import type { GatewayChatMessage, GatewayHandle } from '../../http/gateway-handle.js';
 import { conflict } from '../../http/errors.js';
 import type { Repos } from '../data/repos.js';
 import type { ActivityRepo } from '../data/activity.js';

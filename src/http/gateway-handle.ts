@@ -1,6 +1,8 @@
 /**
  * The gateway's in-process interface, used by other components (the pipeline drafts posts through it).
- * Any model id the gateway resolves (`provider/model`, alias, combo) works here.
+ * Any model id the gateway resolves (`provider/model`, alias, combo) works here. A contract of the kit,
+ * like ComponentDefinition: the gateway implements it, the daemon passes it on, the pipeline calls it,
+ * and neither component imports the other.
  */
 export interface GatewayChatMessage {
   role: 'system' | 'user' | 'assistant';
