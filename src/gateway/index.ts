@@ -210,9 +210,9 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
 
   // With shared storage, budgets and token limits are kept with the shared configuration.
   const limitsDb = db instanceof SharedConfigStore ? new SharedLimitsStore(db.store, db) : new LimitsStore(db.store);
-  const budgets = new Budgets(limitsDb, ctx.log, () => usage.flush());
+  const budgets = new Budgets(limitsDb, ctx.log, () => usage.flush(), () => ctx.clock.now());
   if (ctx.shared?.redis) budgets.useSharedWindows(new RedisWindows(ctx.shared.redis, 'budget', ctx.shared.daemonId));
-  const tokenLimits = new TokenLimits(limitsDb, () => usage.flush());
+  const tokenLimits = new TokenLimits(limitsDb, () => usage.flush(), () => ctx.clock.now());
   if (ctx.shared?.redis) tokenLimits.useSharedWindows(new RedisWindows(ctx.shared.redis, 'tokens', ctx.shared.daemonId));
   const policy = new ResilientPolicy({
     settings: () => runtime.resilience.value,

@@ -25,7 +25,7 @@ beforeAll(async () => {
     clock,
     yaml: `
 providers:
-  - {id: oa, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: "sk-up", models: [m1, {id: img, type: image}]}
+  - {id: oa, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: "sk-up", models: [m1, m2, {id: img, type: image}]}
   - {id: an, kind: anthropic, base_url: "${mock.baseUrl('anthropic')}", api_key: "sk-up", models: [claude-x]}
 combos:
   - {name: duo, strategy: priority, targets: [oa/m1, an/claude-x]}
@@ -33,6 +33,7 @@ keys:
   - {name: app, key: "${KEY}", models: ["*"]}
 pricing:
   oa/m1: {input: 1, output: 2}
+  oa/m2: {input: 0, output: 200}
   oa/img: {per_image: 0.002}
   an/claude-x: {input: 1, output: 2}
 `,
@@ -111,6 +112,17 @@ describe('budgets', () => {
     // Next Monday: everything is open again.
     clock.set(Date.parse('2030-01-14T00:00:01Z'));
     expect((await chat()).status).toBe(200);
+  });
+
+  it('20 simultaneous $0.10 calls on a $1 budget: exactly 10 served (each reserves its estimate before it goes)', async () => {
+    await gw.req('POST', '/api/usage/budget', { apiKeyId: KEY_ID, dailyLimitUsd: 1 });
+    // 500 output tokens at $200 per 1M: estimated (max_tokens) and charged $0.10 each.
+    for (let i = 0; i < 20; i++) mock.enqueue({ latencyMs: 300 }, 'openai');
+    const r = await Promise.all(Array.from({ length: 20 }, () => chat('oa/m2', { max_tokens: 500 })));
+    expect(r.filter((x) => x.status === 200)).toHaveLength(10);
+    expect(r.filter((x) => x.status !== 200).map((x) => x.json.error.code)).toEqual(Array(10).fill('budget_exceeded'));
+    expect(mock.requests).toHaveLength(10);
+    expect((await gw.req('GET', `/api/usage/budget?apiKeyId=${KEY_ID}`)).json.periods.daily).toMatchObject({ spentUsd: 1, exceeded: true });
   });
 
   it('media cost counts: images at their per_image price spend the same budget as chat', async () => {
