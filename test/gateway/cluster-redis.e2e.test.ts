@@ -179,6 +179,47 @@ describe.skipIf(!PG_BIN || !REDIS_SERVER)('three gateways sharing PostgreSQL and
     expect(before + after).toBeLessThanOrEqual(11);
   }, 60_000);
 
+  it('Redis frozen (SIGSTOP) for 3 s mid-calls: nothing stays reserved or claimed once it answers again', async () => {
+    const [a, b] = daemons;
+    const k = await a!.request('gateway', 'POST', '/api/keys', { name: 'frozen-redis' });
+    expect((await a!.request('gateway', 'POST', '/api/usage/budget', { apiKeyId: k.json.id, dailyLimitUsd: BUDGET })).status).toBe(201);
+    for (let i = 0; i < 40 && (await b!.request('gateway', 'GET', `/api/usage/budget?apiKeyId=${k.json.id}`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 25));
+    const idem = async (d: TestDaemon) => {
+      const r = await fetch(`${await d.baseUrl('gateway')}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${free}`, 'idempotency-key': 'sent-during-a-freeze' },
+        body: JSON.stringify({ model: 'oa/m1', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      await r.arrayBuffer();
+      return r.status;
+    };
+    redis.freeze();
+    let statuses: number[];
+    try {
+      const t0 = Date.now();
+      // Budgeted calls and an idempotent one: Redis runs their reservations and claim after the daemon gave up.
+      statuses = await Promise.all([...Array.from({ length: 10 }, () => chat(a!, k.json.key)), idem(a!)]);
+      expect(Date.now() - t0).toBeLessThan(3000);
+      await new Promise((r) => setTimeout(r, Math.max(0, 3000 - (Date.now() - t0))));
+    } finally {
+      redis.thaw();
+    }
+    expect(statuses.every((s) => s === 503)).toBe(true);
+    const thawed = Date.now();
+    // The client's retry elsewhere is served at once, not after the stale claim expires.
+    let retry = await idem(b!);
+    while (retry !== 200 && Date.now() - thawed < 10_000) retry = await idem(b!);
+    expect(retry).toBe(200);
+    console.log(`idempotent retry served ${Date.now() - thawed} ms after Redis answered again`);
+    expect(Date.now() - thawed).toBeLessThan(2000);
+    // The whole budget can be spent: the reservations Redis ran late were released by id.
+    let served = 0;
+    for (let i = 0; i < 15 && (await chat(b!, k.json.key)) === 200; i++) served++;
+    console.log(`after the freeze: ${served} of the budget's ${BUDGET / PER_REQUEST} requests served at once`);
+    expect(served).toBeGreaterThanOrEqual(BUDGET / PER_REQUEST);
+    expect(served).toBeLessThanOrEqual(BUDGET / PER_REQUEST + 1);
+  }, 30_000);
+
   it('without Redis, budgeted requests answer 503 at once while others are served; then it recovers', async () => {
     await redis.stop();
     const d = daemons[1]!;
