@@ -122,6 +122,17 @@ describe.skipIf(!PG_BIN || !REDIS_SERVER)('three gateways sharing PostgreSQL and
     expect(view.tokensUsed).toBe(served * 18);
   }, 60_000);
 
+  it('the rpm of a key holds for the cluster: 3 daemons × 5 simultaneous requests, rpm 5, exactly 5 served', async () => {
+    const k = await daemons[0]!.request('gateway', 'POST', '/api/keys', { name: 'rpm-5', rpm: 5 });
+    expect(k.status).toBe(201);
+    for (const d of daemons) for (let i = 0; i < 40 && (await d.request('gateway', 'GET', `/api/keys/${k.json.id}`)).json.rpm !== 5; i++) await new Promise((r) => setTimeout(r, 25));
+    // Not across a minute's end.
+    if (Date.now() % 60_000 > 50_000) await new Promise((r) => setTimeout(r, 60_000 - (Date.now() % 60_000) + 100));
+    const statuses = await Promise.all(daemons.flatMap((d) => Array.from({ length: 5 }, () => chat(d, k.json.key))));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(10);
+  }, 30_000);
+
   it('an idempotency key holds across daemons: one upstream call, the duplicate elsewhere replays it', async () => {
     const [a, b] = daemons;
     const send = async (d: TestDaemon, idem: string, content = 'once') => {

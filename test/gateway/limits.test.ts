@@ -211,3 +211,26 @@ describe('token limits', () => {
     expect((await chat('oa/m1')).status).toBe(200);
   });
 });
+
+describe('requests per minute (rpm on a key)', () => {
+  it('a key with rpm gets 429 with Retry-After past its minute, and is served again the next minute', async () => {
+    expect((await gw.req('POST', '/api/keys', { name: 'bad-rpm', rpm: 0 })).status).toBe(400);
+    const made = await gw.req('POST', '/api/keys', { name: 'rpm-3', rpm: 3 });
+    expect(made.status).toBe(201);
+    expect(made.json.rpm).toBe(3);
+    const auth = { Authorization: `Bearer ${made.json.key}` };
+    const send = () => gw.req('POST', '/v1/chat/completions', { model: 'oa/m1', messages: [{ role: 'user', content: 'hi' }] }, auth, { tcp: true });
+    clock.set(Date.parse('2030-03-04T10:00:10Z'));
+    const r = await Promise.all(Array.from({ length: 5 }, send));
+    expect(r.map((x) => x.status).sort()).toEqual([200, 200, 200, 429, 429]);
+    const refused = r.find((x) => x.status === 429)!;
+    expect(refused.json.error).toMatchObject({ code: 'rate_limit_exceeded', message: 'rate limit reached for this API key: 3 requests per minute' });
+    expect(refused.headers['retry-after']).toBe('50');
+    clock.advance(50_000);
+    expect((await send()).status).toBe(200);
+    // Cleared: no limit any more.
+    expect((await gw.req('PATCH', `/api/keys/${made.json.id}`, { rpm: null })).json.rpm).toBeUndefined();
+    for (let i = 0; i < 5; i++) expect((await send()).status).toBe(200);
+    await gw.req('DELETE', `/api/keys/${made.json.id}`);
+  });
+});

@@ -32,6 +32,7 @@ export interface Reserve {
  */
 export async function checkLimits(svc: GatewayServices, principal: Principal, resolution: Resolution, reserve?: Reserve): Promise<LimitCheck> {
   const key = principal.key;
+  if (key?.rpm !== undefined) await svc.rpm.admit(key.id, key.rpm, svc.clock.now());
   if (!key || (svc.budgets.size === 0 && svc.tokenLimits.size === 0)) return NONE;
   const now = svc.clock.now();
   let budgetWarning: string | undefined;
