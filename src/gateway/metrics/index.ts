@@ -45,6 +45,10 @@ export class GatewayMetrics {
         }
         return out;
       });
+      // The shared request log's queue (storage.postgres): rows waiting for the database, rows dropped from a full queue.
+      const sharedLog = () => (svc().state.db as unknown as { requestLog?: { queued: number; dropped: number } }).requestLog;
+      m.counter('ctl_gateway_request_log_dropped_total', 'Request-log rows dropped because the queue for the shared database was full.', [], () => [[{}, sharedLog()?.dropped ?? 0]]);
+      m.gauge('ctl_gateway_request_log_queued', 'Request-log rows waiting to be written to the shared database.', [], () => [[{}, sharedLog()?.queued ?? 0]]);
     });
     this.latency = this.endpoint.histogram('ctl_gateway_request_duration_seconds', 'Time to answer a request, by provider.', ['provider'], LATENCY_BUCKETS);
   }
