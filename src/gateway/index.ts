@@ -321,13 +321,13 @@ function followSharedChanges(svc: GatewayServices): void {
   const db = svc.state.db;
   if (!(db instanceof SharedConfigStore)) return;
   const layered: Record<string, { reloadSaved(): void }> = { ...svc.runtime };
-  db.onRemoteChange = (c) => {
+  db.follow((c) => {
     svc.state.rebuild(c.catalog);
     for (const key of c.settings) layered[key]?.reloadSaved();
     if (c.records.includes('budget')) svc.budgets.reload();
     if (c.records.includes('token_limit')) svc.tokenLimits.reload();
     if (c.records.includes('webhook')) svc.webhooks.refresh();
-  };
+  });
 }
 
 export const gatewayComponent: ComponentDefinition = {
