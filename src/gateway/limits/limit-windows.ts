@@ -50,7 +50,7 @@ export const full = (limit: number, spent: number, reserved: number): boolean =>
 
 /** How long a call refused only because of other calls' reservations waits for them, and how often it asks again. */
 export const RESERVED_WAIT_MS = 3000;
-const RESERVED_POLL_MS = 50;
+const RESERVED_POLL_MS = 150;
 
 /**
  * Reserve, and when a window is full of reservations rather than of spending, ask again until the
@@ -61,7 +61,8 @@ export async function reserveOrWait(w: LimitWindows, windows: readonly ReserveWi
   let r = await w.reserve(windows, estimate, id, now());
   const deadline = Date.now() + RESERVED_WAIT_MS;
   while (!r.ok && r.reserved > 0 && !full(windows[r.index]!.limit, r.spent, 0) && Date.now() < deadline) {
-    await new Promise((res) => setTimeout(res, RESERVED_POLL_MS));
+    // Jittered: many waiting calls do not ask Redis in step.
+    await new Promise((res) => setTimeout(res, RESERVED_POLL_MS / 2 + Math.random() * RESERVED_POLL_MS));
     r = await w.reserve(windows, estimate, id, now());
   }
   return r;
