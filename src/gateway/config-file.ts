@@ -128,6 +128,7 @@ const KeyObj = Type.Object(
     models: Type.Optional(Type.Array(Str)),
     scopes: Type.Optional(Type.Array(Type.Union(KEY_SCOPES.map((s) => Type.Literal(s))))),
     enabled: Type.Optional(Type.Boolean()),
+    rpm: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
   },
   { additionalProperties: false },
 );
@@ -406,6 +407,7 @@ function convert(doc: FileShape, env: NodeJS.ProcessEnv, now: number): GatewayFi
       models: k.models ?? ['*'],
       scopes: (k.scopes ?? ['inference']) as KeyScope[],
       enabled: k.enabled ?? true,
+      ...(k.rpm !== undefined ? { rpm: k.rpm } : {}),
       createdAt: now,
       source: 'file',
     });

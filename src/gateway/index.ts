@@ -17,6 +17,7 @@ import { DEFAULT_CACHE, validateCachePatch } from './cache/settings.js';
 import type { GatewayFileConfig } from './config-file.js';
 import { buildHandle } from './handle-impl.js';
 import { Budgets } from './limits/budgets.js';
+import { KeyRpm } from './limits/rpm.js';
 import { LimitsStore } from './limits/store.js';
 import { TokenLimits } from './limits/token-limits.js';
 import { ConcurrencyLimiter, DEFAULT_CONCURRENCY, validateConcurrencyPatch } from './resilience/concurrency.js';
@@ -210,10 +211,12 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
 
   // With shared storage, budgets and token limits are kept with the shared configuration.
   const limitsDb = db instanceof SharedConfigStore ? new SharedLimitsStore(db.store, db) : new LimitsStore(db.store);
-  const budgets = new Budgets(limitsDb, ctx.log, () => usage.flush());
+  const budgets = new Budgets(limitsDb, ctx.log, () => usage.flush(), () => ctx.clock.now());
   if (ctx.shared?.redis) budgets.useSharedWindows(new RedisWindows(ctx.shared.redis, 'budget', ctx.shared.daemonId));
-  const tokenLimits = new TokenLimits(limitsDb, () => usage.flush());
+  const tokenLimits = new TokenLimits(limitsDb, () => usage.flush(), () => ctx.clock.now());
   if (ctx.shared?.redis) tokenLimits.useSharedWindows(new RedisWindows(ctx.shared.redis, 'tokens', ctx.shared.daemonId));
+  const rpm = new KeyRpm();
+  if (ctx.shared?.redis) rpm.useSharedWindows(new RedisWindows(ctx.shared.redis, 'rpm', ctx.shared.daemonId));
   const policy = new ResilientPolicy({
     settings: () => runtime.resilience.value,
     defaultCooldownMs: () => state.catalog.settings.rateLimitCooldownMs,
@@ -265,6 +268,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     reasoningCache: new ReasoningCache(() => ctx.clock.now()),
     budgets,
     tokenLimits,
+    rpm,
     concurrency,
     strategy: { metrics, pricing: state.catalog.pricing, random: Math.random, counters: new Map() },
     clock: ctx.clock,
@@ -317,13 +321,13 @@ function followSharedChanges(svc: GatewayServices): void {
   const db = svc.state.db;
   if (!(db instanceof SharedConfigStore)) return;
   const layered: Record<string, { reloadSaved(): void }> = { ...svc.runtime };
-  db.onRemoteChange = (c) => {
+  db.follow((c) => {
     svc.state.rebuild(c.catalog);
     for (const key of c.settings) layered[key]?.reloadSaved();
     if (c.records.includes('budget')) svc.budgets.reload();
     if (c.records.includes('token_limit')) svc.tokenLimits.reload();
     if (c.records.includes('webhook')) svc.webhooks.refresh();
-  };
+  });
 }
 
 export const gatewayComponent: ComponentDefinition = {
@@ -407,6 +411,7 @@ export const gatewayComponent: ComponentDefinition = {
         await svc.webhooks.stop();
         await svc.budgets.close();
         await svc.tokenLimits.close();
+        await svc.rpm.close();
         // Shared configuration: what is still queued is committed before the store goes.
         await svc.state.db.settled().catch((e) => ctx.log.error({ err: (e as Error).message }, 'gateway: last configuration writes did not reach the shared database'));
         if (svc.state.db instanceof SharedConfigStore) await svc.state.db.close();

@@ -38,6 +38,7 @@ import type { ResponseCache } from './cache/response-cache.js';
 import type { ReasoningCache } from './cache/reasoning.js';
 import type { CacheSettings } from './cache/settings.js';
 import type { Budgets } from './limits/budgets.js';
+import type { KeyRpm } from './limits/rpm.js';
 import type { GatewayMetrics } from './metrics/index.js';
 import type { TokenLimits } from './limits/token-limits.js';
 import type { ConcurrencyLimiter, ConcurrencySettings } from './resilience/concurrency.js';
@@ -80,6 +81,8 @@ export interface GatewayServices {
   idempotency: IdempotencyStore;
   budgets: Budgets;
   tokenLimits: TokenLimits;
+  /** Requests per minute of keys with `rpm`. */
+  rpm: KeyRpm;
   concurrency: ConcurrencyLimiter;
   strategy: StrategyContext;
   clock: Clock;

@@ -633,6 +633,11 @@ CREATE TABLE oauth_tokens (
     version: 18,
     up: `ALTER TABLE a2a_tasks ADD COLUMN owner TEXT;`,
   },
+  {
+    // Requests per minute per API key.
+    version: 19,
+    up: `ALTER TABLE api_keys ADD COLUMN rpm INTEGER;`,
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -702,6 +707,7 @@ interface KeyRow {
   created_at: number;
   last_used_at: number | null;
   account_id?: string | null;
+  rpm?: number | null;
 }
 
 /** A custom model record (`/api/provider-models`). */
@@ -1177,6 +1183,7 @@ export class GatewayStore {
       createdAt: r.created_at,
       ...(r.last_used_at !== null ? { lastUsedAt: r.last_used_at } : {}),
       ...(r.account_id !== null && r.account_id !== undefined ? { accountId: r.account_id } : {}),
+      ...(r.rpm !== null && r.rpm !== undefined ? { rpm: r.rpm } : {}),
       source: 'api' as const,
     }));
   }
@@ -1184,10 +1191,10 @@ export class GatewayStore {
   saveKey(k: ApiKeyRecord): void {
     this.store
       .prepare(
-        `INSERT INTO api_keys (id, name, key_hash, key_prefix, models, scopes, enabled, expires_at, revoked_at, created_at, last_used_at, account_id)
-         VALUES (@id, @name, @key_hash, @key_prefix, @models, @scopes, @enabled, @expires_at, @revoked_at, @created_at, @last_used_at, @account_id)
+        `INSERT INTO api_keys (id, name, key_hash, key_prefix, models, scopes, enabled, expires_at, revoked_at, created_at, last_used_at, account_id, rpm)
+         VALUES (@id, @name, @key_hash, @key_prefix, @models, @scopes, @enabled, @expires_at, @revoked_at, @created_at, @last_used_at, @account_id, @rpm)
          ON CONFLICT(id) DO UPDATE SET name=excluded.name, models=excluded.models, scopes=excluded.scopes,
-           enabled=excluded.enabled, expires_at=excluded.expires_at, revoked_at=excluded.revoked_at`,
+           enabled=excluded.enabled, expires_at=excluded.expires_at, revoked_at=excluded.revoked_at, rpm=excluded.rpm`,
       )
       .run({
         id: k.id,
@@ -1202,6 +1209,7 @@ export class GatewayStore {
         created_at: k.createdAt,
         last_used_at: k.lastUsedAt ?? null,
         account_id: k.accountId ?? null,
+        rpm: k.rpm ?? null,
       });
   }
 

@@ -119,6 +119,8 @@ export interface ApiKeyRecord {
   lastUsedAt?: number;
   /** A registered key pinned to one provider account: its calls use that account only. */
   accountId?: string;
+  /** Requests per minute the key may make (limits/rpm.ts); none when absent. */
+  rpm?: number;
   source: Source;
 }
 

@@ -53,10 +53,16 @@ function isConnectionError(e: unknown): boolean {
 
 const statementName = (sql: string) => `ctl_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`;
 
+/** A connection not made within this fails (the pool waits as long for a free connection). */
+export const CONNECT_TIMEOUT_MS = 2000;
+/** A query not answered within this fails; migrations, which may wait for another daemon's, get MIGRATION_TIMEOUT_MS. */
+export const QUERY_TIMEOUT_MS = 3000;
+const MIGRATION_TIMEOUT_MS = 600_000;
+
 export interface SharedPostgresOptions {
   /** Pool size (default 10). */
   max?: number;
-  /** How long a query may take before it fails (default 10 s). */
+  /** How long a query may take before it fails (default QUERY_TIMEOUT_MS). */
   queryTimeoutMs?: number;
 }
 
@@ -80,9 +86,12 @@ export class SharedPostgres implements Queryable {
     this.pool = new pg.Pool({
       connectionString: url,
       max: opts.max ?? 10,
-      connectionTimeoutMillis: 2000,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       idleTimeoutMillis: 30_000,
-      query_timeout: opts.queryTimeoutMs ?? 10_000,
+      // A frozen server (SIGSTOP, a hung host) keeps its connections open and answers nothing: a
+      // query fails after this long (and the database is marked down: later ones fail at once).
+      query_timeout: opts.queryTimeoutMs ?? QUERY_TIMEOUT_MS,
+      keepAlive: true,
       application_name: 'ctl',
     });
     // An idle connection the server dropped: the pool discards it; without a listener Node would crash.
@@ -217,7 +226,9 @@ export class SharedPostgres implements Queryable {
     migrations.forEach((m, i) => {
       if (m.version !== i + 1) throw new Error(`${component}: migrations must be numbered 1..n in order; found ${m.version} at ${i + 1}`);
     });
-    const client = await this.connectClient();
+    const pooled = await this.connectClient();
+    // Waiting for another daemon's migrations (the advisory lock) may take longer than a query may.
+    const client = { query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => pooled.query<R>({ text, ...(values ? { values } : {}), query_timeout: MIGRATION_TIMEOUT_MS } as pg.QueryConfig) };
     try {
       await client.query('SELECT pg_advisory_lock(hashtext($1))', ['ctl migrations']);
       try {
@@ -243,7 +254,7 @@ export class SharedPostgres implements Queryable {
         await client.query('SELECT pg_advisory_unlock(hashtext($1))', ['ctl migrations']);
       }
     } finally {
-      client.release();
+      pooled.release();
     }
   }
 

@@ -26,7 +26,7 @@ beforeAll(async () => {
     clock,
     yaml: `
 providers:
-  - {id: oa, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: "sk-up", models: [m1, {id: img, type: image}]}
+  - {id: oa, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: "sk-up", models: [m1, m2, {id: img, type: image}]}
   - {id: an, kind: anthropic, base_url: "${mock.baseUrl('anthropic')}", api_key: "sk-up", models: [claude-x]}
 combos:
   - {name: duo, strategy: priority, targets: [oa/m1, an/claude-x]}
@@ -34,6 +34,7 @@ keys:
   - {name: app, key: "${KEY}", models: ["*"]}
 pricing:
   oa/m1: {input: 1, output: 2}
+  oa/m2: {input: 0, output: 200}
   oa/img: {per_image: 0.002}
   an/claude-x: {input: 1, output: 2}
 `,
@@ -112,6 +113,17 @@ describe('budgets', () => {
     // Next Monday: everything is open again.
     clock.set(Date.parse('2030-01-14T00:00:01Z'));
     expect((await chat()).status).toBe(200);
+  });
+
+  it('20 simultaneous $0.10 calls on a $1 budget: exactly 10 served (each reserves its estimate before it goes)', async () => {
+    await gw.req('POST', '/api/usage/budget', { apiKeyId: KEY_ID, dailyLimitUsd: 1 });
+    // 500 output tokens at $200 per 1M: estimated (max_tokens) and charged $0.10 each.
+    for (let i = 0; i < 20; i++) mock.enqueue({ latencyMs: 300 }, 'openai');
+    const r = await Promise.all(Array.from({ length: 20 }, () => chat('oa/m2', { max_tokens: 500 })));
+    expect(r.filter((x) => x.status === 200)).toHaveLength(10);
+    expect(r.filter((x) => x.status !== 200).map((x) => x.json.error.code)).toEqual(Array(10).fill('budget_exceeded'));
+    expect(mock.requests).toHaveLength(10);
+    expect((await gw.req('GET', `/api/usage/budget?apiKeyId=${KEY_ID}`)).json.periods.daily).toMatchObject({ spentUsd: 1, exceeded: true });
   });
 
   it('media cost counts: images at their per_image price spend the same budget as chat', async () => {
@@ -208,5 +220,28 @@ describe('token limits', () => {
     expect(direct.json.error.code).toBe('token_limit_exceeded');
     await gw.req('POST', '/api/usage/token-limits', { id: lim.id, apiKeyId: KEY_ID, scopeType: 'provider', scopeValue: 'oa', tokenLimit: 1000, enabled: false });
     expect((await chat('oa/m1')).status).toBe(200);
+  });
+});
+
+describe('requests per minute (rpm on a key)', () => {
+  it('a key with rpm gets 429 with Retry-After past its minute, and is served again the next minute', async () => {
+    expect((await gw.req('POST', '/api/keys', { name: 'bad-rpm', rpm: 0 })).status).toBe(400);
+    const made = await gw.req('POST', '/api/keys', { name: 'rpm-3', rpm: 3 });
+    expect(made.status).toBe(201);
+    expect(made.json.rpm).toBe(3);
+    const auth = { Authorization: `Bearer ${made.json.key}` };
+    const send = () => gw.req('POST', '/v1/chat/completions', { model: 'oa/m1', messages: [{ role: 'user', content: 'hi' }] }, auth, { tcp: true });
+    clock.set(Date.parse('2030-03-04T10:00:10Z'));
+    const r = await Promise.all(Array.from({ length: 5 }, send));
+    expect(r.map((x) => x.status).sort()).toEqual([200, 200, 200, 429, 429]);
+    const refused = r.find((x) => x.status === 429)!;
+    expect(refused.json.error).toMatchObject({ code: 'rate_limit_exceeded', message: 'rate limit reached for this API key: 3 requests per minute' });
+    expect(refused.headers['retry-after']).toBe('50');
+    clock.advance(50_000);
+    expect((await send()).status).toBe(200);
+    // Cleared: no limit any more.
+    expect((await gw.req('PATCH', `/api/keys/${made.json.id}`, { rpm: null })).json.rpm).toBeUndefined();
+    for (let i = 0; i < 5; i++) expect((await send()).status).toBe(200);
+    await gw.req('DELETE', `/api/keys/${made.json.id}`);
   });
 });

@@ -154,6 +154,40 @@ describe.skipIf(!PG_BIN)('gateway configuration shared by two daemons', () => {
     expect((await chat(a, 'shared-combo')).choices[0]!.message.content).toBe('Hello from openai');
   }, 30_000);
 
+  it('a daemon restarted while another writes converges on exactly what the database holds', async () => {
+    let stop = false;
+    let made = 0;
+    const writer = (async () => {
+      for (let i = 0; i < 2000 && !stop; i++) {
+        if ((await gw(b, 'POST', '/api/keys', { name: `during-restart-${i}` })).status === 201) made++;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    try {
+      await a.restart();
+      await new Promise((r) => setTimeout(r, 300));
+    } finally {
+      stop = true;
+      await writer;
+    }
+    const names = async (d: TestDaemon) =>
+      ((await gw(d, 'GET', '/api/keys')).json.keys as { name: string }[])
+        .map((k) => k.name)
+        .filter((n) => n.startsWith('during-restart-'))
+        .sort();
+    expect(made).toBeGreaterThan(10);
+    // Announcements reach a within a second; nothing written during its start may be missing.
+    let onA: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      onA = await names(a);
+      if (onA.length === made) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    console.log(`restart under writes: ${made} keys made on b, ${onA.length} on the restarted daemon`);
+    expect(onA).toEqual(await names(b));
+    expect(onA).toHaveLength(made);
+  }, 60_000);
+
   it('with the database gone: writes answer 503 at once, inference goes on, and writes work when it is back', async () => {
     await pg.stop();
     const t0 = Date.now();

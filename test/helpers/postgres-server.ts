@@ -120,6 +120,25 @@ export class PostgresServer {
     return this.url(name);
   }
 
+  /**
+   * SIGSTOP the server and its backends (by pid: the postmaster this helper started and its
+   * children): connections stay open and nothing answers, as a frozen host. `thaw()` resumes them.
+   */
+  freeze(): void {
+    for (const pid of this.pids()) process.kill(pid, 'SIGSTOP');
+  }
+
+  thaw(): void {
+    for (const pid of this.pids()) process.kill(pid, 'SIGCONT');
+  }
+
+  private pids(): number[] {
+    const pid = this.proc?.pid;
+    if (!pid) return [];
+    const r = spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' });
+    return [pid, ...r.stdout.split(/\s+/).filter(Boolean).map(Number)];
+  }
+
   /** Kill the server at once (no shutdown checkpoint): what a crash or a pulled cable looks like to clients. */
   async stop(): Promise<void> {
     const proc = this.proc;

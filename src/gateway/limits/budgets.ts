@@ -1,19 +1,19 @@
 /**
  * USD budgets per API key (seed `setBudgetSchema`, plus an hourly limit): hourly, daily, weekly and monthly limits, each over its
- * own calendar window (UTC, starting at `resetTime`). Spend is kept in memory per window, seeded from
- * the request log the first time a window is needed and then added to as requests finish, so the
- * check before a request reads no database. A key whose spend in any window reached its limit gets 429
- * `"<Period> budget exceeded: $x / $y"` (the exhausted window that resets last is named, since it is
- * the one that blocks longest). Crossing `warningThreshold` of a limit is logged once per window,
- * shown by GET and sent as `X-Gateway-Budget-Warning`. Spend is added when a request finishes, so
- * requests already in flight when the limit is reached still complete (a soft limit).
+ * own calendar window (UTC, starting at `resetTime`). Each call reserves its estimated cost in every
+ * window of its key before it goes (limit-windows.ts: one atomic step, in this process or in Redis
+ * for the cluster) and the reservation becomes its real cost when it is recorded; a window first
+ * needed starts from the request log. A window whose spent and reserved dollars reached its limit
+ * refuses with 429 `"<Period> budget exceeded: $x / $y"` (the shortest full window is named), so calls arriving together never spend more than
+ * the limit plus the one call that crosses it. Crossing `warningThreshold` of a limit is logged once
+ * per window, shown by GET and sent as `X-Gateway-Budget-Warning`.
  */
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { HttpError } from '../../http/errors.js';
 import { compile } from '../../http/schema.js';
 import type { BudgetConfig, LimitsStore } from './store.js';
-import { HeldReservations, type RedisWindows, type WindowRef } from '../shared/redis-windows.js';
+import { HeldCalls, LocalWindows, full, reserveOrWait, type LimitWindows, type WindowRef } from './limit-windows.js';
 import { RESET_INTERVALS, RESET_TIME_PATTERN, windowAt, type ResetInterval, type Window } from './windows.js';
 
 export const BUDGET_PERIODS = ['hourly', 'daily', 'weekly', 'monthly'] as const;
@@ -79,15 +79,17 @@ const cap = (p: BudgetPeriod) => p[0]!.toUpperCase() + p.slice(1);
 export class Budgets {
   private readonly configs = new Map<string, BudgetConfig>();
   private readonly counters = new Map<string, Partial<Record<BudgetPeriod, Counter>>>();
-  /** With storage.redis: windows counted in Redis for the whole cluster (admit/onUsage). */
-  private windows?: RedisWindows;
-  private held?: HeldReservations<WindowRef & { period: BudgetPeriod }>;
+  /** In this process, or with storage.redis in Redis for the whole cluster. */
+  private windows: LimitWindows = new LocalWindows();
+  private sharedWindows = false;
+  private readonly held = new HeldCalls<WindowRef & { period: BudgetPeriod }>(() => this.windows);
 
   constructor(
     private readonly db: LimitsStore,
     private readonly log: Logger,
     /** Write queued request-log rows before a window is seeded from the table. */
     private readonly flushUsage: () => void,
+    private readonly clock: () => number = Date.now,
   ) {
     for (const b of db.listBudgets()) this.configs.set(b.apiKeyId, b);
   }
@@ -97,19 +99,19 @@ export class Budgets {
   }
 
   /** Count the windows in Redis from now on (several daemons, one budget). */
-  useSharedWindows(w: RedisWindows): void {
+  useSharedWindows(w: LimitWindows): void {
     this.windows = w;
-    this.held = new HeldReservations(w);
+    this.sharedWindows = true;
   }
 
   /** Send what is queued for the shared windows and stop (the component stops). */
   async close(): Promise<void> {
-    await this.windows?.close();
+    await this.windows.close();
   }
 
-  /** True when admission goes through `admit` (shared windows). */
+  /** True when the windows are the cluster's (storage.redis). */
   get shared(): boolean {
-    return this.windows !== undefined;
+    return this.sharedWindows;
   }
 
   /** Budgets changed on another daemon: read them again (windows are rebuilt on next use). */
@@ -172,43 +174,27 @@ export class Budgets {
     return BUDGET_PERIODS.filter((p) => (b[LIMIT_FIELD[p]] ?? 0) > 0);
   }
 
-  /** 429 when the key spent a whole limit; otherwise the warning to send, if a threshold was crossed. */
-  check(apiKeyId: string, now: number): string | undefined {
-    if (this.configs.size === 0) return undefined;
-    const b = this.configs.get(apiKeyId);
-    if (!b) return undefined;
-    let blocking: { period: BudgetPeriod; c: Counter; limit: number } | undefined;
-    let warning: string | undefined;
-    for (const p of this.periods(b)) {
-      const limit = b[LIMIT_FIELD[p]]!;
-      const c = this.counter(b, p, now);
-      if (c.spent >= limit) {
-        if (!blocking || c.end > blocking.c.end) blocking = { period: p, c, limit };
-      } else if (c.spent >= limit * b.warningThreshold) warning ??= `${p} ${Math.floor((c.spent / limit) * 100)}%`;
-    }
-    if (blocking) {
-      throw new HttpError(429, `${cap(blocking.period)} budget exceeded: $${usdText(blocking.c.spent)} / $${usdText(blocking.limit)}`, {
-        code: 'budget_exceeded',
-        headers: { 'Retry-After': String(Math.max(1, Math.ceil((blocking.c.end - now) / 1000))) },
-      });
-    }
-    return warning;
+  private exceeded(period: BudgetPeriod, spent: number, limit: number, end: number, now: number): HttpError {
+    return new HttpError(429, `${cap(period)} budget exceeded: $${usdText(spent)} / $${usdText(limit)}`, {
+      code: 'budget_exceeded',
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil((end - now) / 1000))) },
+    });
   }
 
   /**
-   * Shared windows: reserve `estimate` dollars in every window of the key for request `requestId`,
-   * atomically for the cluster; 429 when a window's spent and reserved dollars reached its limit,
-   * 503 when Redis cannot be reached. Returns the warning to send, as `check` does.
+   * Reserve `estimate` dollars in every window of the key for request `requestId`, in one atomic step
+   * (for the cluster with shared windows, in this process without): 429 when a window's spent and
+   * reserved dollars reached its limit (after waiting briefly when only reservations fill it), 503
+   * when Redis cannot be reached. Returns the warning to send, if a threshold was crossed.
    */
   async admit(apiKeyId: string, now: number, estimate: number, requestId: string): Promise<string | undefined> {
-    const w = this.windows;
-    if (!w) return this.check(apiKeyId, now);
+    if (this.configs.size === 0) return undefined;
     const b = this.configs.get(apiKeyId);
     if (!b) return undefined;
     const periods = this.periods(b);
     if (periods.length === 0) return undefined;
     const counters = periods.map((p) => this.counter(b, p, now));
-    // A window Redis may not know yet is seeded with the log's sum: wait for it.
+    // A window the store may not know yet is seeded with the log's sum: wait for it.
     for (const c of counters) if (c.seeding) await c.seeding;
     const windows = periods.map((p, i) => ({
       key: `${apiKeyId}:${p}:${counters[i]!.start}`,
@@ -220,20 +206,17 @@ export class Budgets {
     }));
     let r;
     try {
-      r = await w.reserve(windows, estimate, now);
+      r = await reserveOrWait(this.windows, windows, estimate, requestId, this.clock);
     } catch (e) {
       throw new HttpError(503, `budget windows cannot be checked: ${(e as Error).message}`, { code: 'storage_unavailable' });
     }
     if (!r.ok) {
       const win = windows[r.index]!;
       counters[r.index]!.spent = r.spent;
-      throw new HttpError(429, `${cap(win.period)} budget exceeded: $${usdText(r.spent)} / $${usdText(win.limit)}`, {
-        code: 'budget_exceeded',
-        headers: { 'Retry-After': String(Math.max(1, Math.ceil((win.end - now) / 1000))) },
-      });
+      throw this.exceeded(win.period, r.spent, win.limit, win.end, now);
     }
     r.spent.forEach((spent, i) => (counters[i]!.spent = spent));
-    this.held!.hold(requestId, windows.map(({ key, period, start, end }) => ({ key, period, start, end })), estimate, now);
+    this.held.hold(requestId, windows.map(({ key, period, start, end }) => ({ key, period, start, end })), estimate, now);
     let warning: string | undefined;
     periods.forEach((p, i) => {
       const limit = b[LIMIT_FIELD[p]]!;
@@ -242,10 +225,9 @@ export class Budgets {
     return warning;
   }
 
-  /** Shared windows: the request's reservation becomes its real cost. */
-  private reconcile(apiKeyId: string, cost: number, ts: number, requestId: string | undefined): void {
-    const w = this.windows!;
-    const r = this.held!.take(requestId);
+  /** A finished request's cost (`ts` is when it started): its reservation becomes its real cost. */
+  onUsage(apiKeyId: string, cost: number, ts: number, now: number, requestId?: string): void {
+    const r = this.held.take(requestId);
     const b = this.configs.get(apiKeyId);
     if (!r && (!b || !(cost > 0))) return;
     // A request admitted before its key had a budget still counts, in the windows it started in.
@@ -256,42 +238,33 @@ export class Budgets {
         return { key: `${apiKeyId}:${p}:${win.start}`, period: p, start: win.start, end: win.end };
       });
     const counters = this.counters.get(apiKeyId);
-    w.reconcile(windows, r?.estimate ?? 0, cost).then(
+    this.windows.settle(windows, requestId ?? '', cost > 0 ? cost : 0).then(
       (spent) =>
         windows.forEach((win, i) => {
           const c = counters?.[win.period];
-          if (c && c.start === win.start && spent[i] !== undefined) c.spent = spent[i]!;
+          if (c && c.start === win.start && spent[i] !== undefined) {
+            c.spent = spent[i]!;
+            this.warnLog(apiKeyId, win.period, c, now);
+          }
         }),
       (e) => this.log.error({ err: (e as Error).message, apiKeyId, costUsd: cost }, 'gateway: recording spend in the shared budget windows failed'),
     );
   }
 
-  /** A finished request's cost (`ts` is when it started). */
-  onUsage(apiKeyId: string, cost: number, ts: number, now: number, requestId?: string): void {
-    if (this.windows) return this.reconcile(apiKeyId, cost, ts, requestId);
-    if (this.configs.size === 0 || !(cost > 0)) return;
+  /** The warning threshold crossed: logged once per window. */
+  private warnLog(apiKeyId: string, p: BudgetPeriod, c: Counter, now: number): void {
     const b = this.configs.get(apiKeyId);
-    if (!b) return;
-    const byPeriod = this.counters.get(apiKeyId);
-    if (!byPeriod) return; // not seeded yet: the table sum will include this request
-    for (const p of this.periods(b)) {
-      if (!byPeriod[p]) continue;
-      const c = this.counter(b, p, now);
-      if (ts < c.start || ts >= c.end) continue;
-      c.spent += cost;
-      const limit = b[LIMIT_FIELD[p]]!;
-      if (!c.warned && c.spent >= limit * b.warningThreshold) {
-        c.warned = true;
-        this.log.warn({ apiKeyId, period: p, spentUsd: round(c.spent), limitUsd: limit }, `gateway: API key ${apiKeyId} reached ${Math.round(b.warningThreshold * 100)}% of its ${p} budget`);
-      }
-    }
+    const limit = b?.[LIMIT_FIELD[p]];
+    if (!b || !limit || c.warned || c.spent < limit * b.warningThreshold || now >= c.end) return;
+    c.warned = true;
+    this.log.warn({ apiKeyId, period: p, spentUsd: round(c.spent), limitUsd: limit }, `gateway: API key ${apiKeyId} reached ${Math.round(b.warningThreshold * 100)}% of its ${p} budget`);
   }
 
-  /** Shared windows: read the key's spend from Redis into the counters the views show. */
+  /** Read the key's spend from the windows (Redis, when shared) into the counters the views show. */
   async refresh(apiKeyId: string, now: number): Promise<void> {
     const w = this.windows;
     const b = this.configs.get(apiKeyId);
-    if (!w || !b) return;
+    if (!b) return;
     const periods = this.periods(b);
     const counters = periods.map((p) => this.counter(b, p, now));
     try {
@@ -317,7 +290,7 @@ export class Budgets {
         periodStartAt: new Date(c.start).toISOString(),
         nextResetAt: new Date(c.end).toISOString(),
         warning: c.spent >= limit * b.warningThreshold,
-        exceeded: c.spent >= limit,
+        exceeded: full(limit, c.spent, 0),
       };
     }
     const primary = b.resetInterval ?? this.periods(b)[0];

@@ -26,24 +26,22 @@ export interface Reserve {
 }
 
 /**
- * Throws 429 (budget_exceeded, token_limit_exceeded) when the calling key may not spend more. With
- * shared windows (storage.redis) the budget check reserves `reserve.usd` for the
- * cluster (and shared token limits `reserve.tokens`), turned into the real use when the request is
- * recorded.
+ * Throws 429 (budget_exceeded, token_limit_exceeded) when the calling key may not spend more. The
+ * budget check reserves `reserve.usd` (token limits `reserve.tokens`) in the key's windows, for the
+ * cluster with shared windows (storage.redis), turned into the real use when the request is recorded.
  */
 export async function checkLimits(svc: GatewayServices, principal: Principal, resolution: Resolution, reserve?: Reserve): Promise<LimitCheck> {
   const key = principal.key;
+  if (key?.rpm !== undefined) await svc.rpm.admit(key.id, key.rpm, svc.clock.now());
   if (!key || (svc.budgets.size === 0 && svc.tokenLimits.size === 0)) return NONE;
   const now = svc.clock.now();
   let budgetWarning: string | undefined;
   let tokensLeft: number | undefined;
   try {
-    budgetWarning = svc.budgets.shared ? await svc.budgets.admit(key.id, now, reserve?.usd ?? 0, reserve?.requestId ?? '') : svc.budgets.check(key.id, now);
+    budgetWarning = await svc.budgets.admit(key.id, now, reserve?.usd ?? 0, reserve?.requestId ?? '');
     const t = resolution.targets.length === 1 && !resolution.combo ? resolution.targets[0]! : undefined;
     const single = t ? { provider: t.provider.config.id, ref: t.ref, modelId: t.modelId } : undefined;
-    tokensLeft = svc.tokenLimits.shared
-      ? await svc.tokenLimits.admitRequest(key.id, resolution.requested, single, now, reserve?.tokens ?? 0, reserve?.requestId ?? '')
-      : svc.tokenLimits.checkRequest(key.id, resolution.requested, single, now);
+    tokensLeft = await svc.tokenLimits.admitRequest(key.id, resolution.requested, single, now, reserve?.tokens ?? 0, reserve?.requestId ?? '');
   } catch (e) {
     const code = (e as { code?: unknown }).code;
     if (code === 'budget_exceeded') svc.webhooks.emit('budget.exceeded', { apiKeyId: key.id, keyName: key.name, model: resolution.requested, message: (e as Error).message });
@@ -68,12 +66,11 @@ function warnOnce(svc: GatewayServices, keyId: string, keyName: string, warning:
 /** A recorded request's spend and tokens go to its key's budget and limit windows. */
 export function accountUsage(svc: GatewayServices, e: RequestLogEntry): void {
   if (e.apiKeyId === undefined || e.cache === 'hit' || e.cache === 'replay') {
-    // A cluster reservation is given back whatever happened to the request.
-    if (e.apiKeyId !== undefined && svc.budgets.shared) svc.budgets.onUsage(e.apiKeyId, 0, e.ts, svc.clock.now(), e.requestId);
-    if (e.apiKeyId !== undefined && svc.tokenLimits.shared) svc.tokenLimits.onUsage({ apiKeyId: e.apiKeyId, tokens: 0, ts: e.ts }, svc.clock.now(), e.requestId);
+    // A reservation is given back whatever happened to the request.
+    if (e.apiKeyId !== undefined) svc.budgets.onUsage(e.apiKeyId, 0, e.ts, svc.clock.now(), e.requestId);
+    if (e.apiKeyId !== undefined) svc.tokenLimits.onUsage({ apiKeyId: e.apiKeyId, tokens: 0, ts: e.ts }, svc.clock.now(), e.requestId);
     return;
   }
-  if (svc.budgets.size === 0 && svc.tokenLimits.size === 0) return;
   const now = svc.clock.now();
   svc.budgets.onUsage(e.apiKeyId, e.cost, e.ts, now, e.requestId);
   svc.tokenLimits.onUsage(

@@ -18,7 +18,7 @@ import { compile } from '../../http/schema.js';
 import type { Admission } from '../routing/policy.js';
 import type { LimitsStore, ScopeType, TokenLimit } from './store.js';
 import { RESET_INTERVALS, RESET_TIME_PATTERN, windowAt } from './windows.js';
-import { HeldReservations, type RedisWindows, type WindowRef } from '../shared/redis-windows.js';
+import { HeldCalls, LocalWindows, reserveOrWait, type LimitWindows, type SettleWindow, type WindowRef } from './limit-windows.js';
 
 /** The seed's setTokenLimitSchema (tokenLimit may arrive as a string; it is coerced first). */
 export const SetTokenLimitSchema = Type.Object(
@@ -75,13 +75,15 @@ export class TokenLimits {
   private readonly byKey = new Map<string, TokenLimit[]>();
   private readonly byId = new Map<string, TokenLimit>();
   private readonly counters = new Map<string, Counter>();
-  /** With storage.redis: windows counted in Redis for the whole cluster. */
-  private windows?: RedisWindows;
-  private held?: HeldReservations<WindowRef & { limitId: string }>;
+  /** In this process, or with storage.redis in Redis for the whole cluster. */
+  private windows: LimitWindows = new LocalWindows();
+  private sharedWindows = false;
+  private readonly held = new HeldCalls<WindowRef & { limitId: string }>(() => this.windows);
 
   constructor(
     private readonly db: LimitsStore,
     private readonly flushUsage: () => void,
+    private readonly clock: () => number = Date.now,
   ) {
     for (const l of db.listLimits()) this.index(l);
   }
@@ -98,18 +100,19 @@ export class TokenLimits {
   }
 
   /** Count the windows in Redis from now on (several daemons, one limit). */
-  useSharedWindows(w: RedisWindows): void {
+  useSharedWindows(w: LimitWindows): void {
     this.windows = w;
-    this.held = new HeldReservations(w);
+    this.sharedWindows = true;
   }
 
   /** Send what is queued for the shared windows and stop (the component stops). */
   async close(): Promise<void> {
-    await this.windows?.close();
+    await this.windows.close();
   }
 
+  /** True when the windows are the cluster's (storage.redis). */
   get shared(): boolean {
-    return this.windows !== undefined;
+    return this.sharedWindows;
   }
 
   /** Limits changed on another daemon: read them again. */
@@ -206,13 +209,12 @@ export class TokenLimits {
   }
 
   /**
-   * Shared windows: reserve `estimate` tokens in every limit that applies to the request as a whole,
-   * atomically for the cluster; 429 when one is used up, 503 when Redis cannot be reached. Returns
-   * the tokens left under the tightest one.
+   * Reserve `estimate` tokens in every limit that applies to the request as a whole, in one atomic
+   * step (for the cluster with shared windows, in this process without); 429 when one is used up,
+   * 503 when Redis cannot be reached. Returns the tokens left under the tightest one.
    */
   async admitRequest(apiKeyId: string, requested: string, single: { provider: string; ref: string; modelId: string } | undefined, now: number, estimate: number, requestId: string): Promise<number | undefined> {
     const w = this.windows;
-    if (!w) return this.checkRequest(apiKeyId, requested, single, now);
     if (this.byId.size === 0) return undefined;
     const limits = this.requestLimits(apiKeyId, requested, single);
     if (limits.length === 0) return undefined;
@@ -221,7 +223,7 @@ export class TokenLimits {
     const windows = limits.map((l, i) => ({ key: `${l.id}:${counters[i]!.start}`, limitId: l.id, start: counters[i]!.start, end: counters[i]!.end, limit: l.tokenLimit, seed: () => counters[i]!.used }));
     let r;
     try {
-      r = await w.reserve(windows, estimate, now);
+      r = await reserveOrWait(w, windows, estimate, requestId, this.clock);
     } catch (e) {
       throw new HttpError(503, `token-limit windows cannot be checked: ${(e as Error).message}`, { code: 'storage_unavailable' });
     }
@@ -230,26 +232,8 @@ export class TokenLimits {
       throw this.tooMany(limits[r.index]!, counters[r.index]!, now, `API key ${apiKeyId}`);
     }
     r.spent.forEach((used, i) => (counters[i]!.used = used));
-    this.held!.hold(requestId, windows.map(({ key, limitId, start, end }) => ({ key, limitId, start, end })), estimate, now);
+    this.held.hold(requestId, windows.map(({ key, limitId, start, end }) => ({ key, limitId, start, end })), estimate, now);
     return Math.min(...limits.map((l, i) => l.tokenLimit - counters[i]!.used));
-  }
-
-  /**
-   * Before routing: global limits and model limits naming the requested id (or, for a single target,
-   * its provider and `<provider>/<model>`). Throws 429 when the most restrictive one is spent; else
-   * returns the tokens it has left (undefined when no limit applies).
-   */
-  checkRequest(apiKeyId: string, requested: string, single: { provider: string; ref: string; modelId: string } | undefined, now: number): number | undefined {
-    if (this.byId.size === 0) return undefined;
-    let tightest: { l: TokenLimit; c: Counter; left: number } | undefined;
-    for (const l of this.requestLimits(apiKeyId, requested, single)) {
-      const c = this.counter(l, now);
-      const left = l.tokenLimit - c.used;
-      if (!tightest || left < tightest.left) tightest = { l, c, left };
-    }
-    if (!tightest) return undefined;
-    if (tightest.left <= 0) throw this.tooMany(tightest.l, tightest.c, now, `API key ${apiKeyId}`);
-    return tightest.left;
   }
 
   /** In the attempt loop: a target whose provider or model limit is spent is skipped. */
@@ -275,61 +259,51 @@ export class TokenLimits {
     return undefined;
   }
 
-  /** A finished request's tokens go to every limit of its key that matches it. */
-  onUsage(u: TokenUsage, now: number, requestId?: string): void {
-    if (this.windows) return this.reconcile(u, requestId);
-    if (this.byId.size === 0 || !(u.tokens > 0)) return;
-    const list = this.byKey.get(u.apiKeyId);
-    if (!list) return;
-    const ref = u.provider !== undefined && u.model !== undefined ? `${u.provider}/${u.model}` : undefined;
-    for (const l of list) {
-      const c = this.counters.get(l.id);
-      if (!c) continue; // not seeded yet: the table sum will include this request
-      const applies =
-        l.scopeType === 'global' || (l.scopeType === 'provider' ? l.scopeValue === u.provider : matchesModel(l, u.requestedModel, ref, u.model));
-      if (!applies) continue;
-      const cur = this.counter(l, now);
-      if (u.ts >= cur.from && u.ts < cur.end) cur.used += u.tokens;
-    }
-  }
-
-  /** Shared windows: the reservation becomes the tokens used; limits it did not cover get them added. */
-  private reconcile(u: TokenUsage, requestId: string | undefined): void {
-    const w = this.windows!;
-    const res = this.held!.take(requestId);
+  /** A finished request's tokens: its reservations become the tokens used; matching limits it did not reserve in get them added. */
+  onUsage(u: TokenUsage, _now: number, requestId?: string): void {
+    const res = this.held.take(requestId);
+    if (!res && (this.byId.size === 0 || !(u.tokens > 0))) return;
+    const w = this.windows;
+    const id = requestId ?? '';
     const ref = u.provider !== undefined && u.model !== undefined ? `${u.provider}/${u.model}` : undefined;
     const matching = (this.byKey.get(u.apiKeyId) ?? []).filter(
       (l) => l.scopeType === 'global' || (l.scopeType === 'provider' ? l.scopeValue === u.provider : matchesModel(l, u.requestedModel, ref, u.model)),
     );
     const reserved = new Set(res?.windows.map((x) => x.limitId));
     const used = u.tokens > 0 ? u.tokens : 0;
-    const log = (e: unknown) => void e;
-    const apply = (windows: (WindowRef & { limitId: string })[], estimate: number, actual: number) =>
-      w.reconcile(windows, estimate, actual).then((values) =>
-        windows.forEach((win, i) => {
-          const c = this.counters.get(win.limitId);
-          if (c && c.start === win.start && values[i] !== undefined) c.used = values[i]!;
-        }),
-      log);
+    const apply = (windows: (SettleWindow & { limitId: string })[], actual: number) =>
+      w.settle(windows, id, actual).then(
+        (values) =>
+          windows.forEach((win, i) => {
+            const c = this.counters.get(win.limitId);
+            if (c && c.start === win.start && values[i] !== undefined) c.used = values[i]!;
+          }),
+        () => {},
+      );
     if (res) {
       const hit = res.windows.filter((x) => matching.some((l) => l.id === x.limitId));
       const missed = res.windows.filter((x) => !hit.includes(x));
-      if (hit.length > 0) void apply(hit, res.estimate, used);
-      if (missed.length > 0) void apply(missed, res.estimate, 0);
+      if (hit.length > 0) void apply(hit, used);
+      if (missed.length > 0) void apply(missed, 0);
     }
     if (used === 0) return;
     const extra = matching
       .filter((l) => !reserved.has(l.id))
-      .map((l) => {
+      .flatMap((l) => {
         const win = windowAt(l.resetInterval, l.resetTime, u.ts);
-        return { key: `${l.id}:${win.start}`, limitId: l.id, start: win.start, end: win.end };
+        // Counted from the limit's creation: a request started before it does not count.
+        if (u.ts < Math.max(win.start, l.createdAt)) return [];
+        // A window this daemon counts (a provider or model limit checked per attempt) starts, when
+        // the store does not know it yet, from that count; one it never counted is left to the log.
+        const c = this.counters.get(l.id);
+        const seed = c && c.start === win.start && !c.seeding ? { seed: () => c.used } : {};
+        return [{ key: `${l.id}:${win.start}`, limitId: l.id, start: win.start, end: win.end, ...seed }];
       });
-    if (extra.length > 0) void apply(extra, 0, used);
+    if (extra.length > 0) void apply(extra, used);
   }
 
-  /** Shared windows: read the limit's use from Redis into the counter the view shows. */
+  /** Read the limit's use from the windows (Redis, when shared) into the counter the view shows. */
   async refresh(l: TokenLimit, now: number): Promise<void> {
-    if (!this.windows) return;
     const c = this.counter(l, now);
     try {
       const [v] = await this.windows.spent([{ key: `${l.id}:${c.start}`, start: c.start, end: c.end }]);

@@ -16,6 +16,7 @@ export class GatewayMetrics {
   private readonly tokens = new LabeledCounts();
   private readonly cost = new LabeledCounts();
   private readonly cache = new LabeledCounts();
+  private readonly memorySkips = new LabeledCounts();
   private readonly latency: (labels: Record<string, string>, seconds: number) => void;
   readonly endpoint: ComponentMetrics;
 
@@ -45,8 +46,18 @@ export class GatewayMetrics {
         }
         return out;
       });
+      m.counter('ctl_gateway_memory_injection_skipped_total', 'Chat requests sent without their memories: the lookup was late (past its deadline) or failed.', ['reason'], () => this.memorySkips.values());
+      // The shared request log's queue (storage.postgres): rows waiting for the database, rows dropped from a full queue.
+      const sharedLog = () => (svc().state.db as unknown as { requestLog?: { queued: number; dropped: number } }).requestLog;
+      m.counter('ctl_gateway_request_log_dropped_total', 'Request-log rows dropped because the queue for the shared database was full.', [], () => [[{}, sharedLog()?.dropped ?? 0]]);
+      m.gauge('ctl_gateway_request_log_queued', 'Request-log rows waiting to be written to the shared database.', [], () => [[{}, sharedLog()?.queued ?? 0]]);
     });
     this.latency = this.endpoint.histogram('ctl_gateway_request_duration_seconds', 'Time to answer a request, by provider.', ['provider'], LATENCY_BUCKETS);
+  }
+
+  /** A chat request went on without its memories (`late`: past the deadline; `error`: the lookup failed). */
+  memorySkipped(reason: 'late' | 'error'): void {
+    this.memorySkips.add({ reason });
   }
 
   /** A finished request (the request-log entry). */

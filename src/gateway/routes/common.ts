@@ -141,6 +141,7 @@ export function keyView(k: ApiKeyRecord, now: number): Record<string, unknown> {
     ...(k.expiresAt !== undefined ? { expiresAt: iso(k.expiresAt) } : {}),
     ...(k.revokedAt !== undefined ? { revokedAt: iso(k.revokedAt) } : {}),
     ...(k.lastUsedAt !== undefined ? { lastUsedAt: iso(k.lastUsedAt) } : {}),
+    ...(k.rpm !== undefined ? { rpm: k.rpm } : {}),
   };
 }
 

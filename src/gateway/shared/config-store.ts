@@ -108,6 +108,15 @@ export class SharedConfigStore extends GatewayStore {
   /** Called after other daemons' changes were applied to memory. */
   onRemoteChange: (c: RemoteChange) => void = () => {};
 
+  /**
+   * Follow other daemons' changes from now on, and rebuild once at once: changes announced between
+   * the first read and this call are in memory but were fed to nobody.
+   */
+  follow(handler: (c: RemoteChange) => void): void {
+    this.onRemoteChange = handler;
+    this.rebuildAll();
+  }
+
   private constructor(
     local: Store,
     private readonly db: SharedPostgres,
@@ -155,15 +164,17 @@ export class SharedConfigStore extends GatewayStore {
   static async open(local: Store, db: SharedPostgres, daemonId: string, log: Logger, clock: () => number): Promise<SharedConfigStore> {
     await db.migrate('gateway', GATEWAY_SHARED_MIGRATIONS);
     const s = new SharedConfigStore(local, db, daemonId, log, clock);
-    await s.loadAll();
-    s.memory = await PgMemoryStore.open(db, daemonId, log);
-    s.files = new PgFileStore(db);
-    s.batches = await PgBatchStore.open(db);
+    // Listen first, then read: a change another daemon commits while this one starts is either in
+    // what it reads or announced to it (and an announcement during the read makes it read again).
     s.unsubscribe = await db.subscribe(
       CHANNEL,
       (payload) => void s.announced(JSON.parse(payload) as Announcement),
       () => void s.reload(),
     );
+    await s.loadAll();
+    s.memory = await PgMemoryStore.open(db, daemonId, log);
+    s.files = new PgFileStore(db);
+    s.batches = await PgBatchStore.open(db);
     return s;
   }
 
@@ -180,15 +191,29 @@ export class SharedConfigStore extends GatewayStore {
     return t as Map<string, T>;
   }
 
+  /** Reads under way; an announcement applied meanwhile may be older than what they return. */
+  private loading = 0;
+  private stale = false;
+
+  /** Every row, replacing memory; read again while announcements arrived during the read (they may be newer). */
   private async loadAll(): Promise<void> {
-    const all = await this.db.query<{ kind: Kind; id: string; data: string }>('SELECT kind, id, data FROM gw_config');
-    const rows = new Map<Kind, Map<string, unknown>>();
-    for (const r of all) {
-      let t = rows.get(r.kind);
-      if (!t) rows.set(r.kind, (t = new Map()));
-      t.set(r.id, JSON.parse(r.data));
+    for (let round = 0; ; round++) {
+      this.stale = false;
+      this.loading++;
+      try {
+        const all = await this.db.query<{ kind: Kind; id: string; data: string }>('SELECT kind, id, data FROM gw_config');
+        const rows = new Map<Kind, Map<string, unknown>>();
+        for (const r of all) {
+          let t = rows.get(r.kind);
+          if (!t) rows.set(r.kind, (t = new Map()));
+          t.set(r.id, JSON.parse(r.data));
+        }
+        this.rows = rows;
+      } finally {
+        this.loading--;
+      }
+      if (!this.stale || round >= 10) return;
     }
-    this.rows = rows;
   }
 
   /** Everything again from the database (after a failed commit or a lost notification connection). */
@@ -301,6 +326,7 @@ export class SharedConfigStore extends GatewayStore {
     if (a.all) return this.reload();
     const changes = a.changes ?? [];
     if (changes.length === 0) return;
+    if (this.loading > 0) this.stale = true;
     let rows: { kind: Kind; id: string; data: string | null }[];
     try {
       rows = await this.db.query(
@@ -312,6 +338,7 @@ export class SharedConfigStore extends GatewayStore {
       this.log.error({ err: (e as Error).message }, 'gateway: reading changed shared configuration failed; reloading it when the database is back');
       return;
     }
+    if (this.loading > 0) this.stale = true;
     const catalog: CatalogChange = {};
     const providers = new Set<string>();
     const settings: string[] = [];

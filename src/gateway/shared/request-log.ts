@@ -3,8 +3,10 @@
  * usage, history and analytics read the cluster's traffic whichever daemon answers. Rows are
  * written behind the request (batched, one INSERT … SELECT FROM unnest per batch), as the SQLite
  * log is: a request's row is telemetry, not something its answer acknowledged. A batch the server
- * refuses is kept (up to MAX_QUEUED rows, the oldest dropped beyond) and tried again. Reads first
- * wait for what this daemon has queued, so a request it finished is visible.
+ * refuses is kept and tried again every second until the server takes it (after an outage every
+ * queued row is written); beyond MAX_QUEUED rows waiting, the oldest are dropped, counted
+ * (`dropped`, ctl_gateway_request_log_dropped_total) and logged. Reads first wait for what this
+ * daemon has queued, so a request it finished is visible.
  */
 import type { Logger } from 'pino';
 import type { SharedPostgres } from '../../store/postgres.js';
@@ -60,64 +62,97 @@ const INSERT = `INSERT INTO gw_request_log (${COLUMNS.join(', ')}) SELECT * FROM
 const UPSTREAM = "(cache IS NULL OR cache = 'miss')";
 const MAX_QUEUED = 100_000;
 
+/** A batch the server refused is tried again this much later. */
+const RETRY_MS = 1000;
+
 export class PgRequestLog implements RequestLogReader {
   private queue: RequestLogEntry[] = [];
-  private running?: Promise<void>;
+  /** The flush under way, if any (cleared when it ends, whatever the outcome). */
+  private flushing?: Promise<void>;
   private failing = false;
+  /** Set while a refused batch waits to be tried again: appends do not hammer the server meanwhile. */
   private retry?: NodeJS.Timeout;
+  /** Rows dropped because the queue was full (ctl_gateway_request_log_dropped_total). */
+  dropped = 0;
 
   constructor(
     private readonly db: SharedPostgres,
     private readonly log: Logger,
     /** This daemon's compression log purge (that log stays in the daemon's own file). */
     private readonly purgeLocal: (before: number) => number,
+    private readonly maxQueued = MAX_QUEUED,
   ) {}
+
+  /** Rows waiting to be written. */
+  get queued(): number {
+    return this.queue.length;
+  }
 
   append(entries: readonly RequestLogEntry[]): void {
     if (entries.length === 0) return;
     this.queue.push(...entries);
-    if (this.queue.length > MAX_QUEUED) this.queue.splice(0, this.queue.length - MAX_QUEUED);
-    this.running ??= new Promise<void>((r) => setImmediate(r)).then(() => this.flush());
+    if (this.queue.length > this.maxQueued) this.drop(this.queue.length - this.maxQueued);
+    this.kick();
   }
 
-  /** Write what is queued; resolves when the queue is empty or the server refused (kept for later). */
+  /** The oldest rows go when the queue is full: counted and logged, never silently. */
+  private drop(n: number): void {
+    const gone = this.queue.splice(0, n);
+    this.dropped += gone.length;
+    this.log.error(
+      { dropped: gone.length, droppedTotal: this.dropped, from: new Date(gone[0]!.ts).toISOString(), to: new Date(gone[gone.length - 1]!.ts).toISOString(), firstRequestId: gone[0]!.requestId, lastRequestId: gone[gone.length - 1]!.requestId },
+      `gateway: the request log queue is full (${this.maxQueued} rows waiting for the shared database): the oldest rows were dropped`,
+    );
+  }
+
+  /** Start a flush unless one runs or a retry is due (the retry starts it). */
+  private kick(): void {
+    if (this.flushing || this.retry) return;
+    // .finally runs after the assignment even when flush() settles at once: `flushing` never keeps a settled flush.
+    this.flushing = this.flush().finally(() => {
+      this.flushing = undefined;
+      if (this.queue.length > 0 && !this.retry) this.kick();
+    });
+  }
+
+  /** Write what is queued; returns when the queue is empty or the server refused (kept, tried again later). */
   private async flush(): Promise<void> {
-    try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.slice(0, 2000);
-        const values = TYPES.map(() => [] as unknown[]);
-        const row: unknown[] = [];
-        for (const e of batch) {
-          row.length = 0;
-          pushLogValues(e, row);
-          row.forEach((v, i) => values[i]!.push(v));
-        }
-        try {
-          await this.db.query(INSERT, values);
-        } catch (e) {
-          if (!this.failing) this.log.error({ err: (e as Error).message, queued: this.queue.length }, 'gateway: writing the request log to the shared database failed; kept and tried again');
-          this.failing = true;
-          clearTimeout(this.retry);
-          this.retry = setTimeout(() => {
-            if (this.queue.length > 0) this.append([]);
-            this.running ??= this.flush();
-          }, 1000);
-          this.retry.unref();
-          return;
-        }
-        if (this.failing) this.log.info('gateway: the request log reaches the shared database again');
-        this.failing = false;
-        this.queue.splice(0, batch.length);
+    await new Promise<void>((r) => setImmediate(r)); // gather what the current tick appends
+    while (this.queue.length > 0) {
+      const batch = this.queue.slice(0, 2000);
+      const values = TYPES.map(() => [] as unknown[]);
+      const row: unknown[] = [];
+      for (const e of batch) {
+        row.length = 0;
+        pushLogValues(e, row);
+        row.forEach((v, i) => values[i]!.push(v));
       }
-    } finally {
-      this.running = undefined;
+      try {
+        await this.db.query(INSERT, values);
+      } catch (e) {
+        if (!this.failing) this.log.error({ err: (e as Error).message, queued: this.queue.length }, 'gateway: writing the request log to the shared database failed; kept and tried again');
+        this.failing = true;
+        this.retry = setTimeout(() => {
+          this.retry = undefined;
+          this.kick();
+        }, RETRY_MS);
+        this.retry.unref();
+        return;
+      }
+      if (this.failing) this.log.info({ queued: this.queue.length }, 'gateway: the request log reaches the shared database again');
+      this.failing = false;
+      // Rows dropped meanwhile (a full queue) were the oldest: take off only what is still at the front.
+      const written = new Set(batch);
+      let n = 0;
+      while (n < this.queue.length && written.has(this.queue[n]!)) n++;
+      this.queue.splice(0, n);
     }
   }
 
   /** What this daemon queued is written (or could not be: the read goes on with what is there). */
   private async caughtUp(): Promise<void> {
-    if (this.queue.length > 0) this.running ??= this.flush();
-    await this.running;
+    if (this.queue.length > 0) this.kick();
+    await this.flushing;
   }
 
   private filter(q: Omit<LogQuery, 'limit' | 'offset'>, args: unknown[]): string {
@@ -254,6 +289,7 @@ export class PgRequestLog implements RequestLogReader {
   /** Queued rows are written (the component stops). */
   async close(): Promise<void> {
     clearTimeout(this.retry);
+    this.retry = undefined;
     await this.caughtUp().catch(() => {});
   }
 }

@@ -192,7 +192,7 @@ export async function serveCompletion(ctx: RequestContext, svc: GatewayServices,
       svc,
       principal,
       resolution,
-      svc.budgets.shared || svc.tokenLimits.shared ? { requestId: ctx.requestId, ...estimateUse(svc.state.catalog.pricing, resolution, canonical) } : undefined,
+      principal.key && (svc.budgets.size > 0 || svc.tokenLimits.size > 0) ? { requestId: ctx.requestId, ...estimateUse(svc.state.catalog.pricing, resolution, canonical) } : undefined,
     );
     releaseGlobal = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort));
     const header = ctx.req.headers['x-gateway-compression'];

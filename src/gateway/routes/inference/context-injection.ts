@@ -33,15 +33,29 @@ export function injectContext(svc: GatewayServices, headers: IncomingHttpHeaders
   if (!cfg.inject || !svc.memory.any()) return withOfferedSkills(svc, req, principal);
   const memories = selectMemories(svc.memory, cfg, req, { apiKeyId: principal.key?.id, sessionId }, svc.clock.now());
   if (!(memories instanceof Promise)) return withOfferedSkills(svc, withMemories(req, memories), principal);
-  // Memories are an addition: while the shared database is away the request goes on without them.
-  return memories.then(
-    (m) => withOfferedSkills(svc, withMemories(req, m), principal),
+  // Memories are an addition: the request never waits for them longer than MEMORY_DEADLINE_MS, and
+  // while the shared database is away (or slow, or frozen) it goes on without them.
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), MEMORY_DEADLINE_MS)));
+  return Promise.race([memories, late]).then(
+    (m) => {
+      clearTimeout(timer);
+      if (m !== 'late') return withOfferedSkills(svc, withMemories(req, m), principal);
+      svc.prometheus.memorySkipped('late');
+      memories.catch(() => {});
+      return withOfferedSkills(svc, req, principal);
+    },
     (e: unknown) => {
+      clearTimeout(timer);
+      svc.prometheus.memorySkipped('error');
       svc.log.warn({ err: (e as Error).message }, 'gateway: memories not added (the shared database did not answer)');
       return withOfferedSkills(svc, req, principal);
     },
   );
 }
+
+/** How long a chat request waits for its memories from the shared database before it goes on without them. */
+export const MEMORY_DEADLINE_MS = 250;
 
 function withOfferedSkills(svc: GatewayServices, out: CanonicalRequest, principal: Principal): Injected {
   const offered = skillsToOffer(svc.skills, out, principal.key?.id);

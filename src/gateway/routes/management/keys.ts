@@ -20,6 +20,8 @@ const Fields = {
   scopes: Type.Array(Type.Union(KEY_SCOPES.map((s) => Type.Literal(s))), { maxItems: 10 }),
   enabled: Type.Boolean(),
   expiresAt: Type.Union([Type.String(), Type.Integer({ minimum: 0 }), Type.Null()]),
+  /** Requests per minute (null: no limit). */
+  rpm: Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000_000 }), Type.Null()]),
 };
 const validateCreate = compile(
   Type.Object(
@@ -29,6 +31,7 @@ const validateCreate = compile(
       scopes: Type.Optional(Fields.scopes),
       enabled: Type.Optional(Fields.enabled),
       expiresAt: Type.Optional(Fields.expiresAt),
+      rpm: Type.Optional(Fields.rpm),
       key: Type.Optional(Type.String({ minLength: 16, maxLength: 256, pattern: '^[\\x21-\\x7e]+$' })),
     },
     { additionalProperties: false },
@@ -76,6 +79,7 @@ export function keyRoutes(r: Router, svc: GatewayServices): void {
         scopes: (body.scopes && body.scopes.length > 0 ? [...new Set(body.scopes)] : ['inference']) as KeyScope[],
         enabled: body.enabled ?? true,
         ...(expiresAt !== undefined ? { expiresAt } : {}),
+        ...(typeof body.rpm === 'number' ? { rpm: body.rpm } : {}),
         createdAt: now(),
         source: 'api',
       };
@@ -98,6 +102,8 @@ export function keyRoutes(r: Router, svc: GatewayServices): void {
       scopes: (body.scopes ? [...new Set(body.scopes)] : prev.scopes) as KeyScope[],
       enabled: body.enabled ?? prev.enabled,
     };
+    if (body.rpm === null) delete next.rpm;
+    else if (body.rpm !== undefined) next.rpm = body.rpm;
     if (body.expiresAt !== undefined) {
       const t = expiryOf(body.expiresAt);
       if (t === undefined) delete next.expiresAt;
