@@ -25,6 +25,8 @@ import type { DaemonConfig, DaemonControl, DaemonInfo, KeyPair, ServerAddress, S
 import { StateDirLock } from './state-dir-lock.js';
 import { loadWebConfig, tlsServerOptions } from './web-config.js';
 import { WebAuth } from './web-auth.js';
+import { BcryptPool } from './bcrypt-pool.js';
+import { AuthFailures } from './auth-failures.js';
 import { DEFAULT_BODY_BUDGET, setBodyBudget } from '../http/body-budget.js';
 import { downComponent } from './down-component.js';
 import { applyPatch, applyPut, loadDaemonYaml, parseListenAddress, saveDaemonYaml, parseServers, checkAddressConflicts } from './daemon-config.js';
@@ -103,6 +105,9 @@ export class Daemon implements DaemonControl {
   private readonly down = new Map<string, string>();
   /** Web configs (servers.<name>.web-config-file) by server; `core` guards the pre-init listener. */
   private readonly webAuth = new Map<string, WebAuth>();
+  /** Shared by every web-config listener and kept across reloads. */
+  private readonly bcrypt = new BcryptPool();
+  private readonly authFailures = new AuthFailures();
   private state: 'starting' | 'ready' | 'stopping' | 'stopped' = 'starting';
 
   constructor(private readonly opts: DaemonOptions) {
@@ -407,7 +412,7 @@ export class Daemon implements DaemonControl {
   /** Read every `servers.<name>.web-config-file` (at start: a bad one stops the start). */
   private loadWebConfigs(): void {
     for (const [name, s] of Object.entries(this.startup.servers)) {
-      if (s.webConfigFile) this.webAuth.set(name, new WebAuth(loadWebConfig(s.webConfigFile)));
+      if (s.webConfigFile) this.webAuth.set(name, new WebAuth(loadWebConfig(s.webConfigFile), this.bcrypt, this.authFailures));
     }
   }
 
@@ -418,7 +423,7 @@ export class Daemon implements DaemonControl {
       if (!s.webConfigFile) continue;
       try {
         const config = loadWebConfig(s.webConfigFile);
-        this.webAuth.set(name, new WebAuth(config));
+        this.webAuth.set(name, new WebAuth(config, this.bcrypt, this.authFailures));
         const listener = name === 'core' ? this.preInit : this.slots.get(name)?.listener;
         if (config.tls && listener) listener.setTls(tlsServerOptions(config.tls));
       } catch (e) {
@@ -443,10 +448,9 @@ export class Daemon implements DaemonControl {
       upgrade: (req, socket, head) => {
         const auth = this.webAuth.get(name)!;
         auth.refusal(req).then(
-          (status) => {
-            if (status === undefined) return h.upgrade(req, socket, head);
-            const extra = status === 401 ? 'WWW-Authenticate: Basic\r\n' : '';
-            socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'}\r\n${extra}Connection: close\r\nContent-Length: 0\r\n\r\n`);
+          (refusal) => {
+            if (refusal === undefined) return h.upgrade(req, socket, head);
+            socket.end(WebAuth.upgradeRefusal(refusal));
           },
           () => socket.destroy(),
         );
@@ -758,6 +762,7 @@ export class Daemon implements DaemonControl {
     await this.shared?.postgres?.close();
     await this.shared?.redis?.close();
     await this.egress?.close().catch(() => undefined);
+    await this.bcrypt.close();
     this.lock?.release();
     this.state = 'stopped';
     this.log.info('stopped');
