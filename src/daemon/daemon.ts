@@ -27,6 +27,7 @@ import { loadWebConfig, tlsServerOptions } from './web-config.js';
 import { WebAuth } from './web-auth.js';
 import { BcryptPool } from './bcrypt-pool.js';
 import { AuthFailures } from './auth-failures.js';
+import { DescriptorBudget, descriptorLimit } from './descriptor-budget.js';
 import { DEFAULT_BODY_BUDGET, setBodyBudget } from '../http/body-budget.js';
 import { downComponent } from './down-component.js';
 import { applyPatch, applyPut, loadDaemonYaml, parseListenAddress, saveDaemonYaml, parseServers, checkAddressConflicts } from './daemon-config.js';
@@ -108,6 +109,8 @@ export class Daemon implements DaemonControl {
   /** Shared by every web-config listener and kept across reloads. */
   private readonly bcrypt = new BcryptPool();
   private readonly authFailures = new AuthFailures();
+  /** Open files for TCP clients across every TCP listener, keeping a reserve for the control socket. */
+  private readonly descriptors = new DescriptorBudget(descriptorLimit(), undefined, undefined, (fields, msg) => this.log.warn(fields, msg));
   private state: 'starting' | 'ready' | 'stopping' | 'stopped' = 'starting';
 
   constructor(private readonly opts: DaemonOptions) {
@@ -406,7 +409,7 @@ export class Daemon implements DaemonControl {
     // A web config's certificate wins over ctl's own (dedicated-certificate).
     const tls = web ? tlsServerOptions(web) : await this.certificateFor(name, settings.dedicatedCertificate);
     // Looked up per request: a component that was down is replaced when a reload brings it up.
-    return Listener.tcp(name, host, port, address, this.guarded(name, this.handlersFor(name, false, () => this.instances.get(name)!)), tls, settings.limits);
+    return Listener.tcp(name, host, port, address, this.guarded(name, this.handlersFor(name, false, () => this.instances.get(name)!)), tls, settings.limits, this.descriptors);
   }
 
   /** Read every `servers.<name>.web-config-file` (at start: a bad one stops the start). */
@@ -479,6 +482,7 @@ export class Daemon implements DaemonControl {
         this.guarded('core', this.handlersFor('pre-init', false, (req) => this.routeByHost(req))),
         web ? tlsServerOptions(web) : tls,
         serverSettings(this.startup, 'core').limits,
+        this.descriptors,
       );
       this.log.info({ address: this.preInit.boundAddress }, 'pre-init listener up (Core API reads only; changes need the control socket)');
     } catch (e) {
@@ -506,7 +510,7 @@ export class Daemon implements DaemonControl {
       if (old && old.address === o.address) old.setTls(tls);
       else {
         try {
-          this.clusterListener = await Listener.tcp('cluster', host, port, o.address, this.handlersFor('cluster', false, () => this.instances.get('core')!), tls, serverSettings(this.startup, 'core').limits);
+          this.clusterListener = await Listener.tcp('cluster', host, port, o.address, this.handlersFor('cluster', false, () => this.instances.get('core')!), tls, serverSettings(this.startup, 'core').limits, this.descriptors);
         } catch (e) {
           if (preInit && samePort(preInit.boundAddress, o.address)) await this.startPreInit();
           else this.preInit = preInit;
