@@ -189,10 +189,55 @@ export class Daemon implements DaemonControl {
     for (const inst of this.instances.values()) await inst.start?.();
     for (const a of this.componentAlerts.values()) a.start();
     this.state = 'ready';
-    this.log.info(
-      { socket: this.paths.socket, ms: Math.round(performance.now() - t0), processMs: Math.round(process.uptime() * 1000), createMs, servers: this.serverStatuses() },
-      'ctl daemon ready',
+    const timing = { socket: this.paths.socket, ms: Math.round(performance.now() - t0), processMs: Math.round(process.uptime() * 1000), createMs };
+    const why = this.notReady();
+    if (why === undefined) this.log.info({ ...timing, servers: this.serverStatuses() }, 'ctl daemon ready');
+    else this.logNotReady(why, timing);
+  }
+
+  /**
+   * Why the daemon is not ready, or undefined when it is: starting, stopping, or every configured
+   * TCP listener failed (the control socket alone serves no API to the network). A daemon whose
+   * servers are all socket-only is ready.
+   */
+  private notReady(): string | undefined {
+    if (this.state === 'starting') return 'Daemon is not ready yet';
+    if (this.state !== 'ready') return 'Daemon is shutting down';
+    const wanted = [...this.slots].filter(([, s]) => s.address);
+    if (wanted.length === 0 || wanted.some(([, s]) => s.listener)) return undefined;
+    return `No listener is up: ${wanted.map(([name, s]) => `${name} on ${s.address}: ${s.error ?? 'not listening'}`).join('; ')}`;
+  }
+
+  private logNotReady(why: string, fields: Record<string, unknown> = {}): void {
+    this.log.error(
+      { ...fields, servers: this.serverStatuses() },
+      `ctl daemon not ready: ${why}. The control socket answers: free the addresses and send SIGHUP, or move the servers (ctl daemon config patch --server NAME=ADDR)`,
     );
+  }
+
+  /** After listeners changed: say so when the daemon became ready, or stopped being ready. */
+  private readinessChanged(wasReady: boolean): void {
+    const why = this.notReady();
+    if (why === undefined && !wasReady) this.log.info({ servers: this.serverStatuses() }, 'ctl daemon ready');
+    else if (why !== undefined && wasReady) this.logNotReady(why);
+  }
+
+  /** SIGHUP: bind again the servers whose address could not be bound; how many still fail. */
+  private async rebindFailed(): Promise<number> {
+    let failed = 0;
+    for (const [name, slot] of this.slots) {
+      if (slot.listener || !slot.error || !slot.address) continue;
+      try {
+        slot.listener = await this.bind(name, slot.address);
+        slot.error = undefined;
+        this.log.info({ server: name, address: slot.listener.boundAddress }, `server ${name} listening on ${slot.listener.boundAddress}`);
+      } catch (e) {
+        failed++;
+        slot.error = (e as Error).message;
+        this.log.error({ server: name, address: slot.address, err: slot.error }, `server ${name} still cannot listen on ${slot.address}: ${slot.error}`);
+      }
+    }
+    return failed;
   }
 
   /**
@@ -580,7 +625,7 @@ export class Daemon implements DaemonControl {
       name: this.config.name,
       address: this.config.address,
       version: this.version,
-      ready: this.state === 'ready',
+      ready: this.notReady() === undefined,
       extensions: [],
       started_at: new Date(this.startedAt).toISOString(),
       uptime_seconds: Math.max(0, Math.round((this.clock.now() - this.startedAt) / 1000)),
@@ -619,9 +664,8 @@ export class Daemon implements DaemonControl {
   }
 
   ready(): { ready: boolean; reason?: string } {
-    if (this.state === 'ready') return { ready: true };
-    if (this.state === 'starting') return { ready: false, reason: 'Daemon is not ready yet' };
-    return { ready: false, reason: 'Daemon is shutting down' };
+    const reason = this.notReady();
+    return reason === undefined ? { ready: true } : { ready: false, reason };
   }
 
   getConfig(): DaemonConfig {
@@ -699,9 +743,11 @@ export class Daemon implements DaemonControl {
       await Promise.all([...bound.values()].map((l) => l.close(0)));
       throw new HttpError(500, `Failed to write daemon.yaml: ${(e as Error).message}`);
     }
+    const wasReady = this.notReady() === undefined;
     this.config = next;
     this.slots.clear();
     for (const [k, v] of newSlots) this.slots.set(k, v);
+    this.readinessChanged(wasReady);
     for (const l of retire) {
       void l.close(serverSettings(this.startup, l.name).drainTimeoutMs);
     }
@@ -720,7 +766,9 @@ export class Daemon implements DaemonControl {
 
   /** SIGHUP: reload file-based configuration; a bad file keeps the old one and is logged. */
   async reload(): Promise<void> {
-    let failed = 0;
+    const wasReady = this.notReady() === undefined;
+    let failed = await this.mutex.run(() => this.rebindFailed());
+    this.readinessChanged(wasReady);
     for (const def of this.defs) {
       const name = def.name;
       try {
