@@ -33,6 +33,7 @@ import { downComponent } from './down-component.js';
 import { applyPatch, applyPut, loadDaemonYaml, parseListenAddress, saveDaemonYaml, parseServers, checkAddressConflicts } from './daemon-config.js';
 import { ensureStateDir, writeFileAtomic, type StatePaths } from './state-dir.js';
 import { loadStartupConfig, serverSettings, type StartupConfig } from './startup-config.js';
+import { ctlYamlKeys } from './config-keys.js';
 import { Listener, type ListenerHandlers } from './listener.js';
 import { ctlVersion } from './version.js';
 import { createLogger } from './logger.js';
@@ -130,7 +131,7 @@ export class Daemon implements DaemonControl {
     const t0 = performance.now();
     // Before any database is opened: a second daemon on this dir must say so, not "database is locked".
     this.lock = StateDirLock.take(this.paths.dir);
-    this.startup = loadStartupConfig(this.opts.configPath ?? this.paths.ctlYaml, this.opts.configPath !== undefined);
+    this.startup = loadStartupConfig(this.opts.configPath ?? this.paths.ctlYaml, this.opts.configPath !== undefined, process.env, ctlYamlKeys(this.defs));
     if (this.startup.logLevel && !this.opts.logLevel && !this.opts.logger) this.log.level = this.startup.logLevel;
     setBodyBudget(this.startup.maxBufferedBodyBytes ?? DEFAULT_BODY_BUDGET);
     this.loadWebConfigs();
