@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { core } from './client.js';
-import { action, collect, intOption, UsageError } from './run.js';
+import { ApiError, core } from './client.js';
+import { action, collect, EXIT, intOption, UsageError } from './run.js';
 import { outputFormat, printData, printObject, printRows } from './output.js';
 
 interface ServerStatus {
@@ -33,8 +33,44 @@ function duration(s: number): string {
   return [d ? `${d}d` : '', h ? `${h}h` : '', m ? `${m}m` : '', `${s % 60}s`].filter(Boolean).join('');
 }
 
-async function showStatus(): Promise<void> {
+/** What is down in a daemon that is ready: components, listeners, shared storage servers. */
+function downParts(info: Info): string[] {
+  const down: string[] = [];
+  for (const s of Object.values(info.servers)) {
+    if (s.component === 'down') down.push(`component ${s.name} is down: ${s.component_error ?? 'no reason given'}`);
+    if (s.state === 'failed') down.push(`server ${s.name} cannot listen on ${s.address}: ${s.error ?? 'no reason given'}`);
+  }
+  for (const [name, st] of Object.entries(info.storage ?? {})) if (!st.available) down.push(`storage ${name} (${st.url}) does not answer`);
+  return down;
+}
+
+/**
+ * `ctl status`: prints the daemon's state, then exits 0 when all is up, 4 (EXIT.notReady) when the
+ * daemon is not ready (starting, stopping, no listener up) and 5 (EXIT.degraded) when it is ready
+ * but something is down, each with one line per reason on stderr.
+ */
+async function status(): Promise<void> {
   const info = await core<Info>('GET', '/core/1.0');
+  await showStatus(info);
+  if (!info.ready) {
+    let reason = 'not ready';
+    try {
+      await core('GET', '/core/1.0/ready');
+    } catch (e) {
+      if (e instanceof ApiError) reason = e.message;
+      else throw e;
+    }
+    process.stderr.write(`ctl: daemon not ready: ${reason}\n`);
+    process.exit(EXIT.notReady);
+  }
+  const down = downParts(info);
+  if (down.length > 0) {
+    for (const d of down) process.stderr.write(`ctl: ${d}\n`);
+    process.exit(EXIT.degraded);
+  }
+}
+
+async function showStatus(info: Info): Promise<void> {
   if (outputFormat() !== 'table') return printData(info);
   await printObject(
     [
@@ -142,8 +178,8 @@ function changeOptions(cmd: Command): Command {
 export function register(program: Command): void {
   program
     .command('status')
-    .description('daemon name, version, uptime and every listener with its state')
-    .action(action(showStatus));
+    .description('daemon name, version, uptime and every listener with its state; exits 4 when the daemon is not ready, 5 when something is down')
+    .action(action(status));
 
   const daemon = program.command('daemon').description('the Core API: daemon configuration and listeners');
   const config = daemon.command('config').description('daemon.yaml through the Core API');

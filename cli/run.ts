@@ -3,7 +3,8 @@ import { ApiError, UnreachableError } from './client.js';
 /** A usage mistake the parser could not catch (bad flag value): exit 2. */
 export class UsageError extends Error {}
 
-export const EXIT = { ok: 0, api: 1, usage: 2, unreachable: 3 } as const;
+/** `notReady` and `degraded` are `ctl status`'s: the daemon answered, but is not (all) up. */
+export const EXIT = { ok: 0, api: 1, usage: 2, unreachable: 3, notReady: 4, degraded: 5 } as const;
 
 /** Map any failure to the exit codes in DESIGN.md, printing one clear line. */
 export function fail(err: unknown): never {

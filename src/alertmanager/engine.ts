@@ -44,8 +44,14 @@ export function matchFilterLabels(matchers: Matcher[], labels: LabelSet): boolea
  */
 export type JsonPieces = Iterable<string>;
 
-/** Strings per rendered piece: about 200 alerts, ~90 KiB of text (sendAmJsonPieces writes ~64 KiB at a time). */
+/** Strings per rendered piece: about 200 small alerts (sendAmJsonPieces writes ~64 KiB at a time). */
 const PIECE_PARTS = 4096;
+/**
+ * Characters per rendered piece: a piece is cut at whichever of the two comes first. Counting parts
+ * alone let a piece of 200 alerts with large annotations grow to the whole answer (40 MiB for
+ * 200 alerts of 200 KiB), held once as parts and once joined by every concurrent GET.
+ */
+const PIECE_CHARS = 65536;
 
 /**
  * Strings collected in an array and joined into one flat string per piece. Building the text with
@@ -59,25 +65,29 @@ class PieceBuffer {
   /** Unused slots hold '' (they add nothing to a join). */
   private readonly parts: string[] = new Array<string>(PIECE_PARTS).fill('');
   private n = 0;
+  private chars = 0;
 
   push(s: string): void {
     // Never reached by whole alerts (full() is asked after each, with room for one); kept safe.
     if (this.n === PIECE_PARTS) {
       this.parts[0] = this.take();
+      this.chars = this.parts[0].length;
       this.n = 1;
     }
     this.parts[this.n++] = s;
+    this.chars += s.length;
   }
 
-  /** The text so far as one string once there is no room for another alert, else undefined. */
+  /** The text so far as one string once it is long enough or has no room for another alert, else undefined. */
   full(): string | undefined {
-    return this.n > PIECE_PARTS - 64 ? this.take() : undefined;
+    return this.chars >= PIECE_CHARS || this.n > PIECE_PARTS - 64 ? this.take() : undefined;
   }
 
   take(): string {
     const text = this.parts.join('');
     this.parts.fill('', 0, this.n);
     this.n = 0;
+    this.chars = 0;
     return text;
   }
 }

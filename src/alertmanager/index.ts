@@ -134,9 +134,23 @@ async function openShared(ctx: ComponentContext, retentionMs: number): Promise<{
   return { silences, nflog: new SharedNotificationLog(db, ctx.shared!.daemonId, retentionMs, ctx.log) };
 }
 
+/** ctl.yaml `alertmanager:` (read by settingsFrom). */
+const CONFIG_KEYS = {
+  'config-file': true,
+  'data-retention': true,
+  'maintenance-interval': true,
+  'alerts-gc-interval': true,
+  'external-url': true,
+  'max-alert-bytes': true,
+  'max-batch-bytes': true,
+  'max-stored-bytes': true,
+  'max-journal-bytes': true,
+} as const;
+
 export const alertmanagerComponent: ComponentDefinition = {
   name: 'alertmanager',
   defaultAddress: '127.0.0.1:9093',
+  configKeys: CONFIG_KEYS,
   async create(ctx: ComponentContext): Promise<ComponentInstance> {
     // A bad ctl.yaml section keeps the alert manager down with the reason, as a bad alertmanager.yml does.
     const settings = settingsFrom(ctx);

@@ -26,6 +26,7 @@ function heartbeatMs(config: Record<string, unknown>): number {
 export const coreComponent: ComponentDefinition = {
   name: 'core',
   defaultAddress: null,
+  configKeys: { 'heartbeat-interval': true },
   create(ctx): ComponentInstance {
     const daemon = () => {
       const d = ctx.handleOf<DaemonControl>('daemon');

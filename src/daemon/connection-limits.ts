@@ -2,6 +2,7 @@ import type http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { parseDuration } from '../http/duration.js';
+import type { DescriptorBudget } from './descriptor-budget.js';
 
 /**
  * What a listener allows one client (ctl.yaml `servers.<name>`): slow, idle and too many connections
@@ -66,11 +67,17 @@ function clientErrorAnswer(err: NodeJS.ErrnoException): string {
   return 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 }
 
+/** The TCP socket under a request's socket (a TLS socket wraps it; Node keeps it as `_parent`). */
+function rawSocket(s: Socket): Socket {
+  return (s as Socket & { _parent?: Socket })._parent ?? s;
+}
+
 /**
  * Apply `limits` to a server. `tls`: over the caps the connection is closed without an answer
- * (there is no TLS session yet to answer in). `perIp`: false for the unix socket.
+ * (there is no TLS session yet to answer in). `perIp`: false for the unix socket. `budget`: the
+ * daemon's descriptors for TCP clients (descriptor-budget.ts), checked after the listener's own caps.
  */
-export function applyConnectionLimits(server: http.Server, limits: ConnectionLimits, opts: { tls: boolean; perIp: boolean }): void {
+export function applyConnectionLimits(server: http.Server, limits: ConnectionLimits, opts: { tls: boolean; perIp: boolean; budget?: DescriptorBudget }): void {
   server.headersTimeout = limits.headerTimeoutMs;
   // Node's request timeout runs from the first byte to the end of the body; it never cuts an answer.
   server.requestTimeout = limits.headerTimeoutMs + limits.bodyTimeoutMs;
@@ -90,6 +97,10 @@ export function applyConnectionLimits(server: http.Server, limits: ConnectionLim
       closeWith(socket, opts.tls ? undefined : REFUSED_503);
       return;
     }
+    if (opts.budget && !opts.budget.admit(socket)) {
+      closeWith(socket, opts.tls ? undefined : REFUSED_503);
+      return;
+    }
     open++;
     if (opts.perIp) perIp.set(ip, fromIp + 1);
     socket.once('close', () => {
@@ -100,4 +111,14 @@ export function applyConnectionLimits(server: http.Server, limits: ConnectionLim
       else perIp.set(ip, left);
     });
   });
+
+  const budget = opts.budget;
+  if (!budget) return;
+  // What is idle and may be shed first: a connection with no request in flight.
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const socket = rawSocket(req.socket);
+    budget.requestStarted(socket);
+    res.once('close', () => budget.requestEnded(socket));
+  });
+  server.on('upgrade', (req: http.IncomingMessage) => budget.upgraded(rawSocket(req.socket)));
 }

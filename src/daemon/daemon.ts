@@ -25,11 +25,15 @@ import type { DaemonConfig, DaemonControl, DaemonInfo, KeyPair, ServerAddress, S
 import { StateDirLock } from './state-dir-lock.js';
 import { loadWebConfig, tlsServerOptions } from './web-config.js';
 import { WebAuth } from './web-auth.js';
+import { BcryptPool } from './bcrypt-pool.js';
+import { AuthFailures } from './auth-failures.js';
+import { DescriptorBudget, descriptorLimit } from './descriptor-budget.js';
 import { DEFAULT_BODY_BUDGET, setBodyBudget } from '../http/body-budget.js';
 import { downComponent } from './down-component.js';
 import { applyPatch, applyPut, loadDaemonYaml, parseListenAddress, saveDaemonYaml, parseServers, checkAddressConflicts } from './daemon-config.js';
 import { ensureStateDir, writeFileAtomic, type StatePaths } from './state-dir.js';
 import { loadStartupConfig, serverSettings, type StartupConfig } from './startup-config.js';
+import { ctlYamlKeys } from './config-keys.js';
 import { Listener, type ListenerHandlers } from './listener.js';
 import { ctlVersion } from './version.js';
 import { createLogger } from './logger.js';
@@ -106,6 +110,11 @@ export class Daemon implements DaemonControl {
   private readonly down = new Map<string, string>();
   /** Web configs (servers.<name>.web-config-file) by server; `core` guards the pre-init listener. */
   private readonly webAuth = new Map<string, WebAuth>();
+  /** Shared by every web-config listener and kept across reloads. */
+  private readonly bcrypt = new BcryptPool();
+  private readonly authFailures = new AuthFailures();
+  /** Open files for TCP clients across every TCP listener, keeping a reserve for the control socket. */
+  private readonly descriptors = new DescriptorBudget(descriptorLimit(), undefined, undefined, (fields, msg) => this.log.warn(fields, msg));
   private state: 'starting' | 'ready' | 'stopping' | 'stopped' = 'starting';
 
   constructor(private readonly opts: DaemonOptions) {
@@ -125,7 +134,7 @@ export class Daemon implements DaemonControl {
     const t0 = performance.now();
     // Before any database is opened: a second daemon on this dir must say so, not "database is locked".
     this.lock = StateDirLock.take(this.paths.dir);
-    this.startup = loadStartupConfig(this.opts.configPath ?? this.paths.ctlYaml, this.opts.configPath !== undefined);
+    this.startup = loadStartupConfig(this.opts.configPath ?? this.paths.ctlYaml, this.opts.configPath !== undefined, process.env, ctlYamlKeys(this.defs));
     if (this.startup.logLevel && !this.opts.logLevel && !this.opts.logger) this.log.level = this.startup.logLevel;
     setBodyBudget(this.startup.maxBufferedBodyBytes ?? DEFAULT_BODY_BUDGET);
     this.loadWebConfigs();
@@ -186,10 +195,55 @@ export class Daemon implements DaemonControl {
     // The alert manager holds the cluster's internal alerts from the start (its journal may hold older states).
     this.syncClusterAlerts();
     this.state = 'ready';
-    this.log.info(
-      { socket: this.paths.socket, ms: Math.round(performance.now() - t0), processMs: Math.round(process.uptime() * 1000), createMs, servers: this.serverStatuses() },
-      'ctl daemon ready',
+    const timing = { socket: this.paths.socket, ms: Math.round(performance.now() - t0), processMs: Math.round(process.uptime() * 1000), createMs };
+    const why = this.notReady();
+    if (why === undefined) this.log.info({ ...timing, servers: this.serverStatuses() }, 'ctl daemon ready');
+    else this.logNotReady(why, timing);
+  }
+
+  /**
+   * Why the daemon is not ready, or undefined when it is: starting, stopping, or every configured
+   * TCP listener failed (the control socket alone serves no API to the network). A daemon whose
+   * servers are all socket-only is ready.
+   */
+  private notReady(): string | undefined {
+    if (this.state === 'starting') return 'Daemon is not ready yet';
+    if (this.state !== 'ready') return 'Daemon is shutting down';
+    const wanted = [...this.slots].filter(([, s]) => s.address);
+    if (wanted.length === 0 || wanted.some(([, s]) => s.listener)) return undefined;
+    return `No listener is up: ${wanted.map(([name, s]) => `${name} on ${s.address}: ${s.error ?? 'not listening'}`).join('; ')}`;
+  }
+
+  private logNotReady(why: string, fields: Record<string, unknown> = {}): void {
+    this.log.error(
+      { ...fields, servers: this.serverStatuses() },
+      `ctl daemon not ready: ${why}. The control socket answers: free the addresses and send SIGHUP, or move the servers (ctl daemon config patch --server NAME=ADDR)`,
     );
+  }
+
+  /** After listeners changed: say so when the daemon became ready, or stopped being ready. */
+  private readinessChanged(wasReady: boolean): void {
+    const why = this.notReady();
+    if (why === undefined && !wasReady) this.log.info({ servers: this.serverStatuses() }, 'ctl daemon ready');
+    else if (why !== undefined && wasReady) this.logNotReady(why);
+  }
+
+  /** SIGHUP: bind again the servers whose address could not be bound; how many still fail. */
+  private async rebindFailed(): Promise<number> {
+    let failed = 0;
+    for (const [name, slot] of this.slots) {
+      if (slot.listener || !slot.error || !slot.address) continue;
+      try {
+        slot.listener = await this.bind(name, slot.address);
+        slot.error = undefined;
+        this.log.info({ server: name, address: slot.listener.boundAddress }, `server ${name} listening on ${slot.listener.boundAddress}`);
+      } catch (e) {
+        failed++;
+        slot.error = (e as Error).message;
+        this.log.error({ server: name, address: slot.address, err: slot.error }, `server ${name} still cannot listen on ${slot.address}: ${slot.error}`);
+      }
+    }
+    return failed;
   }
 
   /**
@@ -412,13 +466,13 @@ export class Daemon implements DaemonControl {
     // A web config's certificate wins over ctl's own (dedicated-certificate).
     const tls = web ? tlsServerOptions(web) : await this.certificateFor(name, settings.dedicatedCertificate);
     // Looked up per request: a component that was down is replaced when a reload brings it up.
-    return Listener.tcp(name, host, port, address, this.guarded(name, this.handlersFor(name, false, () => this.instances.get(name)!)), tls, settings.limits);
+    return Listener.tcp(name, host, port, address, this.guarded(name, this.handlersFor(name, false, () => this.instances.get(name)!)), tls, settings.limits, this.descriptors);
   }
 
   /** Read every `servers.<name>.web-config-file` (at start: a bad one stops the start). */
   private loadWebConfigs(): void {
     for (const [name, s] of Object.entries(this.startup.servers)) {
-      if (s.webConfigFile) this.webAuth.set(name, new WebAuth(loadWebConfig(s.webConfigFile)));
+      if (s.webConfigFile) this.webAuth.set(name, new WebAuth(loadWebConfig(s.webConfigFile), this.bcrypt, this.authFailures));
     }
   }
 
@@ -429,7 +483,7 @@ export class Daemon implements DaemonControl {
       if (!s.webConfigFile) continue;
       try {
         const config = loadWebConfig(s.webConfigFile);
-        this.webAuth.set(name, new WebAuth(config));
+        this.webAuth.set(name, new WebAuth(config, this.bcrypt, this.authFailures));
         const listener = name === 'core' ? this.preInit : this.slots.get(name)?.listener;
         if (config.tls && listener) listener.setTls(tlsServerOptions(config.tls));
       } catch (e) {
@@ -454,10 +508,9 @@ export class Daemon implements DaemonControl {
       upgrade: (req, socket, head) => {
         const auth = this.webAuth.get(name)!;
         auth.refusal(req).then(
-          (status) => {
-            if (status === undefined) return h.upgrade(req, socket, head);
-            const extra = status === 401 ? 'WWW-Authenticate: Basic\r\n' : '';
-            socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'}\r\n${extra}Connection: close\r\nContent-Length: 0\r\n\r\n`);
+          (refusal) => {
+            if (refusal === undefined) return h.upgrade(req, socket, head);
+            socket.end(WebAuth.upgradeRefusal(refusal));
           },
           () => socket.destroy(),
         );
@@ -486,6 +539,7 @@ export class Daemon implements DaemonControl {
         this.guarded('core', this.handlersFor('pre-init', false, (req) => this.routeByHost(req))),
         web ? tlsServerOptions(web) : tls,
         serverSettings(this.startup, 'core').limits,
+        this.descriptors,
       );
       this.log.info({ address: this.preInit.boundAddress }, 'pre-init listener up (Core API reads only; changes need the control socket)');
     } catch (e) {
@@ -513,7 +567,7 @@ export class Daemon implements DaemonControl {
       if (old && old.address === o.address) old.setTls(tls);
       else {
         try {
-          this.clusterListener = await Listener.tcp('cluster', host, port, o.address, this.handlersFor('cluster', false, () => this.instances.get('core')!), tls, serverSettings(this.startup, 'core').limits);
+          this.clusterListener = await Listener.tcp('cluster', host, port, o.address, this.handlersFor('cluster', false, () => this.instances.get('core')!), tls, serverSettings(this.startup, 'core').limits, this.descriptors);
         } catch (e) {
           if (preInit && samePort(preInit.boundAddress, o.address)) await this.startPreInit();
           else this.preInit = preInit;
@@ -591,7 +645,7 @@ export class Daemon implements DaemonControl {
       name: this.config.name,
       address: this.config.address,
       version: this.version,
-      ready: this.state === 'ready',
+      ready: this.notReady() === undefined,
       extensions: [],
       started_at: new Date(this.startedAt).toISOString(),
       uptime_seconds: Math.max(0, Math.round((this.clock.now() - this.startedAt) / 1000)),
@@ -630,9 +684,8 @@ export class Daemon implements DaemonControl {
   }
 
   ready(): { ready: boolean; reason?: string } {
-    if (this.state === 'ready') return { ready: true };
-    if (this.state === 'starting') return { ready: false, reason: 'Daemon is not ready yet' };
-    return { ready: false, reason: 'Daemon is shutting down' };
+    const reason = this.notReady();
+    return reason === undefined ? { ready: true } : { ready: false, reason };
   }
 
   getConfig(): DaemonConfig {
@@ -710,9 +763,11 @@ export class Daemon implements DaemonControl {
       await Promise.all([...bound.values()].map((l) => l.close(0)));
       throw new HttpError(500, `Failed to write daemon.yaml: ${(e as Error).message}`);
     }
+    const wasReady = this.notReady() === undefined;
     this.config = next;
     this.slots.clear();
     for (const [k, v] of newSlots) this.slots.set(k, v);
+    this.readinessChanged(wasReady);
     for (const l of retire) {
       void l.close(serverSettings(this.startup, l.name).drainTimeoutMs);
     }
@@ -731,7 +786,9 @@ export class Daemon implements DaemonControl {
 
   /** SIGHUP: reload file-based configuration; a bad file keeps the old one and is logged. */
   async reload(): Promise<void> {
-    let failed = 0;
+    const wasReady = this.notReady() === undefined;
+    let failed = await this.mutex.run(() => this.rebindFailed());
+    this.readinessChanged(wasReady);
     for (const def of this.defs) {
       const name = def.name;
       try {
@@ -778,6 +835,7 @@ export class Daemon implements DaemonControl {
     await this.shared?.postgres?.close();
     await this.shared?.redis?.close();
     await this.egress?.close().catch(() => undefined);
+    await this.bcrypt.close();
     this.lock?.release();
     this.state = 'stopped';
     this.log.info('stopped');

@@ -7,6 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { TlsOptions } from 'node:tls';
 import type { KeyPair } from './certificates.js';
 import { applyConnectionLimits, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './connection-limits.js';
+import type { DescriptorBudget } from './descriptor-budget.js';
 
 export interface ListenerHandlers {
   request: (req: IncomingMessage, res: ServerResponse) => void;
@@ -36,15 +37,18 @@ export class Listener {
   }
 
   /** Slow, idle and surplus clients are shed by `limits` (connection-limits.ts). */
-  private static make(name: string, address: string, handlers: ListenerHandlers, tls: KeyPair | TlsOptions | null, limits: ConnectionLimits, perIp: boolean): Listener {
+  private static make(name: string, address: string, handlers: ListenerHandlers, tls: KeyPair | TlsOptions | null, limits: ConnectionLimits, perIp: boolean, budget?: DescriptorBudget): Listener {
     const server = tls ? https.createServer(tls) : http.createServer();
     server.on('request', handlers.request);
     server.on('upgrade', handlers.upgrade);
-    applyConnectionLimits(server, limits, { tls: tls !== null, perIp });
+    applyConnectionLimits(server, limits, { tls: tls !== null, perIp, budget });
     return new Listener(name, address, server, tls !== null);
   }
 
-  /** Bind a TCP listener; rejects (without leaving anything open) when the address cannot be bound. */
+  /**
+   * Bind a TCP listener; rejects (without leaving anything open) when the address cannot be bound.
+   * `budget`: the daemon's descriptors for TCP clients, shared by its TCP listeners.
+   */
   static async tcp(
     name: string,
     host: string,
@@ -53,8 +57,9 @@ export class Listener {
     handlers: ListenerHandlers,
     tls: KeyPair | TlsOptions | null,
     limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+    budget?: DescriptorBudget,
   ): Promise<Listener> {
-    const l = Listener.make(name, address, handlers, tls, limits, true);
+    const l = Listener.make(name, address, handlers, tls, limits, true, budget);
     await new Promise<void>((resolve, reject) => {
       const onError = (e: Error) => reject(e);
       l.server.once('error', onError);

@@ -4,6 +4,8 @@ import YAML from 'yaml';
 import { parseDuration } from '../http/duration.js';
 import { DEFAULT_CONNECTION_LIMITS, parseConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { parseStorageSettings, type StorageSettings } from '../store/storage-config.js';
+import type { ConfigKeys } from '../http/component.js';
+import { unknownKey } from './config-keys.js';
 
 /** Per-server start-up settings (ctl.yaml `servers.<name>`), as microcluster's server definition. */
 export interface ServerSettings {
@@ -45,7 +47,11 @@ function durationMs(value: unknown, what: string): number {
 
 const KNOWN_TOP = new Set(['pre-init-listen-address', 'init-failure-domain', 'servers', 'egress', 'log-level', 'max-buffered-body-bytes', 'storage']);
 
-export function loadStartupConfig(path: string | undefined, required: boolean, env: NodeJS.ProcessEnv = process.env): StartupConfig {
+/**
+ * Read ctl.yaml. `keys` (config-keys.ts, `ctlYamlKeys`): every key the file may hold; any other
+ * stops the start with an error naming the file and the key.
+ */
+export function loadStartupConfig(path: string | undefined, required: boolean, env: NodeJS.ProcessEnv = process.env, keys?: ConfigKeys): StartupConfig {
   const cfg: StartupConfig = { servers: {}, egress: { addressMap: {}, allow: [] }, sections: {}, storage: {} };
   if (!path || !existsSync(path)) {
     if (required && path) throw new Error(`config file ${path} does not exist`);
@@ -60,6 +66,8 @@ export function loadStartupConfig(path: string | undefined, required: boolean, e
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new Error(`${path}: must be a mapping`);
   const o = doc as Record<string, unknown>;
   const where = (k: string) => `${path}: ${k}`;
+  const unknown = keys && unknownKey(o, keys);
+  if (unknown) throw new Error(where(unknown));
   if (o['pre-init-listen-address'] !== undefined) {
     if (typeof o['pre-init-listen-address'] !== 'string') throw new Error(where('pre-init-listen-address must be host:port'));
     cfg.preInitListenAddress = o['pre-init-listen-address'];

@@ -330,9 +330,33 @@ function followSharedChanges(svc: GatewayServices): void {
   });
 }
 
+/** ctl.yaml `gateway:`; lists (oauth_providers, agent_providers) are checked by their readers. */
+const CONFIG_KEYS = {
+  require_api_key: true,
+  initial_password: true,
+  max_audio_bytes: true,
+  batch_concurrency: true,
+  registered_keys: { max_active_per_issuer: true, max_issued_per_hour: true, max_active_per_account: true },
+  issue_tracker: { url: true, repository: true, token: true, token_env: true, labels: true },
+  oauth_providers: true,
+  agent_providers: true,
+  sync: {
+    url: true,
+    token: true,
+    token_env: true,
+    include_secrets: true,
+    s3: { endpoint: true, bucket: true, key: true, region: true, access_key_id: true, access_key_id_env: true, secret_access_key: true, secret_access_key_env: true },
+  },
+  tunnels: { target: true },
+  cli_tools: { home: true },
+  webhooks: { retry_base_ms: true, max_attempts: true, timeout_ms: true },
+  backups: { interval_hours: true, keep: true },
+} as const;
+
 export const gatewayComponent: ComponentDefinition = {
   name: 'gateway',
   defaultAddress: '127.0.0.1:20128',
+  configKeys: CONFIG_KEYS,
   async create(ctx): Promise<ComponentInstance> {
     const svc = createGatewayServices(ctx, await openGatewayStore(ctx));
     followSharedChanges(svc);

@@ -20,7 +20,20 @@ export interface ComponentDefinition {
   name: string;
   /** Default TCP address (`host:port`), or null for socket-only components (the Core API). */
   defaultAddress: string | null;
+  /**
+   * The keys of this component's ctl.yaml section. The daemon refuses to start on any other (a
+   * typo never passes silently); the values are the component's to check when it is created.
+   */
+  configKeys: ConfigKeys;
   create(ctx: ComponentContext): ComponentInstance | Promise<ComponentInstance>;
+}
+
+/**
+ * The keys a mapping in ctl.yaml may hold: `true` takes any value (a scalar, a list, or a mapping
+ * the owner checks itself), a nested ConfigKeys the keys of a mapping. `'*'` stands for any key.
+ */
+export interface ConfigKeys {
+  readonly [key: string]: true | ConfigKeys;
 }
 
 export interface ComponentInstance {

@@ -135,6 +135,38 @@ class Reader {
 }
 
 /** Validate and complete the section; throws an Error naming the bad key. */
+/** The keys parseConfig reads (ctl.yaml `nodes:`), for the daemon's check of the whole file. */
+export const NODES_CONFIG_KEYS = {
+  'rate-limit': { limit: true, interval: true },
+  'body-limit': true,
+  'nodes-per-account': true,
+  genid: { limit: true, window: true },
+  poll: {
+    enabled: true,
+    interval: true,
+    port: true,
+    timeout: true,
+    retries: true,
+    'retry-timeout': true,
+    'retry-delay': true,
+    concurrency: true,
+    'dirty-timeout': true,
+    'dirty-retries': true,
+    'dirty-concurrency': true,
+    'remove-never-seen-after': true,
+    'remove-after': true,
+    'stuck-after': true,
+    'history-interval': true,
+    'history-entries': true,
+  },
+  details: { timeout: true },
+  crawl: { seeds: true, interval: true, timeout: true, concurrency: true, 'max-nodes': true },
+  prices: { url: true, interval: true, timeout: true },
+  balances: { rpc: true, interval: true, timeout: true, concurrency: true },
+  websocket: { 'max-per-ip': true, 'read-timeout': true, 'pong-timeout': true, 'push-updates': true, 'max-payload': true },
+  'languages-dir': true,
+} as const;
+
 export function parseConfig(raw: Record<string, unknown> | undefined): NodesConfig {
   const d = DEFAULT_CONFIG;
   const r = new Reader(raw ?? {}, 'nodes');

@@ -2,7 +2,7 @@ import type { ComponentContext, ComponentDefinition, ComponentInstance } from '.
 import { Router } from '../http/router.js';
 import { getmynodes } from './methods/nodes.js';
 import { renamed } from './envelope.js';
-import { parseConfig } from './config.js';
+import { NODES_CONFIG_KEYS, parseConfig } from './config.js';
 import { Crawler } from './crawl.js';
 import { Hub } from './hub.js';
 import { registerApiRoutes, renderError } from './http-api.js';
@@ -146,6 +146,7 @@ export async function createNodes(ctx: ComponentContext): Promise<ComponentInsta
 export const nodesComponent: ComponentDefinition = {
   name: 'nodes',
   defaultAddress: '127.0.0.1:8081',
+  configKeys: NODES_CONFIG_KEYS,
   create: createNodes,
 };
 

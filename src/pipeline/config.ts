@@ -4,7 +4,7 @@
  */
 import { hashPassword, isPasswordHash } from './auth/password.js';
 import { parseDuration } from '../http/duration.js';
-import { parseSchedules, type ScheduleConfig } from './scheduler/schedules.js';
+import { JOBS, parseSchedules, type ScheduleConfig } from './scheduler/schedules.js';
 
 export interface PipelineConfig {
   /** scrypt hash of the owner password, or null when login is disabled. */
@@ -60,6 +60,13 @@ const KNOWN = new Set([
   'schedules',
   'schedule-timezone',
 ]);
+
+/** The keys loadPipelineConfig reads (ctl.yaml `pipeline:`), for the daemon's check of the whole file. */
+export const PIPELINE_CONFIG_KEYS = {
+  ...Object.fromEntries([...KNOWN].map((k) => [k, true as const])),
+  'login-rate-limit': { limit: true, interval: true } as const,
+  schedules: Object.fromEntries(JOBS.map((j) => [j, true as const])),
+};
 
 export const DEFAULT_LOGIN_RATE_LIMIT = { limit: 10, interval: 60 };
 

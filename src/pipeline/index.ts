@@ -24,7 +24,7 @@ import { ApiRegistry } from './api/registry.js';
 import { bearerAuth } from './auth/middleware.js';
 import { stableHashForPassword } from './auth/password.js';
 import { TokenIssuer, loadOrCreateKey } from './auth/tokens.js';
-import { loadPipelineConfig } from './config.js';
+import { loadPipelineConfig, PIPELINE_CONFIG_KEYS } from './config.js';
 import { PIPELINE_MIGRATIONS } from './data/migrations.js';
 import { PIPELINE_SHARED_MIGRATIONS } from './data/pg-migrations.js';
 import { inTransaction, reposOver } from './data/repos.js';
@@ -51,6 +51,7 @@ export interface PipelineHandle {
 export const pipelineComponent: ComponentDefinition = {
   name: 'pipeline',
   defaultAddress: '127.0.0.1:8000',
+  configKeys: PIPELINE_CONFIG_KEYS,
   async create(ctx): Promise<ComponentInstance> {
     const config = loadPipelineConfig(ctx.config ?? {}, ctx.env, (clear) => stableHashForPassword(clear, join(ctx.stateDir, 'secrets', 'pipeline-owner-password.hash')));
     const pg = ctx.shared?.postgres;

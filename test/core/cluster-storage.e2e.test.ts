@@ -26,7 +26,7 @@ describe.skipIf(!PG_BIN)('joining a cluster hands over its storage settings', ()
     const other = await pg.createDatabase('other');
     [a, b, odd] = await Promise.all([
       startDaemon({ ctlYaml: { storage: { postgres: url }, core: { 'heartbeat-interval': '300ms' } } }),
-      startDaemon({ ctlYaml: { log: 'kept', core: { 'heartbeat-interval': '300ms' } } }),
+      startDaemon({ ctlYaml: { 'log-level': 'info', core: { 'heartbeat-interval': '300ms' } } }),
       startDaemon({ ctlYaml: { storage: { postgres: other } } }),
     ]);
     const r = await a.request('core', 'POST', '/core/control', { bootstrap: true, name: 'a', address: `127.0.0.1:${await freePort()}` });
@@ -50,7 +50,7 @@ describe.skipIf(!PG_BIN)('joining a cluster hands over its storage settings', ()
     const r = await b.request('core', 'POST', '/core/control', { join_token: await token('b'), name: 'b', address: `127.0.0.1:${await freePort()}` });
     expect(r.status, r.text).toBe(200);
     const yaml = YAML.parse(readFileSync(join(b.dir, 'ctl.yaml'), 'utf8'));
-    expect(yaml).toMatchObject({ storage: { postgres: url }, log: 'kept' });
+    expect(yaml).toMatchObject({ storage: { postgres: url }, 'log-level': 'info' });
     const now = Date.now();
     const s = await a.request('alertmanager', 'POST', '/api/v2/silences', {
       matchers: [{ name: 'alertname', value: 'X', isRegex: false, isEqual: true }],

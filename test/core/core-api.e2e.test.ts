@@ -330,19 +330,21 @@ describe('start-up and durability', () => {
     }
   });
 
-  it('a server whose address cannot be bound is reported, the others still run', async () => {
+  it('a server whose address cannot be bound is reported, the others still run; ctl status exits 5', async () => {
     const blocker = net.createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
     const taken = (blocker.address() as net.AddressInfo).port;
-    const d = await startDaemon({ daemonYaml: { servers: { nodes: { address: `127.0.0.1:${taken}` } } } });
+    const d = await startDaemon({ daemonYaml: { servers: { nodes: { address: `127.0.0.1:${taken}` }, pipeline: { address: '127.0.0.1:0' } } } });
     try {
       const s = (await d.request('core', 'GET', '/core/1.0')).json.metadata.servers;
       expect(s.nodes.state).toBe('failed');
       expect(s.nodes.error).toMatch(/EADDRINUSE/);
+      expect(s.pipeline.state).toBe('listening');
       await d.waitLog(/could not listen/);
       const st = await d.cli(['status']);
-      expect(st.code).toBe(0);
+      expect(st.code).toBe(5);
       expect(st.stdout).toMatch(/nodes\s+127\.0\.0\.1:\d+\s+-\s+failed/);
+      expect(st.stderr).toMatch(new RegExp(`^ctl: server nodes cannot listen on 127\\.0\\.0\\.1:${taken}: .*EADDRINUSE`, 'm'));
     } finally {
       blocker.close();
       await d.cleanup();

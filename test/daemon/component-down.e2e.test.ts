@@ -33,12 +33,16 @@ describe('a component with a bad configuration file', () => {
     expect(d.log).not.toMatch(/"stack":"HttpError: gateway is down/);
   });
 
-  it('ctl status shows which component is down and why', async () => {
+  it('ctl status shows which component is down and why, and exits 5', async () => {
     const r = await d.cli(['status']);
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(5);
     expect(r.stdout).toMatch(/^gateway\s.*\sdown\s.*gateway\.yaml/m);
     expect(r.stdout).toMatch(/^nodes\s.*\srunning/m);
-    const j = JSON.parse((await d.cli(['-o', 'json', 'status'])).stdout);
+    expect(r.stderr).toMatch(/^ctl: component gateway is down: .*gateway\.yaml/m);
+    expect(r.stderr).toMatch(/^ctl: component alertmanager is down: .*nope/m);
+    const json = await d.cli(['-o', 'json', 'status']);
+    expect(json.code).toBe(5);
+    const j = JSON.parse(json.stdout);
     expect(j.servers.alertmanager).toMatchObject({ component: 'down', state: 'listening' });
     expect(j.servers.alertmanager.component_error).toMatch(/nope/);
   });
@@ -62,7 +66,9 @@ describe('a component with a bad configuration file', () => {
     expect((await d.request('gateway', 'GET', '/v1/models')).status).toBe(200);
     const am = await fetch(`${await d.baseUrl('alertmanager')}/api/v2/receivers`);
     expect(await am.json()).toEqual([{ name: 'x' }]);
-    const j = JSON.parse((await d.cli(['-o', 'json', 'status'])).stdout);
+    const st = await d.cli(['-o', 'json', 'status']);
+    expect(st.code).toBe(0);
+    const j = JSON.parse(st.stdout);
     expect(j.servers.gateway.component).toBe('running');
     expect(j.servers.gateway.component_error).toBeUndefined();
   });

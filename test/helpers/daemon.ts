@@ -28,6 +28,8 @@ export interface StartOptions {
   args?: string[];
   /** Use this state dir (e.g. to restart on an existing one). */
   dir?: string;
+  /** A program the daemon runs under, with its arguments (e.g. `['prlimit', '--nofile=256']`). */
+  wrap?: string[];
 }
 
 /** Every server on an ephemeral loopback port, so parallel tests never collide. */
@@ -97,7 +99,9 @@ export class TestDaemon {
 
   async start(): Promise<void> {
     this.log = '';
-    this.child = spawn(process.execPath, [CTL, '--state-dir', this.dir, 'serve', '--log-level', 'info', ...(this.opts.args ?? [])], {
+    const argv = [process.execPath, CTL, '--state-dir', this.dir, 'serve', '--log-level', 'info', ...(this.opts.args ?? [])];
+    const [program, ...args] = [...(this.opts.wrap ?? []), ...argv] as [string, ...string[]];
+    this.child = spawn(program, args, {
       env: { ...process.env, NODE_ENV: 'test', ...(this.opts.env ?? {}) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
