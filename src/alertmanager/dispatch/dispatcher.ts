@@ -1,7 +1,7 @@
 /**
  * The dispatcher of Alertmanager 0.25 (dispatch/dispatch.go, notify/notify.go): alerts go into aggregation groups (one per matched route and group labels); a group is
  * flushed group_wait after it starts (at once if its first alert is older than that), then every
- * group_interval. A flush takes the group's alerts (firing ones with their end cleared), drops the
+ * group_interval (at once after a flush that took longer). A flush takes the group's alerts (firing ones with their end cleared), drops the
  * silenced and inhibited, and for each integration of the route's receiver asks the notification log
  * whether anything needs sending (new firing alerts, resolutions, or repeat_interval passed); a send
  * is retried with backoff until the next flush is due, and logged once it succeeds. Resolved alerts
@@ -55,6 +55,12 @@ interface Group {
   timer?: NodeJS.Timeout;
   flushed: boolean;
   flushing: boolean;
+  /**
+   * The timer fired while a flush was running: flush again as soon as it ends. 0.25's group loop
+   * keeps such a tick in its timer's channel, so a flush slower than group_interval (an integration
+   * retrying until its deadline) is followed at once by the next, never by none.
+   */
+  due: boolean;
 }
 
 /** How long past a send's deadline a shared log keeps the key for the daemon sending it. */
@@ -108,7 +114,7 @@ export class Dispatcher {
         const id = `${route.id}\u0000${key}`;
         let g = this.groups.get(id);
         if (!g) {
-          g = { id, key, route, labels, fps: new Set(), flushed: false, flushing: false };
+          g = { id, key, route, labels, fps: new Set(), flushed: false, flushing: false, due: false };
           this.groups.set(id, g);
           this.schedule(g, route.groupWaitMs);
         }
@@ -121,12 +127,25 @@ export class Dispatcher {
 
   private schedule(g: Group, ms: number): void {
     clearTimeout(g.timer);
-    g.timer = setTimeout(() => void this.flush(g), ms);
+    g.timer = setTimeout(() => this.tick(g), ms);
     g.timer.unref();
   }
 
+  private tick(g: Group): void {
+    if (g.flushing) g.due = true;
+    else void this.run(g);
+  }
+
+  /** Flush, then again at once for each tick that came meanwhile (the timer restarts with each flush). */
+  private async run(g: Group): Promise<void> {
+    do {
+      g.due = false;
+      await this.flush(g);
+    } while (g.due && !this.stopped && this.groups.get(g.id) === g);
+  }
+
   private async flush(g: Group): Promise<void> {
-    if (this.stopped || this.groups.get(g.id) !== g || g.flushing) return;
+    if (this.stopped || this.groups.get(g.id) !== g) return;
     g.flushing = true;
     g.flushed = true;
     const now = this.deps.clock.now();
