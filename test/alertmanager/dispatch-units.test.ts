@@ -139,4 +139,34 @@ receivers:
     expect(got.filter((g) => g.path === '/bad').map((g) => g.at - T0)).toEqual([1000]);
     expect(groupsLeft).toBe(0);
   });
+
+  it('an attempt that never ends is given up at 0.25\'s notification timeout (10 s at least), and the next flush runs then', async () => {
+    const T0 = Date.parse('2030-01-01T00:00:00Z');
+    vi.useFakeTimers({ now: T0 });
+    const clock: Clock = { now: () => Date.now() };
+    const config = loadConfig(`route: {receiver: r, group_by: [alertname], group_wait: 1s, group_interval: 2s, repeat_interval: 1h}
+receivers:
+  - name: r
+    webhook_configs:
+      - {url: "http://127.0.0.1:9/hang", send_resolved: true}
+      - {url: "http://127.0.0.1:9/ok", send_resolved: true}
+`);
+    // The hanging receiver answers after ten minutes (a black hole, or a connection no timeout covers).
+    const { egress, got } = fakeEgress({}, { '/hang': 600_000 });
+    const store = new Map<string, Alert>();
+    const put = (a: Alert) => (store.set(a.fingerprint, a), a);
+    const d = new Dispatcher({ clock, log: pino({ level: 'silent' }), egress, nflog: memoryLedger(), externalURL: () => 'http://am', alert: (fp) => store.get(fp), alerts: () => [...store.values()], muted: () => false });
+    d.start(config, defaultTemplates());
+    const firing = { fingerprint: 'f1', labels: { alertname: 'A' }, annotations: {}, startsAt: T0, endsAt: T0 + 3_600_000, updatedAt: T0, generatorURL: '', timeout: false };
+    d.ingest([put(newAlert(firing))]);
+    await vi.advanceTimersByTimeAsync(1500);
+    d.ingest([put(newAlert({ ...firing, endsAt: T0 + 1500, updatedAt: T0 + 1500 }))]);
+    await vi.advanceTimersByTimeAsync(12_000);
+    d.stop();
+    // The first flush (at 1 s) ends when its sends are cancelled, 10 s later: ok is told then.
+    expect(got.filter((g) => g.path === '/ok').map((g) => [g.at - T0, g.status])).toEqual([
+      [1000, 'firing'],
+      [11_000, 'resolved'],
+    ]);
+  });
 });
