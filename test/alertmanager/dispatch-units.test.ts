@@ -1,5 +1,11 @@
-import { describe, expect, it } from 'vitest';
-import { needsUpdate } from '../../src/alertmanager/dispatch/nflog.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import pino from 'pino';
+import { needsUpdate, type NflogEntry, type NotificationLedger } from '../../src/alertmanager/dispatch/nflog.js';
+import { Dispatcher } from '../../src/alertmanager/dispatch/dispatcher.js';
+import { newAlert, type Alert } from '../../src/alertmanager/alerts.js';
+import { defaultTemplates } from '../../src/alertmanager/template/load.js';
+import type { Egress } from '../../src/egress/index.js';
+import type { Clock } from '../../src/http/clock.js';
 import { labelSetString, routeKeys } from '../../src/alertmanager/dispatch/keys.js';
 import { goTimeJson, webhookPayload } from '../../src/alertmanager/receivers/webhook.js';
 import { loadConfig } from '../../src/alertmanager/config/load.js';
@@ -46,5 +52,121 @@ describe('webhook payload', () => {
     const body = JSON.parse(webhookPayload({ receiver: 'r', groupKey: '{}:{alertname="A"}', groupLabels: { alertname: 'A' }, alerts: [alert('a', true), alert('b', true), alert('c', false)], externalURL: 'http://x' }, 2));
     expect(body).toMatchObject({ status: 'resolved', truncatedAlerts: 1, commonAnnotations: { s: 'y' }, version: '4' });
     expect(body.alerts).toHaveLength(2);
+  });
+});
+
+/** A notification log in memory (the dispatcher's NotificationLedger). */
+function memoryLedger(): NotificationLedger {
+  const entries = new Map<string, NflogEntry>();
+  return {
+    begin: (key) => ({ entry: entries.get(key), finish: (sent) => void (sent && entries.set(key, sent)) }),
+    get size() {
+      return entries.size;
+    },
+    gc: () => 0,
+    commit: () => undefined,
+  };
+}
+
+/**
+ * An egress whose receivers answer after `delayMs[path]` of (fake) time with `status[path]`; what
+ * each path was sent is recorded with the time it arrived.
+ */
+function fakeEgress(status: Record<string, number>, delayMs: Record<string, number>) {
+  const got: { path: string; at: number; status: string }[] = [];
+  const egress = {
+    warm: () => undefined,
+    pooled: () => ({}),
+    request: async (url: string, opts: { body: string }) => {
+      const path = new URL(url).pathname;
+      got.push({ path, at: Date.now(), status: (JSON.parse(opts.body) as { status: string }).status });
+      await new Promise((r) => setTimeout(r, delayMs[path] ?? 0));
+      return { statusCode: status[path] ?? 200, headers: {}, body: { async *[Symbol.asyncIterator]() {}, dump: async () => undefined } };
+    },
+  };
+  return { egress: egress as unknown as Egress, got };
+}
+
+describe('dispatcher: a flush slower than group_interval (0.25 aggrGroup.run)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('the tick that came during the flush runs the next flush as soon as it ends: a failing integration does not stop the others', async () => {
+    const T0 = Date.parse('2030-01-01T00:00:00Z');
+    vi.useFakeTimers({ now: T0 });
+    // The dispatcher's injected clock reads the fake timers' time, so timers and `now` move together.
+    const clock: Clock = { now: () => Date.now() };
+    const config = loadConfig(`route: {receiver: r, group_by: [alertname], group_wait: 1s, group_interval: 2s, repeat_interval: 1h}
+receivers:
+  - name: r
+    webhook_configs:
+      - {url: "http://127.0.0.1:9/bad", send_resolved: true}
+      - {url: "http://127.0.0.1:9/ok", send_resolved: true}
+`);
+    // The failing receiver takes 3 s to answer 500: each flush of the group outlasts group_interval.
+    const { egress, got } = fakeEgress({ '/bad': 500 }, { '/bad': 3000 });
+    const store = new Map<string, Alert>();
+    const put = (a: Alert) => (store.set(a.fingerprint, a), a);
+    const d = new Dispatcher({
+      clock,
+      log: pino({ level: 'silent' }),
+      egress,
+      nflog: memoryLedger(),
+      externalURL: () => 'http://am',
+      alert: (fp) => store.get(fp),
+      alerts: () => [...store.values()],
+      muted: () => false,
+    });
+    d.start(config, defaultTemplates());
+    const firing = { fingerprint: 'f1', labels: { alertname: 'A' }, annotations: {}, startsAt: T0, endsAt: T0 + 3_600_000, updatedAt: T0, generatorURL: '', timeout: false };
+    d.ingest([put(newAlert(firing))]);
+    // First flush at 1 s: ok is told at once; bad answers 500 at 4 s, too late for another attempt
+    // before the 3 s deadline. The timer fired at 3 s, while the flush still ran.
+    await vi.advanceTimersByTimeAsync(1500);
+    d.ingest([put(newAlert({ ...firing, endsAt: T0 + 1500, updatedAt: T0 + 1500 }))]);
+    await vi.advanceTimersByTimeAsync(5000);
+    const groupsLeft = d.groupCount;
+    d.stop();
+    const ok = got.filter((g) => g.path === '/ok').map((g) => [g.at - T0, g.status]);
+    // The resolution goes out when the slow flush ends (4 s), as 0.25 runs the missed tick then.
+    expect(ok).toEqual([
+      [1000, 'firing'],
+      [4000, 'resolved'],
+    ]);
+    // bad never notified the alert firing, so it is not sent the resolution alone (DedupStage);
+    // that flush delivered everything due, and the group, now empty, is gone.
+    expect(got.filter((g) => g.path === '/bad').map((g) => g.at - T0)).toEqual([1000]);
+    expect(groupsLeft).toBe(0);
+  });
+
+  it('an attempt that never ends is given up at 0.25\'s notification timeout (10 s at least), and the next flush runs then', async () => {
+    const T0 = Date.parse('2030-01-01T00:00:00Z');
+    vi.useFakeTimers({ now: T0 });
+    const clock: Clock = { now: () => Date.now() };
+    const config = loadConfig(`route: {receiver: r, group_by: [alertname], group_wait: 1s, group_interval: 2s, repeat_interval: 1h}
+receivers:
+  - name: r
+    webhook_configs:
+      - {url: "http://127.0.0.1:9/hang", send_resolved: true}
+      - {url: "http://127.0.0.1:9/ok", send_resolved: true}
+`);
+    // The hanging receiver answers after ten minutes (a black hole, or a connection no timeout covers).
+    const { egress, got } = fakeEgress({}, { '/hang': 600_000 });
+    const store = new Map<string, Alert>();
+    const put = (a: Alert) => (store.set(a.fingerprint, a), a);
+    const d = new Dispatcher({ clock, log: pino({ level: 'silent' }), egress, nflog: memoryLedger(), externalURL: () => 'http://am', alert: (fp) => store.get(fp), alerts: () => [...store.values()], muted: () => false });
+    d.start(config, defaultTemplates());
+    const firing = { fingerprint: 'f1', labels: { alertname: 'A' }, annotations: {}, startsAt: T0, endsAt: T0 + 3_600_000, updatedAt: T0, generatorURL: '', timeout: false };
+    d.ingest([put(newAlert(firing))]);
+    await vi.advanceTimersByTimeAsync(1500);
+    d.ingest([put(newAlert({ ...firing, endsAt: T0 + 1500, updatedAt: T0 + 1500 }))]);
+    await vi.advanceTimersByTimeAsync(12_000);
+    d.stop();
+    // The first flush (at 1 s) ends when its sends are cancelled, 10 s later: ok is told then.
+    expect(got.filter((g) => g.path === '/ok').map((g) => [g.at - T0, g.status])).toEqual([
+      [1000, 'firing'],
+      [11_000, 'resolved'],
+    ]);
   });
 });

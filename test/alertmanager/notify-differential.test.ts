@@ -304,3 +304,47 @@ describe.skipIf(!bin)('notifications: silences over a whole group, against the r
     pair.expectSame();
   });
 });
+
+/** Two webhooks on one receiver: one always answers 500 (slowly), the other succeeds. */
+function failingBesideConfig(base: string): string {
+  return `route:
+  receiver: pair
+  group_by: [alertname]
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: pair
+    webhook_configs:
+      - url: ${base}/fail
+        send_resolved: true
+      - url: ${base}/hook
+        send_resolved: true
+`;
+}
+
+describe.skipIf(!bin)('notifications: a failing integration beside a working one, against the real Alertmanager 0.25', () => {
+  let pair: NotifyPair;
+  beforeAll(async () => {
+    // Each answer of the failing webhook takes longer than group_interval: every flush outlasts it.
+    pair = await NotifyPair.start(failingBesideConfig, (path) => (path === '/fail' ? { status: 500, delayMs: 1500 } : { status: 200, delayMs: 0 }));
+  });
+  afterAll(async () => {
+    await pair?.stop();
+  });
+
+  it('the working webhook is sent the firing alert and then its resolution, as 0.25 sends them, while the other keeps failing', async () => {
+    const t0 = Date.now() - 10_000;
+    const a = { labels: { alertname: 'Pair', instance: 'a' }, startsAt: iso(t0) };
+    await pair.post([a]);
+    await settle(2000);
+    await pair.post([{ ...a, endsAt: iso(Date.now() - 200) }]);
+    // 0.25 retries the failing webhook until its flush's 10 s minimum timeout, then flushes again.
+    await settle(12_000);
+    const hook = (side: 'real' | 'ctl') => Object.entries(pair.byReceiverAndGroup(side)).filter(([k]) => k.startsWith('/hook '));
+    // The case checks itself: 0.25 kept trying the failing one and told the working one both states.
+    expect(pair.got.real.filter((d) => d.path === '/fail').length).toBeGreaterThanOrEqual(2);
+    expect(hook('real').flatMap(([, list]) => list.map((n) => (n as { status: string }).status))).toEqual(['firing', 'resolved']);
+    expect(hook('ctl')).toEqual(hook('real'));
+  });
+});

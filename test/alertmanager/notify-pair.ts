@@ -32,8 +32,11 @@ export class NotifyPair {
     readonly got: Got,
   ) {}
 
-  /** `config(base)` is the alertmanager.yml with every webhook URL under `base`. */
-  static async start(config: (base: string) => string): Promise<NotifyPair> {
+  /**
+   * `config(base)` is the alertmanager.yml with every webhook URL under `base`; `answer(path)` is how
+   * the sink answers a receiver's path (default 200 at once).
+   */
+  static async start(config: (base: string) => string, answer: (path: string) => { status: number; delayMs: number } = () => ({ status: 200, delayMs: 0 })): Promise<NotifyPair> {
     const got: Got = { real: [], ctl: [] };
     const sink = createServer((req, res) => {
       let b = '';
@@ -41,7 +44,11 @@ export class NotifyPair {
       req.on('end', () => {
         const m = /^\/(real|ctl)(\/.*)?$/.exec(req.url ?? '');
         if (m) got[m[1] as 'real' | 'ctl'].push({ path: m[2] ?? '/', body: b, at: Date.now() });
-        res.end();
+        const a = answer(m?.[2] ?? '/');
+        setTimeout(() => {
+          res.statusCode = a.status;
+          res.end();
+        }, a.delayMs).unref();
       });
     });
     await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));

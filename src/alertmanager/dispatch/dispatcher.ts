@@ -1,7 +1,7 @@
 /**
  * The dispatcher of Alertmanager 0.25 (dispatch/dispatch.go, notify/notify.go): alerts go into aggregation groups (one per matched route and group labels); a group is
  * flushed group_wait after it starts (at once if its first alert is older than that), then every
- * group_interval. A flush takes the group's alerts (firing ones with their end cleared), drops the
+ * group_interval (at once after a flush that took longer). A flush takes the group's alerts (firing ones with their end cleared), drops the
  * silenced and inhibited, and for each integration of the route's receiver asks the notification log
  * whether anything needs sending (new firing alerts, resolutions, or repeat_interval passed); a send
  * is retried with backoff until the next flush is due, and logged once it succeeds. Resolved alerts
@@ -55,10 +55,22 @@ interface Group {
   timer?: NodeJS.Timeout;
   flushed: boolean;
   flushing: boolean;
+  /**
+   * The timer fired while a flush was running: flush again as soon as it ends. 0.25's group loop
+   * keeps such a tick in its timer's channel, so a flush slower than group_interval (an integration
+   * retrying until its deadline) is followed at once by the next, never by none.
+   */
+  due: boolean;
 }
 
 /** How long past a send's deadline a shared log keeps the key for the daemon sending it. */
 const HOLD_MARGIN_MS = 5000;
+/**
+ * 0.25's notify.MinTimeout: a flush's sends are cancelled group_interval after it began, but never
+ * sooner than this. An attempt still running then (a receiver that never answers) is given up, so
+ * the group's other integrations wait no longer for it than in 0.25.
+ */
+const MIN_TIMEOUT_MS = 10_000;
 
 export class Dispatcher {
   private groups = new Map<string, Group>();
@@ -108,7 +120,7 @@ export class Dispatcher {
         const id = `${route.id}\u0000${key}`;
         let g = this.groups.get(id);
         if (!g) {
-          g = { id, key, route, labels, fps: new Set(), flushed: false, flushing: false };
+          g = { id, key, route, labels, fps: new Set(), flushed: false, flushing: false, due: false };
           this.groups.set(id, g);
           this.schedule(g, route.groupWaitMs);
         }
@@ -121,12 +133,25 @@ export class Dispatcher {
 
   private schedule(g: Group, ms: number): void {
     clearTimeout(g.timer);
-    g.timer = setTimeout(() => void this.flush(g), ms);
+    g.timer = setTimeout(() => this.tick(g), ms);
     g.timer.unref();
   }
 
+  private tick(g: Group): void {
+    if (g.flushing) g.due = true;
+    else void this.run(g);
+  }
+
+  /** Flush, then again at once for each tick that came meanwhile (the timer restarts with each flush). */
+  private async run(g: Group): Promise<void> {
+    do {
+      g.due = false;
+      await this.flush(g);
+    } while (g.due && !this.stopped && this.groups.get(g.id) === g);
+  }
+
   private async flush(g: Group): Promise<void> {
-    if (this.stopped || this.groups.get(g.id) !== g || g.flushing) return;
+    if (this.stopped || this.groups.get(g.id) !== g) return;
     g.flushing = true;
     g.flushed = true;
     const now = this.deps.clock.now();
@@ -156,8 +181,9 @@ export class Dispatcher {
       if (visible.length > 0) {
         const alerts = visible.map((s) => notifyAlert(s.alert, s.resolved)).sort((x, y) => compareAlertOrder(x.labels, y.labels));
         const deadline = now + g.route.groupIntervalMs;
+        const limit = now + Math.max(g.route.groupIntervalMs, MIN_TIMEOUT_MS);
         const heard = new Map(visible.map((s) => [s.alert.fingerprint, s.alert.updatedAt]));
-        const results = await Promise.all((this.integrations.get(g.route.receiver) ?? []).map((i) => this.notify(g, i, alerts, deadline, heard)));
+        const results = await Promise.all((this.integrations.get(g.route.receiver) ?? []).map((i) => this.notify(g, i, alerts, deadline, limit, heard)));
         delivered = results.every(Boolean);
       }
     } catch (e) {
@@ -180,7 +206,7 @@ export class Dispatcher {
   }
 
   /** One integration's part of a flush; false when its send failed. */
-  private async notify(g: Group, integration: Integration, all: NotifyAlert[], deadline: number, heard: Map<string, number>): Promise<boolean> {
+  private async notify(g: Group, integration: Integration, all: NotifyAlert[], deadline: number, limit: number, heard: Map<string, number>): Promise<boolean> {
     const receiver = g.route.receiver;
     const logKey = NotificationLog.key(g.key, receiver, integration.kind, integration.index);
     const now = this.deps.clock.now();
@@ -206,7 +232,7 @@ export class Dispatcher {
         m?.add(m.notifications, integration.kind);
         const started = performance.now();
         const n = { receiver, groupKey: g.key, groupLabels: g.labels, alerts, externalURL: this.deps.externalURL(), templates: this.templates, deadline };
-        const ok = await this.send(integration, n, receiver);
+        const ok = await this.send(integration, n, receiver, limit);
         if (!ok) {
           m?.add(m.notificationsFailed, integration.kind);
           return false;
@@ -220,15 +246,18 @@ export class Dispatcher {
     }
   }
 
-  /** Attempts with backoff (up to 10 s apart) until one succeeds, one fails for good, or the next flush is due. */
-  private async send(i: Integration, n: Parameters<Integration['send']>[0], receiver: string): Promise<boolean> {
+  /**
+   * Attempts with backoff (up to 10 s apart) until one succeeds, one fails for good, or the next
+   * flush is due; an attempt still unanswered at `limit` fails.
+   */
+  private async send(i: Integration, n: Parameters<Integration['send']>[0], receiver: string, limit: number): Promise<boolean> {
     let wait = 100;
     let last: Attempt | undefined;
     const m = this.deps.metrics;
     for (let attempt = 1; !this.stopped; attempt++) {
       m?.add(m.requests, i.kind);
       try {
-        last = await i.send(n);
+        last = await beforeLimit(i.send(n), limit);
       } catch (e) {
         last = { ok: false, retry: true, error: (e as Error).message };
       }
@@ -243,6 +272,20 @@ export class Dispatcher {
     const name = `${i.kind}[${i.index}]`;
     this.deps.log.error({ receiver, integration: name, err: last?.error }, `alertmanager: notify ${receiver} ${name} failed: ${last?.error ?? 'stopped'}`);
     return false;
+  }
+}
+
+/** The attempt's outcome, or a failure (not retried) if it has none by `limit` (epoch ms). */
+async function beforeLimit(attempt: Promise<Attempt>, limit: number): Promise<Attempt> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<Attempt>((resolve) => {
+    timer = setTimeout(() => resolve({ ok: false, retry: false, error: 'context deadline exceeded' }), Math.max(0, limit - Date.now()));
+    timer.unref();
+  });
+  try {
+    return await Promise.race([attempt, expired]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
