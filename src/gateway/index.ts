@@ -285,7 +285,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     compression: new CompressionService(runtime.compression, new CompressionStore(db.store), () => ctx.clock.now(), ctx.log),
     a2a: new A2aService(new TaskStore(db.store), () => svc, env.GATEWAY_API_KEY || undefined),
     internal: () => Promise.reject(new Error('the gateway is not started')),
-    skills: new SkillService(new SkillStore(db.store), () => state.fileConfig.skills, ctx.egress, ctx.clock, ctx.log, (id) => state.catalog.keysById.has(id)),
+    skills: new SkillService(new SkillStore(db.store), () => state.fileConfig.skills, ctx.egress, ctx.clock, ctx.log, (id) => state.catalog.keysById.has(id), ctx.stateDir),
     proxies,
     registeredKeys: new RegisteredKeys(db.store, state, budgets, () => quotas, () => ctx.clock.now(), (k) =>
       webhooks.emit('key.created', { id: k.id, name: k.name, prefix: k.prefix, models: k.models, scopes: k.scopes }),

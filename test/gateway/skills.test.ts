@@ -76,10 +76,12 @@ describe('skills API', () => {
     const id = (a.json as { skill: { id: string } }).skill.id;
     expect(a.json).toMatchObject({ success: true, replaced: false, skill: { name: 'add', mode: 'on', source: 'local' } });
     expect((await gw.req('POST', '/api/skills/install', { manifest: manifest('neg', 'return { sum: -input.a };', { schema: {} }), mode: 'off' })).status).toBe(201);
-    const folder = join(dir, 'echo');
+    // Local installs read folders under the skills root (default DIR/skills, made at start).
+    const folder = join(gw.dir, 'skills', 'echo');
     mkdirSync(folder);
     writeFileSync(join(folder, 'skill.json'), JSON.stringify(manifest('echo', 'return { sum: input.a };', { schema: { input: { type: 'object' } } })));
     expect((await gw.req('POST', '/api/skills/install', { path: folder })).status).toBe(201);
+    expect((await gw.req('POST', '/api/skills/install', { path: 'echo' })).status).toBe(200);
     expect((await gw.req('POST', '/api/skills/install', { url: 'http://203.0.113.60/raw/div.json' })).status).toBe(201);
 
     const again = await gw.req('POST', '/api/skills/install', { ...manifest('add', ADD), version: '1.1.0' });
@@ -104,9 +106,21 @@ describe('skills API', () => {
     await bad(manifest('has space', ADD), /name/);
     await bad({ ...manifest('x', ADD), handlerCode: '' }, /handlerCode/);
     await bad(manifest('x', ADD, { schema: { input: { type: 'nonsense' } } }), /schema\.input is not a valid JSON Schema/);
-    await bad({ path: 'relative/skill.json' }, /absolute/);
-    await bad({ path: join(dir, 'missing') }, /cannot read/);
+    await bad({ path: 'relative/skill' }, /does not exist/);
+    await bad({ path: join(dir, 'missing') }, /outside the skills root/);
     await bad({ url: 'http://127.0.0.1:1/x.json' }, /refused|not allowed|private|loopback/i);
+  });
+
+  it('reads no file outside the skills root: /etc/shadow and /dev/zero answer 400 at once, quoting nothing', async () => {
+    writeFileSync(join(dir, 'skill.json'), 'root:$6$not-json-secret:19000:0:99999:7:::');
+    for (const path of ['/etc/shadow', '/dev/zero', '/dev/urandom', dir, '/proc/self/environ', join(gw.dir, 'skills', '..', 'gateway.yaml')]) {
+      const t0 = Date.now();
+      const r = await gw.req('POST', '/api/skills/install', { path });
+      expect(Date.now() - t0, path).toBeLessThan(2000);
+      expect(r.status, r.text).toBe(400);
+      expect(r.json.error.message).toMatch(/outside the skills root/);
+      expect(r.text).not.toMatch(/not-json-secret|\$6\$|root:/);
+    }
   });
 
   it('runs executions: input and output checked against the schemas, every run recorded', async () => {

@@ -2,20 +2,19 @@
  * Skills (management auth unless noted):
  *   GET  /api/skills                    q, mode, source; page/limit or offset/limit (handler code left out)
  *   GET/PUT/DELETE /api/skills/{id}     PUT: {mode?, description?} or a whole manifest (replaces the code)
- *   POST /api/skills/install            a raw manifest, {manifest}, {path} (a JSON file or a folder with skill.json) or {url}; mode? (default on)
+ *   POST /api/skills/install            a raw manifest, {manifest}, {path} (a folder with skill.json under skills.root) or {url}; mode? (default on)
  *   GET  /api/skills/executions         apiKeyId, skillName, offset/limit
  *   POST /api/skills/executions         {skillName, apiKeyId?, input?, sessionId?}: run it now
  *   GET  /api/skills/registry           q, limit; POST /api/skills/registry/install {name, version?}
  *   GET  /api/skills/marketplace        q, limit (management auth or an API key); POST /api/skills/marketplace/install {name, version?}
  */
-import { readFile, stat } from 'node:fs/promises';
-import { isAbsolute, join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { RequestContext } from '../../http/context.js';
-import { badRequest, HttpError, notFound } from '../../http/errors.js';
+import { badRequest, notFound } from '../../http/errors.js';
 import type { Route, Router } from '../../http/router.js';
 import { compile } from '../../http/schema.js';
 import { intQuery, ok, pageQuery, readPlainObject, validated } from '../routes/common.js';
+import { LocalManifestError, readLocalManifest } from './local-manifest.js';
 import type { SkillService } from './service.js';
 import { SKILL_MODES, SKILL_SOURCES, type ExecutionRecord, type SkillMode, type SkillRecord, type SkillSource } from './store.js';
 
@@ -65,17 +64,12 @@ export function executionView(e: ExecutionRecord): Record<string, unknown> {
   };
 }
 
-async function manifestFromPath(path: string): Promise<unknown> {
-  if (!isAbsolute(path)) throw badRequest('path must be absolute');
-  let file = path;
+async function manifestFromPath(skills: SkillService, path: string): Promise<unknown> {
   try {
-    if ((await stat(path)).isDirectory()) file = join(path, 'skill.json');
-    const st = await stat(file);
-    if (st.size > 1024 * 1024) throw badRequest(`${file} is larger than 1 MiB`);
-    return JSON.parse(await readFile(file, 'utf8'));
+    return await readLocalManifest(skills.localRoot(), path);
   } catch (e) {
-    if (e instanceof HttpError) throw e;
-    throw badRequest(`cannot read a manifest from ${file}: ${(e as Error).message}`, { code: 'invalid_manifest' });
+    if (e instanceof LocalManifestError) throw badRequest(e.message, { code: 'invalid_manifest' });
+    throw e;
   }
 }
 
@@ -109,7 +103,7 @@ export function skillRoutes(r: Router, skills: SkillService, keyExists: (id: str
       const chosenMode = body.mode;
       if (chosenMode !== undefined && !(SKILL_MODES as readonly unknown[]).includes(chosenMode)) throw badRequest(`mode must be one of ${SKILL_MODES.join(', ')}`);
       let manifest: unknown;
-      if (typeof body.path === 'string') manifest = await manifestFromPath(body.path);
+      if (typeof body.path === 'string') manifest = await manifestFromPath(skills, body.path);
       else if (typeof body.url === 'string') manifest = await skills.fetchManifest(body.url);
       else if (body.manifest !== undefined) manifest = body.manifest;
       else manifest = body;

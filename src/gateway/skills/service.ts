@@ -4,6 +4,7 @@
  * and indexes from URLs under the SSRF policy.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { Egress } from '../../egress/index.js';
@@ -12,7 +13,7 @@ import type { Clock } from '../../http/clock.js';
 import { HttpError, badRequest } from '../../http/errors.js';
 import { compile, describeErrors } from '../../http/schema.js';
 import { readBounded } from '../providers/api-call.js';
-import type { SkillsConfig } from './config.js';
+import { skillsRoot, type SkillsConfig } from './config.js';
 import { SandboxPool, type RunOutcome } from './sandbox/pool.js';
 import { compileSkillSchemas, problemOf, type SkillValidators } from './schema.js';
 import { SkillStore, type ExecutionRecord, type SkillMode, type SkillRecord, type SkillSource } from './store.js';
@@ -74,9 +75,18 @@ export class SkillService {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly keyExists: (id: string) => boolean,
+    private readonly stateDir: string,
   ) {
     this.store = store;
     this.pool = new SandboxPool(() => this.config().runners);
+    // The default root is made for the operator to drop skill folders into; a configured one must exist.
+    if (this.config().root === undefined) {
+      try {
+        mkdirSync(this.localRoot(), { recursive: true, mode: 0o750 });
+      } catch (e) {
+        this.log.warn(`gateway: cannot create the skills root ${this.localRoot()}: ${(e as Error).message}`);
+      }
+    }
   }
 
   /** Check a manifest; 400 naming the first problem. */
@@ -121,6 +131,11 @@ export class SkillService {
     const v = compileSkillSchemas(s.schema);
     this.validators.set(s.id, { at: s.updatedAt, v });
     return v;
+  }
+
+  /** Where local installs ({path}) may read from: gateway.yaml skills.root, relative to the state dir; default DIR/skills. */
+  localRoot(): string {
+    return skillsRoot(this.stateDir, this.config());
   }
 
   now(): number {
