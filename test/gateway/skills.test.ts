@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
+import { watchLoop } from '../helpers/loop-hold.js';
 import { startGateway, type GatewayHarness } from './harness.js';
 
 const KEY = 'sk-skills-key-aaaaaaaaaaaa';
@@ -163,18 +164,19 @@ describe('the sandbox', () => {
       ['net', "const r = await fetch('http://203.0.113.60/raw/div.json'); return { sum: 1 };", /fetch is not defined/],
       ['esc', "return { sum: this.constructor.constructor('return typeof process')() === 'undefined' ? 1 : 2 };", 'ok1'],
       ['loop', 'while (true) {}', 'timeout'],
-      ['bomb', "const a = []; for (;;) a.push('x'.repeat(1 << 20) + a.length);", 'memory'],
+      ['bomb', 'const a = []; for (;;) a.push(new Array(1 << 20).fill(a.length));', 'memory'], // 8 MiB a step ('x'.repeat(1 << 20) is a rope of a few small nodes, not 1 MiB)
       ['hang', 'await new Promise(() => {});', 'timeout'],
     ];
     for (const [name, code] of hostile) await gw.req('POST', '/api/skills/install', manifest(name, code, { schema: {} }));
     const hitsBefore = siteHits;
     const runs = hostile.map(([name]) => exec(name, { a: 1, b: 2 }));
-    // While those run (the loop and the bomb hold both runners for a while), the gateway answers.
-    const t0 = Date.now();
+    // While those run (the loop and the bomb hold both runners for a while), the gateway answers and
+    // its event loop is never held (CPU time on the loop's thread, not wall time: the machine is shared).
+    const watch = watchLoop();
     const chat = await gw.req('POST', '/v1/chat/completions', { model: 'oa/m1', messages: [{ role: 'user', content: 'still there?' }] }, { Authorization: `Bearer ${KEY}` });
     expect(chat.status).toBe(200);
-    expect(Date.now() - t0).toBeLessThan(1000);
     const out = await Promise.all(runs);
+    expect(watch.stop().maxHoldMs).toBeLessThan(50);
     for (let i = 0; i < hostile.length; i++) {
       const [name, , expectWhat] = hostile[i]!;
       const e = out[i]!.json as { status: string; error: string | null; output: unknown };

@@ -10,7 +10,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { RequestContext } from '../../http/context.js';
-import { badRequest, notFound } from '../../http/errors.js';
+import { badRequest, HttpError, notFound } from '../../http/errors.js';
 import type { Route, Router } from '../../http/router.js';
 import { compile } from '../../http/schema.js';
 import { intQuery, ok, pageQuery, readPlainObject, validated } from '../routes/common.js';
@@ -45,9 +45,24 @@ export function skillView(s: SkillRecord, withCode = false): Record<string, unkn
   };
 }
 
-const parsed = (t: string | undefined): unknown => (t === undefined ? null : JSON.parse(t));
+/**
+ * A stored input or output as JSON. Rows written before outputs were bounded may hold a text cut at
+ * 1 MiB (not JSON any more) or a longer one (the store leaves those out): either is shown as null with
+ * `<which>Truncated: true`, so one bad row never breaks the listing.
+ */
+function stored(t: string | undefined, dropped: boolean | undefined): { value: unknown; truncated: boolean } {
+  if (dropped) return { value: null, truncated: true };
+  if (t === undefined) return { value: null, truncated: false };
+  try {
+    return { value: JSON.parse(t), truncated: false };
+  } catch {
+    return { value: null, truncated: true };
+  }
+}
 
 export function executionView(e: ExecutionRecord): Record<string, unknown> {
+  const input = stored(e.input, e.inputDropped);
+  const output = stored(e.output, e.outputDropped);
   return {
     id: e.id,
     skillId: e.skillId,
@@ -56,8 +71,10 @@ export function executionView(e: ExecutionRecord): Record<string, unknown> {
     sessionId: e.sessionId ?? null,
     status: e.status,
     success: e.status === 'success',
-    input: parsed(e.input),
-    output: parsed(e.output),
+    input: input.value,
+    output: output.value,
+    ...(input.truncated ? { inputTruncated: true } : {}),
+    ...(output.truncated ? { outputTruncated: true } : {}),
     error: e.error ?? null,
     durationMs: e.durationMs,
     createdAt: iso(e.createdAt),
@@ -81,7 +98,6 @@ export function skillRoutes(r: Router, skills: SkillService, keyExists: (id: str
     return s;
   };
   const installed = (ctx: RequestContext, out: { skill: SkillRecord; replaced: boolean }) => {
-    skills.forget(out.skill.id);
     ok(ctx, { success: true, replaced: out.replaced, skill: skillView(out.skill) }, out.replaced ? 200 : 201);
   };
 
@@ -108,7 +124,7 @@ export function skillRoutes(r: Router, skills: SkillService, keyExists: (id: str
       else if (body.manifest !== undefined) manifest = body.manifest;
       else manifest = body;
       if (chosenMode !== undefined && manifest && typeof manifest === 'object') manifest = { ...(manifest as object), mode: chosenMode };
-      installed(ctx, skills.install(manifest, 'local'));
+      installed(ctx, await skills.install(manifest, 'local'));
     }),
   );
   m(
@@ -126,6 +142,7 @@ export function skillRoutes(r: Router, skills: SkillService, keyExists: (id: str
       if (b.apiKeyId !== undefined && !keyExists(b.apiKeyId)) throw badRequest(`apiKeyId: no API key ${JSON.stringify(b.apiKeyId)}`);
       const e = await skills.execute(b);
       if (e.status === 'invalid_input') throw badRequest(`skill ${e.skillName}: ${e.error}`, { code: 'invalid_skill_input' });
+      if (e.outputTooLarge) throw new HttpError(422, `skill ${e.skillName}: ${e.error} (execution ${e.id})`, { code: 'skill_output_too_large' });
       ok(ctx, executionView(e), 201);
     }),
   );
@@ -155,9 +172,9 @@ export function skillRoutes(r: Router, skills: SkillService, keyExists: (id: str
       const prev = find(ctx);
       const body = await readPlainObject(ctx);
       if (typeof body.handlerCode === 'string') {
-        const m2 = skills.checkManifest({ ...body, name: body.name ?? prev.name, apiKeyId: body.apiKeyId === undefined ? (prev.apiKeyId ?? null) : body.apiKeyId });
+        const m2 = await skills.checkManifest({ ...body, name: body.name ?? prev.name, apiKeyId: body.apiKeyId === undefined ? (prev.apiKeyId ?? null) : body.apiKeyId });
         if (m2.name !== prev.name || (m2.apiKeyId ?? undefined) !== prev.apiKeyId) throw badRequest('PUT keeps a skill’s name and apiKeyId; install the other one instead');
-        installed(ctx, skills.install({ ...m2, mode: m2.mode ?? prev.mode }, prev.source));
+        installed(ctx, await skills.install({ ...m2, mode: m2.mode ?? prev.mode }, prev.source));
         return;
       }
       const b = validated(validatePatch, body);
@@ -170,7 +187,6 @@ export function skillRoutes(r: Router, skills: SkillService, keyExists: (id: str
     r.delete('/api/skills/:id', (ctx) => {
       const s = find(ctx);
       skills.store.delete(s.id);
-      skills.forget(s.id);
       ok(ctx, { success: true, id: s.id, deleted: true });
     }),
   );
