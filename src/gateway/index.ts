@@ -280,7 +280,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     mcp: new McpService(() => svc, new McpAudit(db.store), ctx.version, ctx.log),
     policies: new Policies(db.store),
     audit: new AuditLog(db.store),
-    backups: new GatewayBackups(join(ctx.stateDir, 'backups', 'gateway'), db.store, GATEWAY_MIGRATIONS.length, () => ctx.clock.now()),
+    backups: new GatewayBackups(join(ctx.stateDir, 'backups', 'gateway'), db.store, GATEWAY_MIGRATIONS, () => ctx.clock.now()),
     system: { ...(ctx.restart ? { restart: ctx.restart.bind(ctx) } : {}), ...(ctx.shutdown ? { shutdown: ctx.shutdown.bind(ctx) } : {}), ...(ctx.exportState ? { exportState: ctx.exportState.bind(ctx) } : {}) },
     compression: new CompressionService(runtime.compression, new CompressionStore(db.store), () => ctx.clock.now(), ctx.log),
     a2a: new A2aService(new TaskStore(db.store), () => svc, env.GATEWAY_API_KEY || undefined),

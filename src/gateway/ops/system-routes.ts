@@ -48,12 +48,13 @@ export function systemRoutes(r: Router, svc: GatewayServices, backups: GatewayBa
   const afterAnswer = (ctx: RequestContext, fn: () => Promise<void>) => {
     ctx.res.once('finish', () => setImmediate(() => void fn().catch((e: unknown) => svc.log.error({ err: e }, 'gateway: restart failed'))));
   };
-  const restoreFrom = (ctx: RequestContext, source: string, removeSource: boolean, what: string) => {
+  /** Stage, check and migrate a copy (400 when it cannot be used: nothing changes), answer, then restart on it. */
+  const restoreFrom = async (ctx: RequestContext, source: string, isUpload: boolean, what: string) => {
     const restart = restartable();
-    const version = backups.check(source);
     const dbPath = svc.state.db.store.path;
-    ok(ctx, { restoring: what, schemaVersion: version, note: 'the gateway restarts on the restored data; the data it replaces is kept as a backup' }, 202);
-    afterAnswer(ctx, () => restart(() => backups.swapIn(source, dbPath, removeSource)));
+    const { staged, version } = await backups.stage(source, dbPath, isUpload);
+    ok(ctx, { restoring: what, schemaVersion: version, note: 'the gateway restarts on the restored data; the data it replaces is kept as a backup, the audit log is carried across' }, 202);
+    afterAnswer(ctx, () => restart(() => backups.swapIn(staged, dbPath)));
   };
 
   m(r.get('/api/db-backups', (ctx) => ok(ctx, { backups: backups.list().map(view), dir: backups.dir })));
@@ -66,7 +67,7 @@ export function systemRoutes(r: Router, svc: GatewayServices, backups: GatewayBa
   m(
     r.put('/api/db-backups', async (ctx) => {
       const b = validated(validateRestore, await readPlainObject(ctx));
-      restoreFrom(ctx, backups.pathOf(b.id), false, b.id);
+      await restoreFrom(ctx, backups.pathOf(b.id), false, b.id);
     }),
   );
   m(
@@ -103,12 +104,7 @@ export function systemRoutes(r: Router, svc: GatewayServices, backups: GatewayBa
     r.post('/api/db-backups/import', async (ctx) => {
       restartable();
       const file = await backups.receive(ctx.req, MAX_IMPORT);
-      try {
-        restoreFrom(ctx, file, true, 'upload');
-      } catch (e) {
-        rmSync(file, { force: true });
-        throw e;
-      }
+      await restoreFrom(ctx, file, true, 'upload');
     }),
   );
 
