@@ -101,6 +101,23 @@ describe('gateway backups', () => {
     expect(readFileSync(out).subarray(0, 15).toString()).toBe('SQLite format 3');
   }, 60_000);
 
+  it('PUT takes a backup and POST restores one, as the seed says; the old shapes get a 400 saying what changed', async () => {
+    const made = await d.request('gateway', 'PUT', '/api/db-backups', { label: 'verbs' });
+    expect(made.status, made.text).toBe(201);
+    expect(made.json.id).toMatch(/-verbs-/);
+    const oldCreate = await d.request('gateway', 'POST', '/api/db-backups', { label: 'x' });
+    expect(oldCreate.status).toBe(400);
+    expect(oldCreate.json.error).toMatchObject({ code: 'verb_changed', message: expect.stringMatching(/send PUT \/api\/db-backups \{label\?\}/) });
+    expect((await d.request('gateway', 'POST', '/api/db-backups')).json.error.code).toBe('verb_changed');
+    const oldRestore = await d.request('gateway', 'PUT', '/api/db-backups', { id: made.json.id });
+    expect(oldRestore.status).toBe(400);
+    expect(oldRestore.json.error.message).toMatch(/send POST \/api\/db-backups \{id\}/);
+    const restore = await d.request('gateway', 'POST', '/api/db-backups', { id: made.json.id });
+    expect(restore.status, restore.text).toBe(202);
+    await gatewayBack();
+    expect(await keyNames()).toEqual(['alpha', 'beta']);
+  }, 30_000);
+
   it('/api/init tells the first-run state; /api/restart restarts the gateway alone', async () => {
     expect((await d.request('gateway', 'GET', '/api/init')).json).toMatchObject({ initialized: false, providers: 0, apiKeys: 2, requireLogin: true });
     const r = await d.request('gateway', 'POST', '/api/restart');
