@@ -271,6 +271,13 @@ export class GatewayAuth {
     return this.db.getSetting('password_hash') !== undefined || !!this.env.INITIAL_PASSWORD;
   }
 
+  /** Whether `password` is the current login password (the saved one, else INITIAL_PASSWORD). */
+  async isCurrentPassword(password: string): Promise<boolean> {
+    const saved = this.db.getSetting('password_hash');
+    if (saved !== undefined) return verifyPassword(password, saved);
+    return !!this.env.INITIAL_PASSWORD && constantTimeEqual(password, this.env.INITIAL_PASSWORD);
+  }
+
   /** Check a login password; on success return a new session token and its expiry. */
   async login(password: string): Promise<{ token: string; expiresAt: number }> {
     const saved = this.db.getSetting('password_hash');

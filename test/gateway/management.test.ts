@@ -233,8 +233,15 @@ describe('keys and auth', () => {
     const cookie = login.headers['set-cookie']!.split(';')[0]!;
     expect(login.headers['set-cookie']).toMatch(/HttpOnly/);
     expect((await gw.req('GET', '/api/keys', undefined, { cookie }, { tcp: true })).status).toBe(200);
+    // Changing it over TCP takes the current password (a stolen session is not enough).
+    const missing = await gw.req('POST', '/api/auth/password', { password: 'new-password-1' }, { cookie }, { tcp: true });
+    expect(missing.status).toBe(400);
+    expect(missing.json.error.code).toBe('current_password_required');
+    const wrongCurrent = await gw.req('POST', '/api/auth/password', { password: 'new-password-1', currentPassword: 'guess' }, { cookie }, { tcp: true });
+    expect(wrongCurrent.status).toBe(403);
+    expect((await gw.req('GET', '/api/keys', undefined, { cookie }, { tcp: true })).status).toBe(200);
     // A saved password replaces INITIAL_PASSWORD and ends sessions.
-    expect((await gw.req('POST', '/api/auth/password', { password: 'new-password-1' }, { cookie }, { tcp: true })).status).toBe(200);
+    expect((await gw.req('POST', '/api/auth/password', { password: 'new-password-1', currentPassword: 'hunter2-initial' }, { cookie }, { tcp: true })).status).toBe(200);
     expect((await gw.req('GET', '/api/keys', undefined, { cookie }, { tcp: true })).status).toBe(401);
     expect((await gw.req('POST', '/api/auth/login', { password: 'hunter2-initial' }, {}, { tcp: true })).status).toBe(401);
     const again = await gw.req('POST', '/api/auth/login', { password: 'new-password-1' }, {}, { tcp: true });
