@@ -251,6 +251,23 @@ describe('keys and auth', () => {
     expect((await gw.req('GET', '/api/keys', undefined, { cookie: cookie2 }, { tcp: true })).status).toBe(401);
   });
 
+  it('limits failed logins per account as well as per address: guesses from many addresses are stopped too', async () => {
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const g = await startGateway({ yaml: YAML, env: { INITIAL_PASSWORD: 'hunter2-initial' }, clock: { now: () => now } });
+    try {
+      const login = (password: string, ip: number) => g.req('POST', '/api/auth/login', { password }, { 'x-forwarded-for': `198.51.100.${ip}` }, { tcp: true });
+      for (let i = 0; i < 30; i++) expect((await login(`guess-${i}`, i)).status).toBe(401);
+      const locked = await login('hunter2-initial', 200);
+      expect(locked.status).toBe(429);
+      expect(locked.headers['retry-after']).toMatch(/^\d+$/);
+      expect(locked.json.error.code).toBe('login_rate_limited');
+      now += 61_000;
+      expect((await login('hunter2-initial', 201)).status).toBe(200);
+    } finally {
+      await g.close();
+    }
+  });
+
   it('declares a rate limit on login', async () => {
     const route = gw.instance.router.routes().find((r) => r.pattern === '/api/auth/login');
     expect(route?.rateLimitDecl).toEqual({ limit: 10, interval: 60 });
