@@ -36,7 +36,7 @@ export function register(program: Command): void {
     .option('--label <text>', 'a word added to the id')
     .action(
       action(async (o: { label?: string }) => {
-        const v = await api<BackupView>('POST', '/api/db-backups', o.label ? { label: o.label } : {});
+        const v = await api<BackupView>('PUT', '/api/db-backups', o.label ? { label: o.label } : {});
         if (outputFormat() !== 'table') return printData(v);
         process.stdout.write(`${v.id}\n`);
       }),
@@ -60,7 +60,7 @@ export function register(program: Command): void {
     );
   b.command('restore <id>')
     .description('restore a backup: the gateway restarts on it (the other APIs keep serving)')
-    .action(action(async (id: string) => restoring(await api('PUT', '/api/db-backups', { id }))));
+    .action(action(async (id: string) => restoring(await api('POST', '/api/db-backups', { id }))));
   b.command('export')
     .description('download a consistent copy of the live gateway database')
     .option('--out <file>', 'where to write it', `gateway-${new Date().toISOString().slice(0, 10)}.db`)

@@ -112,7 +112,12 @@ function globMatch(pattern: string, text: string): boolean {
   return p === pattern.length;
 }
 
+/** Failed logins the dashboard account takes per window, across every client address. */
+export const ACCOUNT_LOGIN_LIMIT = { failures: 30, windowMs: 60_000 } as const;
+
 export class GatewayAuth {
+  /** Times of recent failed logins (any address), for ACCOUNT_LOGIN_LIMIT. */
+  private loginFailures: number[] = [];
   /** sha256(token) → expiry, mirrored from the sessions table. */
   private readonly sessions = new Map<string, number>();
   /** Key id → last use (flushed in batches by the usage recorder). */
@@ -282,14 +287,32 @@ export class GatewayAuth {
     return this.db.getSetting('password_hash') !== undefined || !!this.env.INITIAL_PASSWORD;
   }
 
+  /** Whether `password` is the current login password (the saved one, else INITIAL_PASSWORD). */
+  async isCurrentPassword(password: string): Promise<boolean> {
+    const saved = this.db.getSetting('password_hash');
+    if (saved !== undefined) return verifyPassword(password, saved);
+    return !!this.env.INITIAL_PASSWORD && constantTimeEqual(password, this.env.INITIAL_PASSWORD);
+  }
+
   /** Check a login password; on success return a new session token and its expiry. */
   async login(password: string): Promise<{ token: string; expiresAt: number }> {
+    // The per-IP limit on the route does not stop guesses spread over many addresses: the one
+    // dashboard account takes at most ACCOUNT_LOGIN_LIMIT failures per window, from anywhere.
+    const now0 = this.clock.now();
+    this.loginFailures = this.loginFailures.filter((t) => t > now0 - ACCOUNT_LOGIN_LIMIT.windowMs);
+    if (this.loginFailures.length >= ACCOUNT_LOGIN_LIMIT.failures) {
+      const retry = Math.ceil((this.loginFailures[0]! + ACCOUNT_LOGIN_LIMIT.windowMs - now0) / 1000);
+      throw new HttpError(429, `too many failed logins for this account; try again in ${retry} s (the control socket needs no login)`, { code: 'login_rate_limited', headers: { 'Retry-After': String(retry) } });
+    }
     const saved = this.db.getSetting('password_hash');
     let ok = false;
     if (saved !== undefined) ok = await verifyPassword(password, saved);
     else if (this.env.INITIAL_PASSWORD) ok = constantTimeEqual(password, this.env.INITIAL_PASSWORD);
     else throw new HttpError(401, 'login is not configured: set INITIAL_PASSWORD or save a password over the control socket', { code: 'login_not_configured' });
-    if (!ok) throw new HttpError(401, 'invalid password', { code: 'invalid_password' });
+    if (!ok) {
+      this.loginFailures.push(now0);
+      throw new HttpError(401, 'invalid password', { code: 'invalid_password' });
+    }
     const token = randomBytes(32).toString('base64url');
     const now = this.clock.now();
     const expiresAt = now + SESSION_TTL_MS;

@@ -101,6 +101,23 @@ describe('gateway backups', () => {
     expect(readFileSync(out).subarray(0, 15).toString()).toBe('SQLite format 3');
   }, 60_000);
 
+  it('PUT takes a backup and POST restores one, as the seed says; the old shapes get a 400 saying what changed', async () => {
+    const made = await d.request('gateway', 'PUT', '/api/db-backups', { label: 'verbs' });
+    expect(made.status, made.text).toBe(201);
+    expect(made.json.id).toMatch(/-verbs-/);
+    const oldCreate = await d.request('gateway', 'POST', '/api/db-backups', { label: 'x' });
+    expect(oldCreate.status).toBe(400);
+    expect(oldCreate.json.error).toMatchObject({ code: 'verb_changed', message: expect.stringMatching(/send PUT \/api\/db-backups \{label\?\}/) });
+    expect((await d.request('gateway', 'POST', '/api/db-backups')).json.error.code).toBe('verb_changed');
+    const oldRestore = await d.request('gateway', 'PUT', '/api/db-backups', { id: made.json.id });
+    expect(oldRestore.status).toBe(400);
+    expect(oldRestore.json.error.message).toMatch(/send POST \/api\/db-backups \{id\}/);
+    const restore = await d.request('gateway', 'POST', '/api/db-backups', { id: made.json.id });
+    expect(restore.status, restore.text).toBe(202);
+    await gatewayBack();
+    expect(await keyNames()).toEqual(['alpha', 'beta']);
+  }, 30_000);
+
   it('/api/init tells the first-run state; /api/restart restarts the gateway alone', async () => {
     expect((await d.request('gateway', 'GET', '/api/init')).json).toMatchObject({ initialized: false, providers: 0, apiKeys: 2, requireLogin: true });
     const r = await d.request('gateway', 'POST', '/api/restart');
@@ -108,6 +125,63 @@ describe('gateway backups', () => {
     await gatewayBack();
     expect(await keyNames()).toEqual(['alpha', 'beta']);
   }, 30_000);
+});
+
+describe('restores and imports that must not hurt the gateway', () => {
+  const auditPaths = async () => (((await d.request('gateway', 'GET', '/api/compliance/audit-log?limit=1000')).json as { entries: { method: string; path: string; status: number }[] }).entries ?? []).map((e) => `${e.method} ${e.path} ${e.status}`);
+
+  /** An export of the live database, changed by `change` (SQL run on the copy). */
+  async function exported(name: string, change?: string): Promise<string> {
+    const out = join(dir, name);
+    const ex = await d.cli(['backup', 'export', '--out', out]);
+    expect(ex.code, ex.stderr).toBe(0);
+    if (change) {
+      const db = new Database(out);
+      db.exec(change);
+      db.close();
+    }
+    return out;
+  }
+
+  it('refuses a database of an incompatible schema with a 400 and keeps serving on its own data', async () => {
+    const before = await keyNames();
+    const cases: [string, string, RegExp][] = [
+      // Claims this build's version but lacks tables it needs.
+      ['missing.db', 'DROP TABLE skills; DROP TABLE audit_log; DROP TABLE settings;', /not a gateway database of schema version \d+ \(missing table (skills|audit_log|settings)/],
+      // An old version whose tables already have what the migrations add: they cannot run.
+      ['stale.db', 'PRAGMA user_version = 2;', /not a gateway database of schema version 2 that this build can bring to \d+: migration 3 fails/],
+      ['future.db', 'PRAGMA user_version = 999;', /schema version 999 is not one this build knows/],
+    ];
+    for (const [name, change, re] of cases) {
+      const file = await exported(name, change);
+      const r = await d.request('gateway', 'POST', '/api/db-backups/import', readFileSync(file), { 'Content-Type': 'application/vnd.sqlite3' });
+      expect(r.status, `${name}: ${r.text}`).toBe(400);
+      expect(r.json.error).toMatchObject({ code: 'invalid_backup', message: expect.stringMatching(re) });
+      expect((await d.request('gateway', 'GET', '/api/init')).status).toBe(200);
+      expect(await keyNames()).toEqual(before);
+    }
+  }, 60_000);
+
+  it('carries the audit log across a restore and an import, and records both', async () => {
+    const made = await d.cli(['backup', 'create', '--label', 'audit']);
+    expect(made.code, made.stderr).toBe(0);
+    const old = await exported('old.db');
+    expect((await d.request('gateway', 'POST', '/api/keys', { name: 'delta' })).status).toBe(201);
+    const restore = await d.cli(['backup', 'restore', made.stdout.trim()]);
+    expect(restore.code, restore.stderr).toBe(0);
+    await gatewayBack();
+    expect(await keyNames()).not.toContain('delta');
+    let trail = await auditPaths();
+    expect(trail).toContain('POST /api/keys 201');
+    expect(trail.some((e) => /^(PUT|POST) \/api\/db-backups 202$/.test(e))).toBe(true);
+
+    const imp = await d.request('gateway', 'POST', '/api/db-backups/import', readFileSync(old), { 'Content-Type': 'application/vnd.sqlite3' });
+    expect(imp.status, imp.text).toBe(202);
+    await gatewayBack();
+    trail = await auditPaths();
+    expect(trail).toContain('POST /api/keys 201');
+    expect(trail).toContain('POST /api/db-backups/import 202');
+  }, 60_000);
 });
 
 describe('scheduled backups', () => {

@@ -96,6 +96,21 @@ describe('CLI tools', () => {
     expect((await gw.req('POST', '/api/cli-tools/opencode/restore', {})).status).toBe(404);
   });
 
+  it('refuses values with line breaks before writing an env or YAML file', async () => {
+    const env = join(home, '.gemini', '.env');
+    const before = existsSync(env) ? readFileSync(env, 'utf8') : undefined;
+    for (const body of [
+      { tool: 'gemini', apiKey: 'k\nGOOGLE_GEMINI_BASE_URL=http://evil.example', baseUrl: 'http://127.0.0.1:20128' },
+      { tool: 'gemini', apiKey: 'k', baseUrl: 'http://127.0.0.1:20128', model: 'm\r\nX=1' },
+      { tool: 'aider', apiKey: 'k\u2028x: 1', baseUrl: 'http://127.0.0.1:20128' },
+    ]) {
+      const r = await gw.req('POST', '/api/cli-tools/apply', body);
+      expect(r.status, r.text).toBe(400);
+      expect(r.json.error.message).toMatch(/must not contain line breaks .*nothing was changed/);
+    }
+    expect(existsSync(env) ? readFileSync(env, 'utf8') : undefined).toBe(before);
+  });
+
   it('intercept proxy: a model name a tool sends becomes a gateway alias', async () => {
     expect((await gw.req('POST', '/api/cli-tools/intercept-proxy/alias', { from: 'claude-sonnet-4', to: 'an/claude' })).status).toBe(201);
     const p = await gw.req('GET', '/api/cli-tools/intercept-proxy', undefined, M, { tcp: true });

@@ -233,8 +233,15 @@ describe('keys and auth', () => {
     const cookie = login.headers['set-cookie']!.split(';')[0]!;
     expect(login.headers['set-cookie']).toMatch(/HttpOnly/);
     expect((await gw.req('GET', '/api/keys', undefined, { cookie }, { tcp: true })).status).toBe(200);
+    // Changing it over TCP takes the current password (a stolen session is not enough).
+    const missing = await gw.req('POST', '/api/auth/password', { password: 'new-password-1' }, { cookie }, { tcp: true });
+    expect(missing.status).toBe(400);
+    expect(missing.json.error.code).toBe('current_password_required');
+    const wrongCurrent = await gw.req('POST', '/api/auth/password', { password: 'new-password-1', currentPassword: 'guess' }, { cookie }, { tcp: true });
+    expect(wrongCurrent.status).toBe(403);
+    expect((await gw.req('GET', '/api/keys', undefined, { cookie }, { tcp: true })).status).toBe(200);
     // A saved password replaces INITIAL_PASSWORD and ends sessions.
-    expect((await gw.req('POST', '/api/auth/password', { password: 'new-password-1' }, { cookie }, { tcp: true })).status).toBe(200);
+    expect((await gw.req('POST', '/api/auth/password', { password: 'new-password-1', currentPassword: 'hunter2-initial' }, { cookie }, { tcp: true })).status).toBe(200);
     expect((await gw.req('GET', '/api/keys', undefined, { cookie }, { tcp: true })).status).toBe(401);
     expect((await gw.req('POST', '/api/auth/login', { password: 'hunter2-initial' }, {}, { tcp: true })).status).toBe(401);
     const again = await gw.req('POST', '/api/auth/login', { password: 'new-password-1' }, {}, { tcp: true });
@@ -242,6 +249,23 @@ describe('keys and auth', () => {
     const cookie2 = again.headers['set-cookie']!.split(';')[0]!;
     expect((await gw.req('POST', '/api/auth/logout', undefined, { cookie: cookie2 }, { tcp: true })).status).toBe(200);
     expect((await gw.req('GET', '/api/keys', undefined, { cookie: cookie2 }, { tcp: true })).status).toBe(401);
+  });
+
+  it('limits failed logins per account as well as per address: guesses from many addresses are stopped too', async () => {
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const g = await startGateway({ yaml: YAML, env: { INITIAL_PASSWORD: 'hunter2-initial' }, clock: { now: () => now } });
+    try {
+      const login = (password: string, ip: number) => g.req('POST', '/api/auth/login', { password }, { 'x-forwarded-for': `198.51.100.${ip}` }, { tcp: true });
+      for (let i = 0; i < 30; i++) expect((await login(`guess-${i}`, i)).status).toBe(401);
+      const locked = await login('hunter2-initial', 200);
+      expect(locked.status).toBe(429);
+      expect(locked.headers['retry-after']).toMatch(/^\d+$/);
+      expect(locked.json.error.code).toBe('login_rate_limited');
+      now += 61_000;
+      expect((await login('hunter2-initial', 201)).status).toBe(200);
+    } finally {
+      await g.close();
+    }
   });
 
   it('declares a rate limit on login', async () => {

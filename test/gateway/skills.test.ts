@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
+import { watchLoop } from '../helpers/loop-hold.js';
 import { startGateway, type GatewayHarness } from './harness.js';
 
 const KEY = 'sk-skills-key-aaaaaaaaaaaa';
@@ -76,10 +77,12 @@ describe('skills API', () => {
     const id = (a.json as { skill: { id: string } }).skill.id;
     expect(a.json).toMatchObject({ success: true, replaced: false, skill: { name: 'add', mode: 'on', source: 'local' } });
     expect((await gw.req('POST', '/api/skills/install', { manifest: manifest('neg', 'return { sum: -input.a };', { schema: {} }), mode: 'off' })).status).toBe(201);
-    const folder = join(dir, 'echo');
+    // Local installs read folders under the skills root (default DIR/skills, made at start).
+    const folder = join(gw.dir, 'skills', 'echo');
     mkdirSync(folder);
     writeFileSync(join(folder, 'skill.json'), JSON.stringify(manifest('echo', 'return { sum: input.a };', { schema: { input: { type: 'object' } } })));
     expect((await gw.req('POST', '/api/skills/install', { path: folder })).status).toBe(201);
+    expect((await gw.req('POST', '/api/skills/install', { path: 'echo' })).status).toBe(200);
     expect((await gw.req('POST', '/api/skills/install', { url: 'http://203.0.113.60/raw/div.json' })).status).toBe(201);
 
     const again = await gw.req('POST', '/api/skills/install', { ...manifest('add', ADD), version: '1.1.0' });
@@ -104,9 +107,21 @@ describe('skills API', () => {
     await bad(manifest('has space', ADD), /name/);
     await bad({ ...manifest('x', ADD), handlerCode: '' }, /handlerCode/);
     await bad(manifest('x', ADD, { schema: { input: { type: 'nonsense' } } }), /schema\.input is not a valid JSON Schema/);
-    await bad({ path: 'relative/skill.json' }, /absolute/);
-    await bad({ path: join(dir, 'missing') }, /cannot read/);
+    await bad({ path: 'relative/skill' }, /does not exist/);
+    await bad({ path: join(dir, 'missing') }, /outside the skills root/);
     await bad({ url: 'http://127.0.0.1:1/x.json' }, /refused|not allowed|private|loopback/i);
+  });
+
+  it('reads no file outside the skills root: /etc/shadow and /dev/zero answer 400 at once, quoting nothing', async () => {
+    writeFileSync(join(dir, 'skill.json'), 'root:$6$not-json-secret:19000:0:99999:7:::');
+    for (const path of ['/etc/shadow', '/dev/zero', '/dev/urandom', dir, '/proc/self/environ', join(gw.dir, 'skills', '..', 'gateway.yaml')]) {
+      const t0 = Date.now();
+      const r = await gw.req('POST', '/api/skills/install', { path });
+      expect(Date.now() - t0, path).toBeLessThan(2000);
+      expect(r.status, r.text).toBe(400);
+      expect(r.json.error.message).toMatch(/outside the skills root/);
+      expect(r.text).not.toMatch(/not-json-secret|\$6\$|root:/);
+    }
   });
 
   it('runs executions: input and output checked against the schemas, every run recorded', async () => {
@@ -160,18 +175,19 @@ describe('the sandbox', () => {
       ['net', "const r = await fetch('http://203.0.113.60/raw/div.json'); return { sum: 1 };", /fetch is not defined/],
       ['esc', "return { sum: this.constructor.constructor('return typeof process')() === 'undefined' ? 1 : 2 };", 'ok1'],
       ['loop', 'while (true) {}', 'timeout'],
-      ['bomb', "const a = []; for (;;) a.push('x'.repeat(1 << 20) + a.length);", 'memory'],
+      ['bomb', 'const a = []; for (;;) a.push(new Array(1 << 20).fill(a.length));', 'memory'], // 8 MiB a step ('x'.repeat(1 << 20) is a rope of a few small nodes, not 1 MiB)
       ['hang', 'await new Promise(() => {});', 'timeout'],
     ];
     for (const [name, code] of hostile) await gw.req('POST', '/api/skills/install', manifest(name, code, { schema: {} }));
     const hitsBefore = siteHits;
     const runs = hostile.map(([name]) => exec(name, { a: 1, b: 2 }));
-    // While those run (the loop and the bomb hold both runners for a while), the gateway answers.
-    const t0 = Date.now();
+    // While those run (the loop and the bomb hold both runners for a while), the gateway answers and
+    // its event loop is never held (CPU time on the loop's thread, not wall time: the machine is shared).
+    const watch = watchLoop();
     const chat = await gw.req('POST', '/v1/chat/completions', { model: 'oa/m1', messages: [{ role: 'user', content: 'still there?' }] }, { Authorization: `Bearer ${KEY}` });
     expect(chat.status).toBe(200);
-    expect(Date.now() - t0).toBeLessThan(1000);
     const out = await Promise.all(runs);
+    expect(watch.stop().maxHoldMs).toBeLessThan(50);
     for (let i = 0; i < hostile.length; i++) {
       const [name, , expectWhat] = hostile[i]!;
       const e = out[i]!.json as { status: string; error: string | null; output: unknown };

@@ -83,6 +83,11 @@ export function localToolRoutes(r: Router, svc: GatewayServices): void {
     r.post('/api/cli-tools/apply', async (ctx) => {
       const b = validated(validateApply, await readPlainObject(ctx));
       const t = toolOf(b.tool);
+      // Values are written into .env, YAML and JSON files: a line break would add lines of its own
+      // (another variable, another key) to a .env or YAML file.
+      for (const [field, v] of [['apiKey', b.apiKey], ['baseUrl', b.baseUrl], ['model', b.model]] as const) {
+        if (v !== undefined && /[\u0000-\u001f\u007f\u2028\u2029]/.test(v)) throw badRequest(`${field} must not contain line breaks or other control characters (it is written into ~/${t.file}); nothing was changed`, { code: 'invalid_value' });
+      }
       const baseUrl = (b.baseUrl ?? requestOrigin(ctx))?.replace(/\/+$/, '').replace(/\/v1$/, '');
       if (!baseUrl) throw badRequest('baseUrl is required over the control socket (the address the tool reaches this gateway at)');
       const { path, backup } = tools.apply(t, { baseUrl, apiKey: b.apiKey, ...(b.model ? { model: b.model } : {}) });

@@ -1,17 +1,22 @@
 /**
  * Backups of the gateway's database (DIR/backups/gateway/): made with SQLite's online backup, so a
- * copy taken under write load is consistent; checked before a restore (an SQLite file that passes
- * its integrity check, with the gateway's tables and a schema version this build knows); restored by
- * restarting the gateway component with the file swapped in, the data it replaces kept as a backup.
+ * copy taken under write load is consistent. A restore or an import first stages a copy next to the
+ * database and checks and migrates it there, off the event loop (restore-lane.ts): an SQLite file
+ * that passes its integrity check, of a schema version this build knows, brought to this build's
+ * schema and compared with it. Only then is the gateway component restarted with the copy swapped
+ * in; the audit trail of the live database is carried across, and the data it replaces is kept as a
+ * backup.
  */
-import { createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, copyFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFile, rename, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import Database from 'better-sqlite3';
 import { HttpError, badRequest } from '../../http/errors.js';
-import type { Store } from '../../store/index.js';
+import type { Migration, Store } from '../../store/index.js';
+import { carryAuditLog, prepareCandidate } from './restore-lane.js';
 
 export interface BackupInfo {
   id: string;
@@ -22,16 +27,22 @@ export interface BackupInfo {
 }
 
 const ID = /^gateway-[A-Za-z0-9_.-]{1,120}\.db$/;
-const REQUIRED_TABLES = ['providers', 'provider_accounts', 'api_keys', 'request_log'];
 
 export class GatewayBackups {
+  /** This build's migrations as SQL (they run on staged copies, on the restore thread). */
+  private readonly migrations: string[];
+
   constructor(
     readonly dir: string,
     private readonly store: Store,
-    /** The newest schema version this build has (its migrations). */
-    private readonly schemaVersion: number,
+    migrations: readonly Migration[],
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.migrations = migrations.map((m) => {
+      if (typeof m.up !== 'string') throw new Error(`gateway migration ${m.version} is code: restores can only run SQL migrations`);
+      return m.up;
+    });
+  }
 
   private ensureDir(): void {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
@@ -119,28 +130,23 @@ export class GatewayBackups {
     return path;
   }
 
-  /** Refuse anything that is not a gateway database this build can open (400 naming why). */
-  check(path: string): number {
-    let db: Database.Database;
+  /**
+   * Stage `source` next to the live database (moved when `move`, else copied) and check and migrate
+   * the staged file: its original schema version, or a 400 naming why it cannot be used (the staged
+   * file is removed then; `source` is never changed).
+   */
+  async stage(source: string, dbPath: string, move: boolean): Promise<{ staged: string; version: number }> {
+    const staged = `${dbPath}.restore-${randomBytes(4).toString('hex')}`;
     try {
-      db = new Database(path, { readonly: true, fileMustExist: true });
+      if (move) await rename(source, staged).catch(() => copyFile(source, staged));
+      else await copyFile(source, staged);
+      const out = await prepareCandidate(staged, this.migrations);
+      if (out.reason !== undefined) throw badRequest(out.reason, { code: 'invalid_backup' });
+      return { staged, version: out.version! };
     } catch (e) {
-      throw badRequest(`not an SQLite database: ${(e as Error).message}`, { code: 'invalid_backup' });
-    }
-    try {
-      const ok = db.pragma('integrity_check', { simple: true });
-      if (ok !== 'ok') throw badRequest(`the database fails its integrity check: ${String(ok)}`, { code: 'invalid_backup' });
-      const version = db.pragma('user_version', { simple: true }) as number;
-      if (version < 1 || version > this.schemaVersion) throw badRequest(`schema version ${version} is not one this build knows (1 to ${this.schemaVersion})`, { code: 'invalid_backup' });
-      const tables = new Set((db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as { name: string }[]).map((r) => r.name));
-      const missing = REQUIRED_TABLES.filter((t) => !tables.has(t));
-      if (missing.length) throw badRequest(`not a gateway database (no ${missing.join(', ')} table)`, { code: 'invalid_backup' });
-      return version;
-    } catch (e) {
-      if (e instanceof HttpError) throw e;
-      throw badRequest(`not a readable SQLite database: ${(e as Error).message}`, { code: 'invalid_backup' });
-    } finally {
-      db.close();
+      await rm(staged, { force: true });
+      if (move) await rm(source, { force: true });
+      throw e;
     }
   }
 
@@ -173,17 +179,24 @@ export class GatewayBackups {
   }
 
   /**
-   * The swap, run while the gateway is stopped and its database closed: the current file is kept
-   * as a backup, the new one copied next to it and renamed over it (one atomic step), WAL files gone.
+   * The swap, run while the gateway is stopped and its database closed: the live audit trail is
+   * carried into the staged file, the current file is kept as a backup, and the staged one renamed
+   * over it (one atomic step), WAL files gone. A failure before the rename leaves the data as it was.
    */
-  swapIn(source: string, dbPath: string, removeSource: boolean): void {
+  async swapIn(staged: string, dbPath: string): Promise<void> {
     this.ensureDir();
-    if (existsSync(dbPath)) copyFileSync(dbPath, join(this.dir, this.stamp('before-restore')));
-    const staged = `${dbPath}.restore-${randomBytes(4).toString('hex')}`;
-    copyFileSync(source, staged);
-    renameSync(staged, dbPath);
-    rmSync(`${dbPath}-wal`, { force: true });
-    rmSync(`${dbPath}-shm`, { force: true });
-    if (removeSource) rmSync(source, { force: true });
+    try {
+      if (existsSync(dbPath)) {
+        await carryAuditLog(staged, dbPath);
+        const kept = join(this.dir, this.stamp('before-restore'));
+        await rename(dbPath, kept).catch(() => copyFile(dbPath, kept));
+      }
+    } catch (e) {
+      await rm(staged, { force: true });
+      throw e;
+    }
+    await rename(staged, dbPath);
+    await rm(`${dbPath}-wal`, { force: true });
+    await rm(`${dbPath}-shm`, { force: true });
   }
 }

@@ -1,8 +1,9 @@
 /**
  * Operating the gateway (management auth):
  *   GET  /api/db-backups              the backups (DIR/backups/gateway)
- *   POST /api/db-backups              make one now {label?} (SQLite online backup: consistent under load)
- *   PUT  /api/db-backups              restore {id}: 202, then the gateway restarts on that data
+ *   PUT  /api/db-backups              make one now {label?} (SQLite online backup: consistent under load)
+ *   POST /api/db-backups              restore {id}: 202, then the gateway restarts on that data
+ *                                     (the seed's verbs; the old shapes, POST {label?} and PUT {id}, get a 400 saying so)
  *   GET  /api/db-backups/export       the live database as an SQLite file
  *   POST /api/db-backups/import       an SQLite file as the body: checked (400 and nothing changed when it is
  *                                     not a gateway database of a known schema version), then restored as above
@@ -48,25 +49,30 @@ export function systemRoutes(r: Router, svc: GatewayServices, backups: GatewayBa
   const afterAnswer = (ctx: RequestContext, fn: () => Promise<void>) => {
     ctx.res.once('finish', () => setImmediate(() => void fn().catch((e: unknown) => svc.log.error({ err: e }, 'gateway: restart failed'))));
   };
-  const restoreFrom = (ctx: RequestContext, source: string, removeSource: boolean, what: string) => {
+  /** Stage, check and migrate a copy (400 when it cannot be used: nothing changes), answer, then restart on it. */
+  const restoreFrom = async (ctx: RequestContext, source: string, isUpload: boolean, what: string) => {
     const restart = restartable();
-    const version = backups.check(source);
     const dbPath = svc.state.db.store.path;
-    ok(ctx, { restoring: what, schemaVersion: version, note: 'the gateway restarts on the restored data; the data it replaces is kept as a backup' }, 202);
-    afterAnswer(ctx, () => restart(() => backups.swapIn(source, dbPath, removeSource)));
+    const { staged, version } = await backups.stage(source, dbPath, isUpload);
+    ok(ctx, { restoring: what, schemaVersion: version, note: 'the gateway restarts on the restored data; the data it replaces is kept as a backup, the audit log is carried across' }, 202);
+    afterAnswer(ctx, () => restart(() => backups.swapIn(staged, dbPath)));
   };
 
   m(r.get('/api/db-backups', (ctx) => ok(ctx, { backups: backups.list().map(view), dir: backups.dir })));
   m(
-    r.post('/api/db-backups', async (ctx) => {
-      const b = validated(validateCreate, await readPlainObject(ctx, true));
+    r.put('/api/db-backups', async (ctx) => {
+      const body = await readPlainObject(ctx, true);
+      if ('id' in body) throw badRequest('PUT /api/db-backups takes a backup now ({label?}); to restore one, send POST /api/db-backups {id} (the two verbs were the other way round before)', { code: 'verb_changed' });
+      const b = validated(validateCreate, body);
       ok(ctx, view(await backups.create(b.label)), 201);
     }),
   );
   m(
-    r.put('/api/db-backups', async (ctx) => {
-      const b = validated(validateRestore, await readPlainObject(ctx));
-      restoreFrom(ctx, backups.pathOf(b.id), false, b.id);
+    r.post('/api/db-backups', async (ctx) => {
+      const body = await readPlainObject(ctx, true);
+      if (!('id' in body)) throw badRequest('POST /api/db-backups restores a backup ({id}); to take a backup now, send PUT /api/db-backups {label?} (the two verbs were the other way round before)', { code: 'verb_changed' });
+      const b = validated(validateRestore, body);
+      await restoreFrom(ctx, backups.pathOf(b.id), false, b.id);
     }),
   );
   m(
@@ -103,12 +109,7 @@ export function systemRoutes(r: Router, svc: GatewayServices, backups: GatewayBa
     r.post('/api/db-backups/import', async (ctx) => {
       restartable();
       const file = await backups.receive(ctx.req, MAX_IMPORT);
-      try {
-        restoreFrom(ctx, file, true, 'upload');
-      } catch (e) {
-        rmSync(file, { force: true });
-        throw e;
-      }
+      await restoreFrom(ctx, file, true, 'upload');
     }),
   );
 

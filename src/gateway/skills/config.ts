@@ -6,12 +6,14 @@
  *     memory_mb: 64             # per execution (the isolate's heap)
  *     runners: 2                # runner processes (executions in parallel)
  *     max_tool_rounds: 4        # auto skills: model → skill → model rounds in one chat request
+ *     root: skills              # local installs ({path}) read folders under here only (relative: to the state dir)
  *     registry: {url: "https://skills.example/index.json"}
  *     marketplace: {url: "https://market.example/index.json", api_key_env: SKILLS_MARKET_KEY}
  *
  * Both indexes are one JSON document {skills: [{name, version, description, url}]}, `url` the
  * manifest's (relative URLs resolve against the index). Fetched under the egress SSRF policy.
  */
+import { join, resolve } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { compile, describeErrors } from '../../http/schema.js';
 
@@ -25,6 +27,8 @@ export interface SkillsConfig {
   memoryMb: number;
   runners: number;
   maxToolRounds: number;
+  /** `skills.root` as written (absolute, or relative to the state dir); unset: DIR/skills. */
+  root?: string;
   registry?: SkillIndexConfig;
   marketplace?: SkillIndexConfig;
 }
@@ -42,6 +46,7 @@ const validate = compile(
       memory_mb: Type.Optional(Type.Integer({ minimum: 8, maximum: 1024 })),
       runners: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
       max_tool_rounds: Type.Optional(Type.Integer({ minimum: 1, maximum: 16 })),
+      root: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
       registry: Type.Optional(index),
       marketplace: Type.Optional(index),
     },
@@ -62,7 +67,7 @@ function indexOf(raw: RawIndex | undefined, where: string, env: NodeJS.ProcessEn
 export function parseSkills(raw: unknown, env: NodeJS.ProcessEnv): SkillsConfig {
   if (raw === undefined || raw === null) return DEFAULT_SKILLS;
   if (!validate(raw)) throw new Error(describeErrors(validate.errors, 'skills'));
-  const s = raw as { timeout_ms?: number; memory_mb?: number; runners?: number; max_tool_rounds?: number; registry?: RawIndex; marketplace?: RawIndex };
+  const s = raw as { timeout_ms?: number; memory_mb?: number; runners?: number; max_tool_rounds?: number; root?: string; registry?: RawIndex; marketplace?: RawIndex };
   const registry = indexOf(s.registry, 'skills.registry', env);
   const marketplace = indexOf(s.marketplace, 'skills.marketplace', env);
   return {
@@ -70,7 +75,13 @@ export function parseSkills(raw: unknown, env: NodeJS.ProcessEnv): SkillsConfig 
     memoryMb: s.memory_mb ?? DEFAULT_SKILLS.memoryMb,
     runners: s.runners ?? DEFAULT_SKILLS.runners,
     maxToolRounds: s.max_tool_rounds ?? DEFAULT_SKILLS.maxToolRounds,
+    ...(s.root !== undefined ? { root: s.root } : {}),
     ...(registry ? { registry } : {}),
     ...(marketplace ? { marketplace } : {}),
   };
+}
+
+/** The folder local installs read from: `skills.root` (relative paths from the state dir), default DIR/skills. */
+export function skillsRoot(stateDir: string, cfg: SkillsConfig): string {
+  return cfg.root === undefined ? join(stateDir, 'skills') : resolve(stateDir, cfg.root);
 }

@@ -2,20 +2,19 @@
  * Skills (management auth unless noted):
  *   GET  /api/skills                    q, mode, source; page/limit or offset/limit (handler code left out)
  *   GET/PUT/DELETE /api/skills/{id}     PUT: {mode?, description?} or a whole manifest (replaces the code)
- *   POST /api/skills/install            a raw manifest, {manifest}, {path} (a JSON file or a folder with skill.json) or {url}; mode? (default on)
+ *   POST /api/skills/install            a raw manifest, {manifest}, {path} (a folder with skill.json under skills.root) or {url}; mode? (default on)
  *   GET  /api/skills/executions         apiKeyId, skillName, offset/limit
  *   POST /api/skills/executions         {skillName, apiKeyId?, input?, sessionId?}: run it now
  *   GET  /api/skills/registry           q, limit; POST /api/skills/registry/install {name, version?}
  *   GET  /api/skills/marketplace        q, limit (management auth or an API key); POST /api/skills/marketplace/install {name, version?}
  */
-import { readFile, stat } from 'node:fs/promises';
-import { isAbsolute, join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { RequestContext } from '../../http/context.js';
 import { badRequest, HttpError, notFound } from '../../http/errors.js';
 import type { Route, Router } from '../../http/router.js';
 import { compile } from '../../http/schema.js';
 import { intQuery, ok, pageQuery, readPlainObject, validated } from '../routes/common.js';
+import { LocalManifestError, readLocalManifest } from './local-manifest.js';
 import type { SkillService } from './service.js';
 import { SKILL_MODES, SKILL_SOURCES, type ExecutionRecord, type SkillMode, type SkillRecord, type SkillSource } from './store.js';
 
@@ -46,9 +45,24 @@ export function skillView(s: SkillRecord, withCode = false): Record<string, unkn
   };
 }
 
-const parsed = (t: string | undefined): unknown => (t === undefined ? null : JSON.parse(t));
+/**
+ * A stored input or output as JSON. Rows written before outputs were bounded may hold a text cut at
+ * 1 MiB (not JSON any more) or a longer one (the store leaves those out): either is shown as null with
+ * `<which>Truncated: true`, so one bad row never breaks the listing.
+ */
+function stored(t: string | undefined, dropped: boolean | undefined): { value: unknown; truncated: boolean } {
+  if (dropped) return { value: null, truncated: true };
+  if (t === undefined) return { value: null, truncated: false };
+  try {
+    return { value: JSON.parse(t), truncated: false };
+  } catch {
+    return { value: null, truncated: true };
+  }
+}
 
 export function executionView(e: ExecutionRecord): Record<string, unknown> {
+  const input = stored(e.input, e.inputDropped);
+  const output = stored(e.output, e.outputDropped);
   return {
     id: e.id,
     skillId: e.skillId,
@@ -57,25 +71,22 @@ export function executionView(e: ExecutionRecord): Record<string, unknown> {
     sessionId: e.sessionId ?? null,
     status: e.status,
     success: e.status === 'success',
-    input: parsed(e.input),
-    output: parsed(e.output),
+    input: input.value,
+    output: output.value,
+    ...(input.truncated ? { inputTruncated: true } : {}),
+    ...(output.truncated ? { outputTruncated: true } : {}),
     error: e.error ?? null,
     durationMs: e.durationMs,
     createdAt: iso(e.createdAt),
   };
 }
 
-async function manifestFromPath(path: string): Promise<unknown> {
-  if (!isAbsolute(path)) throw badRequest('path must be absolute');
-  let file = path;
+async function manifestFromPath(skills: SkillService, path: string): Promise<unknown> {
   try {
-    if ((await stat(path)).isDirectory()) file = join(path, 'skill.json');
-    const st = await stat(file);
-    if (st.size > 1024 * 1024) throw badRequest(`${file} is larger than 1 MiB`);
-    return JSON.parse(await readFile(file, 'utf8'));
+    return await readLocalManifest(skills.localRoot(), path);
   } catch (e) {
-    if (e instanceof HttpError) throw e;
-    throw badRequest(`cannot read a manifest from ${file}: ${(e as Error).message}`, { code: 'invalid_manifest' });
+    if (e instanceof LocalManifestError) throw badRequest(e.message, { code: 'invalid_manifest' });
+    throw e;
   }
 }
 
@@ -87,7 +98,6 @@ export function skillRoutes(r: Router, skills: SkillService, keyExists: (id: str
     return s;
   };
   const installed = (ctx: RequestContext, out: { skill: SkillRecord; replaced: boolean }) => {
-    skills.forget(out.skill.id);
     ok(ctx, { success: true, replaced: out.replaced, skill: skillView(out.skill) }, out.replaced ? 200 : 201);
   };
 
@@ -109,12 +119,12 @@ export function skillRoutes(r: Router, skills: SkillService, keyExists: (id: str
       const chosenMode = body.mode;
       if (chosenMode !== undefined && !(SKILL_MODES as readonly unknown[]).includes(chosenMode)) throw badRequest(`mode must be one of ${SKILL_MODES.join(', ')}`);
       let manifest: unknown;
-      if (typeof body.path === 'string') manifest = await manifestFromPath(body.path);
+      if (typeof body.path === 'string') manifest = await manifestFromPath(skills, body.path);
       else if (typeof body.url === 'string') manifest = await skills.fetchManifest(body.url);
       else if (body.manifest !== undefined) manifest = body.manifest;
       else manifest = body;
       if (chosenMode !== undefined && manifest && typeof manifest === 'object') manifest = { ...(manifest as object), mode: chosenMode };
-      installed(ctx, skills.install(manifest, 'local'));
+      installed(ctx, await skills.install(manifest, 'local'));
     }),
   );
   m(
@@ -132,6 +142,7 @@ export function skillRoutes(r: Router, skills: SkillService, keyExists: (id: str
       if (b.apiKeyId !== undefined && !keyExists(b.apiKeyId)) throw badRequest(`apiKeyId: no API key ${JSON.stringify(b.apiKeyId)}`);
       const e = await skills.execute(b);
       if (e.status === 'invalid_input') throw badRequest(`skill ${e.skillName}: ${e.error}`, { code: 'invalid_skill_input' });
+      if (e.outputTooLarge) throw new HttpError(422, `skill ${e.skillName}: ${e.error} (execution ${e.id})`, { code: 'skill_output_too_large' });
       ok(ctx, executionView(e), 201);
     }),
   );
@@ -162,9 +173,9 @@ export function skillRoutes(r: Router, skills: SkillService, keyExists: (id: str
       const prev = find(ctx);
       const body = await readPlainObject(ctx);
       if (typeof body.handlerCode === 'string') {
-        const m2 = skills.checkManifest({ ...body, name: body.name ?? prev.name, apiKeyId: body.apiKeyId === undefined ? (prev.apiKeyId ?? null) : body.apiKeyId });
+        const m2 = await skills.checkManifest({ ...body, name: body.name ?? prev.name, apiKeyId: body.apiKeyId === undefined ? (prev.apiKeyId ?? null) : body.apiKeyId });
         if (m2.name !== prev.name || (m2.apiKeyId ?? undefined) !== prev.apiKeyId) throw badRequest('PUT keeps a skill’s name and apiKeyId; install the other one instead');
-        installed(ctx, skills.install({ ...m2, mode: m2.mode ?? prev.mode }, prev.source));
+        installed(ctx, await skills.install({ ...m2, mode: m2.mode ?? prev.mode }, prev.source));
         return;
       }
       const b = validated(validatePatch, body);
@@ -177,7 +188,6 @@ export function skillRoutes(r: Router, skills: SkillService, keyExists: (id: str
     r.delete('/api/skills/:id', (ctx) => {
       const s = find(ctx);
       skills.store.delete(s.id);
-      skills.forget(s.id);
       ok(ctx, { success: true, id: s.id, deleted: true });
     }),
   );

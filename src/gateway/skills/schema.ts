@@ -1,44 +1,31 @@
 /**
- * Skills' input and output JSON Schemas, compiled by their own Ajv instance whose `pattern` uses
- * re2js (linear time), so a manifest cannot bring a regular expression that stalls the daemon.
+ * Bounds on skills' input and output JSON Schemas. Ajv turns a schema into code, and that costs time
+ * far out of proportion to its size (2,000 `anyOf` branches: about 20 s), so a schema is measured
+ * here before it is compiled (on the schema lane, off the event loop: schema-lane.ts).
  */
-import type { Ajv, ValidateFunction } from 'ajv';
-import { RE2JS } from 're2js';
-import { lazyRequire } from '../../http/lazy.js';
-import { describeErrors } from '../../http/schema.js';
 
-const ajvModule = lazyRequire<typeof import('ajv')>('ajv');
-let shared: Ajv | undefined;
+export const SCHEMA_LIMITS = {
+  /** The schema as JSON text. */
+  bytes: 64 * 1024,
+  /** Objects and arrays in it, at any depth (a tool's parameters rarely need 100). */
+  nodes: 500,
+  /** Nesting of objects and arrays. */
+  depth: 32,
+} as const;
 
-function re2(pattern: string, flags: string): { test: (s: string) => boolean } {
-  const re = RE2JS.compile(pattern, flags.includes('i') ? RE2JS.CASE_INSENSITIVE : 0);
-  return { test: (s: string) => re.matcher(s).find() };
-}
-
-function ajv(): Ajv {
-  return (shared ??= new (ajvModule().Ajv)({ allErrors: false, strict: false, coerceTypes: false, useDefaults: false, addUsedSchema: false, code: { regExp: re2 as never } }));
-}
-
-export interface SkillValidators {
-  input: ValidateFunction;
-  output: ValidateFunction;
-}
-
-/** Compile both schemas; throws with a readable message when one is not a valid JSON Schema. */
-export function compileSkillSchemas(schema: { input?: unknown; output?: unknown }): SkillValidators {
-  const one = (s: unknown, which: string): ValidateFunction => {
-    if (s === undefined) return ajv().compile({});
-    if (s === null || typeof s !== 'object' || Array.isArray(s)) throw new Error(`schema.${which} must be a JSON Schema object`);
-    try {
-      return ajv().compile(s as object);
-    } catch (e) {
-      throw new Error(`schema.${which} is not a valid JSON Schema: ${(e as Error).message}`);
-    }
-  };
-  return { input: one(schema.input, 'input'), output: one(schema.output, 'output') };
-}
-
-/** The first problem of a value against a compiled schema, or undefined when it passes. */
-export function problemOf(v: ValidateFunction, value: unknown, root: string): string | undefined {
-  return v(value) ? undefined : describeErrors(v.errors, root);
+/** What makes a schema too big to compile, or undefined when it is within SCHEMA_LIMITS. */
+export function schemaOverLimits(schema: unknown, where: string): string | undefined {
+  if (schema === null || typeof schema !== 'object') return undefined;
+  let nodes = 0;
+  const stack: [unknown, number][] = [[schema, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (++nodes > SCHEMA_LIMITS.nodes) return `${where} has more than ${SCHEMA_LIMITS.nodes} objects and arrays (subschemas, branches, lists): split the skill or simplify its schema`;
+    if (depth > SCHEMA_LIMITS.depth) return `${where} is nested deeper than ${SCHEMA_LIMITS.depth} levels`;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(schema));
+  if (bytes > SCHEMA_LIMITS.bytes) return `${where} is larger than ${SCHEMA_LIMITS.bytes / 1024} KiB as JSON`;
+  return undefined;
 }

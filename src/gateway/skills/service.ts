@@ -4,6 +4,7 @@
  * and indexes from URLs under the SSRF policy.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { Egress } from '../../egress/index.js';
@@ -12,9 +13,10 @@ import type { Clock } from '../../http/clock.js';
 import { HttpError, badRequest } from '../../http/errors.js';
 import { compile, describeErrors } from '../../http/schema.js';
 import { readBounded } from '../providers/api-call.js';
-import type { SkillsConfig } from './config.js';
+import { skillsRoot, type SkillsConfig } from './config.js';
 import { SandboxPool, type RunOutcome } from './sandbox/pool.js';
-import { compileSkillSchemas, problemOf, type SkillValidators } from './schema.js';
+import { schemaOverLimits } from './schema.js';
+import { SchemaLane } from './schema-lane.js';
 import { SkillStore, type ExecutionRecord, type SkillMode, type SkillRecord, type SkillSource } from './store.js';
 
 /** A tool name every model family accepts. */
@@ -65,7 +67,7 @@ export interface IndexEntry {
 export class SkillService {
   readonly store: SkillStore;
   readonly pool: SandboxPool;
-  private readonly validators = new Map<string, { at: number; v: SkillValidators }>();
+  private readonly schemas = new SchemaLane();
 
   constructor(
     store: SkillStore,
@@ -74,27 +76,40 @@ export class SkillService {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly keyExists: (id: string) => boolean,
+    private readonly stateDir: string,
   ) {
     this.store = store;
     this.pool = new SandboxPool(() => this.config().runners);
+    // The default root is made for the operator to drop skill folders into; a configured one must exist.
+    if (this.config().root === undefined) {
+      try {
+        mkdirSync(this.localRoot(), { recursive: true, mode: 0o750 });
+      } catch (e) {
+        this.log.warn(`gateway: cannot create the skills root ${this.localRoot()}: ${(e as Error).message}`);
+      }
+    }
   }
 
-  /** Check a manifest; 400 naming the first problem. */
-  checkManifest(raw: unknown): Manifest {
+  /** Check a manifest; 400 naming the first problem. Its schemas are measured, then compiled on the schema lane. */
+  async checkManifest(raw: unknown): Promise<Manifest> {
     if (!validateManifest(raw)) throw badRequest(`manifest: ${describeErrors(validateManifest.errors, 'manifest')}`, { code: 'invalid_manifest' });
     const m = raw as Manifest;
-    try {
-      compileSkillSchemas(m.schema);
-    } catch (e) {
-      throw badRequest(`manifest: ${(e as Error).message}`, { code: 'invalid_manifest' });
-    }
+    const over = schemaOverLimits(m.schema.input, 'schema.input') ?? schemaOverLimits(m.schema.output, 'schema.output');
+    if (over) throw badRequest(`manifest: ${over}`, { code: 'invalid_manifest' });
     if (m.apiKeyId && !this.keyExists(m.apiKeyId)) throw badRequest(`manifest: apiKeyId: no API key ${JSON.stringify(m.apiKeyId)}`, { code: 'invalid_manifest' });
+    let problem: string | undefined;
+    try {
+      problem = await this.schemas.check(m.schema);
+    } catch (e) {
+      throw new HttpError(503, `manifest: ${(e as Error).message}`, { code: 'schema_check_unavailable' });
+    }
+    if (problem) throw badRequest(`manifest: ${problem}`, { code: 'invalid_manifest' });
     return m;
   }
 
   /** Install (or replace the skill of the same name and owner); the mode is kept on a replace unless given. */
-  install(raw: unknown, source: SkillSource): { skill: SkillRecord; replaced: boolean } {
-    const m = this.checkManifest(raw);
+  async install(raw: unknown, source: SkillSource): Promise<{ skill: SkillRecord; replaced: boolean }> {
+    const m = await this.checkManifest(raw);
     const apiKeyId = m.apiKeyId ?? undefined;
     const prev = this.store.sameSlot(m.name, apiKeyId);
     const now = this.clock.now();
@@ -115,21 +130,32 @@ export class SkillService {
     return { skill: s, replaced: prev !== undefined };
   }
 
-  private validatorsOf(s: SkillRecord): SkillValidators {
-    const hit = this.validators.get(s.id);
-    if (hit && hit.at === s.updatedAt) return hit.v;
-    const v = compileSkillSchemas(s.schema);
-    this.validators.set(s.id, { at: s.updatedAt, v });
-    return v;
+  /**
+   * Check a JSON text against one of a skill's schemas on the schema lane: the first problem (as a
+   * message rooted at `which`), or `broken` when the stored schema cannot be used any more (too big for
+   * today's limits, not compilable, or the lane failed).
+   */
+  private async checkAgainst(s: SkillRecord, which: 'input' | 'output', text: string): Promise<{ problem?: string; broken?: string }> {
+    const over = schemaOverLimits(s.schema[which], `schema.${which}`);
+    if (over) return { broken: `${over}; install it again with a smaller schema` };
+    try {
+      const r = await this.schemas.validate(`${s.id}:${s.updatedAt}`, s.schema, which, text);
+      if (r.error !== undefined) return { broken: r.error };
+      return r.problem ? { problem: describeErrors([r.problem as never], which) } : {};
+    } catch (e) {
+      return { broken: (e as Error).message };
+    }
+  }
+
+  /** Where local installs ({path}) may read from: gateway.yaml skills.root, relative to the state dir; default DIR/skills. */
+  localRoot(): string {
+    return skillsRoot(this.stateDir, this.config());
   }
 
   now(): number {
     return this.clock.now();
   }
 
-  forget(id: string): void {
-    this.validators.delete(id);
-  }
 
   /**
    * Run a skill by name for a caller. Input and output are checked against the manifest's schemas.
@@ -144,7 +170,6 @@ export class SkillService {
 
   async run(s: SkillRecord, input: unknown, apiKeyId: string | undefined, sessionId: string | undefined): Promise<ExecutionRecord> {
     const cfg = this.config();
-    const v = this.validatorsOf(s);
     const inputText = JSON.stringify(input) ?? 'null';
     const rec: ExecutionRecord = {
       id: `exe_${randomBytes(9).toString('base64url')}`,
@@ -152,25 +177,37 @@ export class SkillService {
       skillName: s.name,
       ...(apiKeyId ? { apiKeyId } : {}),
       ...(sessionId ? { sessionId } : {}),
-      input: inputText.slice(0, MAX_IO),
       status: 'success',
       durationMs: 0,
       createdAt: this.clock.now(),
     };
-    const bad = problemOf(v.input, input, 'input');
-    if (bad) {
+    // Only whole JSON texts are stored: a cut one could not be read back.
+    if (Buffer.byteLength(inputText) > MAX_IO) {
       rec.status = 'invalid_input';
-      rec.error = bad;
+      rec.error = 'input is larger than 1 MiB';
+      this.store.addExecution(rec);
+      return rec;
+    }
+    rec.input = inputText;
+    const inCheck = await this.checkAgainst(s, 'input', inputText);
+    if (inCheck.broken !== undefined || inCheck.problem !== undefined) {
+      rec.status = inCheck.broken !== undefined ? 'error' : 'invalid_input';
+      rec.error = inCheck.broken ?? inCheck.problem;
     } else {
-      const out: RunOutcome = await this.pool.run(s.handlerCode, inputText, { timeoutMs: cfg.timeoutMs, memoryMb: cfg.memoryMb });
+      const out: RunOutcome = await this.pool.run(s.handlerCode, inputText, { timeoutMs: cfg.timeoutMs, memoryMb: cfg.memoryMb, maxOutputBytes: MAX_IO });
       rec.durationMs = Math.round(out.durationMs);
-      if (out.ok) {
-        rec.output = out.output.slice(0, MAX_IO);
-        const problem = out.output.length > MAX_IO ? 'output is larger than 1 MiB' : problemOf(v.output, JSON.parse(out.output), 'output');
-        if (problem) {
-          rec.status = 'invalid_output';
-          rec.error = problem;
+      if (out.ok && Buffer.byteLength(out.output) <= MAX_IO) {
+        rec.output = out.output;
+        const outCheck = await this.checkAgainst(s, 'output', out.output);
+        if (outCheck.broken !== undefined || outCheck.problem !== undefined) {
+          rec.status = outCheck.broken !== undefined ? 'error' : 'invalid_output';
+          rec.error = outCheck.broken ?? outCheck.problem;
         }
+      } else if (out.ok || out.kind === 'too_large') {
+        // Not kept: the execution is recorded as an invalid output without it.
+        rec.status = 'invalid_output';
+        rec.error = out.ok ? 'the output is larger than 1 MiB; it was dropped' : out.error;
+        rec.outputTooLarge = true;
       } else {
         rec.status = out.kind === 'output' ? 'invalid_output' : out.kind;
         rec.error = out.error;
@@ -227,7 +264,7 @@ export class SkillService {
     const found = (await this.searchIndex(which, '', 10_000)).filter((e) => e.name === name && (version === undefined || e.version === version));
     if (found.length === 0) throw new HttpError(404, `${which} has no skill ${name}${version ? ` ${version}` : ''}`, { code: 'skill_not_found' });
     const idx = this.indexConfig(which);
-    return this.install(await this.fetchManifest(found[found.length - 1]!.url, idx.apiKey), which);
+    return await this.install(await this.fetchManifest(found[found.length - 1]!.url, idx.apiKey), which);
   }
 
   indexConfig(which: 'registry' | 'marketplace'): { url: string; apiKey?: string } {
@@ -239,5 +276,6 @@ export class SkillService {
 
   close(): void {
     this.pool.close();
+    this.schemas.close();
   }
 }

@@ -32,7 +32,15 @@ export interface ExecutionRecord {
   error?: string;
   durationMs: number;
   createdAt: number;
+  /** Set on a fresh record (never stored) when the output was dropped for being over 1 MiB. */
+  outputTooLarge?: true;
+  /** Read back: the stored text was over MAX_STORED_IO and was left out (rows of older versions). */
+  inputDropped?: true;
+  outputDropped?: true;
 }
+
+/** Inputs and outputs longer than this (characters) are not read back: only older versions wrote them. */
+export const MAX_STORED_IO = 1024 * 1024;
 
 const skill = (r: Record<string, unknown>): SkillRecord => ({
   id: r.id as string,
@@ -56,6 +64,8 @@ const execution = (r: Record<string, unknown>): ExecutionRecord => ({
   ...(r.session_id !== null ? { sessionId: r.session_id as string } : {}),
   ...(r.input !== null ? { input: r.input as string } : {}),
   ...(r.output !== null ? { output: r.output as string } : {}),
+  ...(r.input_dropped ? { inputDropped: true as const } : {}),
+  ...(r.output_dropped ? { outputDropped: true as const } : {}),
   status: r.status as ExecutionRecord['status'],
   ...(r.error !== null ? { error: r.error as string } : {}),
   durationMs: r.duration_ms as number,
@@ -136,7 +146,15 @@ export class SkillStore {
     if (f.skillName !== undefined) (parts.push('skill_name = ?'), args.push(f.skillName));
     const w = parts.length ? parts.join(' AND ') : '1';
     const total = (this.store.prepare(`SELECT count(*) AS n FROM skill_executions WHERE ${w}`).get(...args) as { n: number }).n;
-    const rows = this.store.prepare(`SELECT * FROM skill_executions WHERE ${w} ORDER BY created_at DESC, id LIMIT ? OFFSET ?`).all(...args, limit, offset) as Record<string, unknown>[];
+    // An input or output too long to show is not even read (older versions stored up to whatever a skill returned).
+    const rows = this.store
+      .prepare(
+        `SELECT id, skill_id, skill_name, api_key_id, session_id, status, error, duration_ms, created_at,
+           CASE WHEN length(input) > ${MAX_STORED_IO} THEN NULL ELSE input END AS input, length(input) > ${MAX_STORED_IO} AS input_dropped,
+           CASE WHEN length(output) > ${MAX_STORED_IO} THEN NULL ELSE output END AS output, length(output) > ${MAX_STORED_IO} AS output_dropped
+         FROM skill_executions WHERE ${w} ORDER BY created_at DESC, id LIMIT ? OFFSET ?`,
+      )
+      .all(...args, limit, offset) as Record<string, unknown>[];
     return { rows: rows.map(execution), total };
   }
 }

@@ -1,11 +1,12 @@
 /**
  * Dashboard login: POST /api/auth/login {password} sets the `auth_token` cookie (HttpOnly,
- * SameSite=Lax, 24 h); POST /api/auth/logout ends the session; POST /api/auth/password saves a new
- * password hash (management auth) and ends every session; GET /api/auth/status says whether the
+ * SameSite=Lax, 24 h); POST /api/auth/logout ends the session; POST /api/auth/password {password,
+ * currentPassword} saves a new password hash (management auth; currentPassword may be left out over
+ * the control socket or while no login is configured) and ends every session; GET /api/auth/status says whether the
  * caller is authenticated.
  */
 import type { TLSSocket } from 'node:tls';
-import { badRequest } from '../../../http/errors.js';
+import { badRequest, HttpError } from '../../../http/errors.js';
 import type { RequestContext } from '../../../http/context.js';
 import type { Router } from '../../../http/router.js';
 import { AUTH_COOKIE, SESSION_TTL_MS } from '../../auth.js';
@@ -56,6 +57,13 @@ export function authRoutes(r: Router, svc: GatewayServices): void {
     const pw = body.password ?? body.newPassword;
     if (typeof pw !== 'string' || pw.length < 8) throw badRequest('password must be a string of at least 8 characters');
     if (pw.length > 1024) throw badRequest('password is too long');
+    // A stolen session or management key must not be enough to take the login over. The control
+    // socket (file permissions are its authentication) stays the way to reset a forgotten password.
+    if (!ctx.viaSocket && svc.auth.loginConfigured()) {
+      const current = body.currentPassword;
+      if (typeof current !== 'string' || current.length === 0 || current.length > 1024) throw badRequest('currentPassword is required to change the password (over the control socket it may be left out)', { code: 'current_password_required' });
+      if (!(await svc.auth.isCurrentPassword(current))) throw new HttpError(403, 'currentPassword is not the current password', { code: 'invalid_current_password' });
+    }
     await svc.auth.setPassword(pw);
     ok(ctx, { success: true });
   }).tag('auth', 'management');

@@ -3,6 +3,9 @@
  * running one execution at a time in a fresh isolate. A runner that does not answer within the time
  * limit plus a grace period is killed (SIGKILL) and replaced; one that dies fails its execution.
  * Nothing of the handler code ever runs in the daemon's process.
+ *
+ * Runners start with WebAssembly off (its memory is outside the isolate's limit) and, when the daemon
+ * runs as root, as the unprivileged RUNNER_ID user and group with no supplementary groups.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -13,11 +16,19 @@ import { fileURLToPath } from 'node:url';
 export interface SandboxLimits {
   timeoutMs: number;
   memoryMb: number;
+  /** The longest output (JSON text, UTF-8 bytes) passed back; a longer one is dropped ('too_large'). */
+  maxOutputBytes?: number;
 }
+
+/** 1 MiB: the default output bound. */
+export const MAX_OUTPUT_BYTES = 1024 * 1024;
 
 export type RunOutcome =
   | { ok: true; output: string; durationMs: number }
-  | { ok: false; kind: 'timeout' | 'memory' | 'error' | 'output' | 'crashed' | 'busy'; error: string; durationMs: number };
+  | { ok: false; kind: 'timeout' | 'memory' | 'error' | 'output' | 'too_large' | 'crashed' | 'busy'; error: string; durationMs: number };
+
+/** nobody/nogroup on Debian and most distributions: who runners run as when the daemon is root. */
+export const RUNNER_ID = 65534;
 
 interface Job {
   id: number;
@@ -30,6 +41,8 @@ interface Job {
 
 /** Grace after the time limit before the runner process is killed. */
 const KILL_GRACE_MS = 1000;
+/** How long a new runner may take to start before it is killed. */
+const BOOT_LIMIT_MS = 30_000;
 /** Where the runner script may be, relative to an ancestor of this module: the source tree, or the bundle. */
 const RUNNER_PLACES = ['skill-runner.mjs', 'src/gateway/skills/sandbox/skill-runner.mjs', 'dist/bundle/skill-runner.mjs'];
 
@@ -55,11 +68,14 @@ class Runner {
 
   constructor(private readonly onDone: (r: Runner) => void) {
     // An empty environment and working directory; --no-node-snapshot is what isolated-vm needs on Node 20+.
+    // libuv drops the supplementary groups when it sets the uid.
+    const asRoot = process.getuid?.() === 0;
     this.child = fork(runnerPath(), [], {
       execPath: process.execPath,
-      execArgv: ['--no-node-snapshot', '--max-old-space-size=256'],
+      execArgv: ['--no-node-snapshot', '--no-expose-wasm', '--max-old-space-size=256'],
       env: {},
       cwd: tmpdir(),
+      ...(asRoot ? { uid: RUNNER_ID, gid: RUNNER_ID } : {}),
       stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
       serialization: 'json',
     });
@@ -68,7 +84,7 @@ class Runner {
     this.ready = new Promise((resolve, reject) => {
       this.child.once('message', () => resolve());
       this.child.once('error', reject);
-      this.child.once('exit', (code) => reject(new Error(`skill runner exited (${code}) before it was ready`)));
+      this.child.once('exit', (code) => reject(new Error(`skill runner exited (${code}) before it was ready${asRoot ? ` (it runs as uid ${RUNNER_ID}: it must be able to read the daemon's files)` : ''}`)));
     });
     this.ready.catch(() => undefined);
     this.child.on('message', (m: { id?: number; ok?: boolean; output?: string; kind?: string; error?: string }) => {
@@ -85,14 +101,27 @@ class Runner {
 
   start(job: Job): void {
     this.job = job;
-    this.timer = setTimeout(() => {
-      this.kill();
-      this.finish({ ok: false, kind: 'timeout', error: `time limit of ${job.limits.timeoutMs} ms exceeded; the runner was killed`, durationMs: Date.now() - job.startedAt });
-    }, job.limits.timeoutMs + KILL_GRACE_MS);
+    // Starting a runner (node and isolated-vm: seconds on a busy machine) does not count against the
+    // skill's time limit, but one that never gets ready is killed too.
+    this.arm(BOOT_LIMIT_MS, () => ({ ok: false, kind: 'crashed', error: `the skill runner did not start within ${BOOT_LIMIT_MS / 1000} s; it was killed`, durationMs: 0 }));
     this.ready.then(
-      () => this.child.send({ id: job.id, code: job.code, input: job.input, timeoutMs: job.limits.timeoutMs, memoryMb: job.limits.memoryMb }),
+      () => {
+        if (this.job !== job) return;
+        job.startedAt = Date.now();
+        this.arm(job.limits.timeoutMs + KILL_GRACE_MS, () => ({ ok: false, kind: 'timeout', error: `time limit of ${job.limits.timeoutMs} ms exceeded; the runner was killed`, durationMs: Date.now() - job.startedAt }));
+        this.child.send({ id: job.id, code: job.code, input: job.input, timeoutMs: job.limits.timeoutMs, memoryMb: job.limits.memoryMb, maxOutputBytes: job.limits.maxOutputBytes ?? MAX_OUTPUT_BYTES });
+      },
       (e: Error) => this.finish({ ok: false, kind: 'crashed', error: e.message, durationMs: 0 }),
     );
+  }
+
+  /** Kill the runner and finish its job with `outcome()` unless it answers within `ms`. */
+  private arm(ms: number, outcome: () => RunOutcome): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.kill();
+      this.finish(outcome());
+    }, ms);
   }
 
   private finish(o: RunOutcome): void {
