@@ -131,6 +131,23 @@ describe('Core API cluster', () => {
     expect((await tcp(addr.a!, 'DELETE', '/core/1.0/cluster/b', serverCert(b))).status).toBe(403);
   });
 
+  it('GET /core/1.0 on the cluster address: the public fields only, unless the client is a member', async () => {
+    for (const who of [undefined, await generateSelfSigned('stranger')]) {
+      const r = await tcp(addr.a!, 'GET', '/core/1.0', who);
+      expect(r.status).toBe(200);
+      expect(r.json).toMatchObject({ type: 'sync', status: 'Success', status_code: 200, error_code: 0, error: '', operation: '' });
+      expect(Object.keys(r.json.metadata).sort()).toEqual(['address', 'extensions', 'name', 'ready', 'version']);
+      expect(r.json.metadata).toMatchObject({ name: 'a', address: addr.a, ready: true });
+      expect(r.json.metadata.extensions).toContain('cluster_v1');
+    }
+    const asB = await tcp(addr.a!, 'GET', '/core/1.0', serverCert(b));
+    expect(asB.status).toBe(200);
+    expect(asB.json.metadata).toMatchObject({ name: 'a', state_dir: expect.any(String), pid: expect.any(Number), servers: expect.any(Object) });
+    expect(Object.keys(asB.json.metadata.servers).length).toBeGreaterThan(0);
+    const viaSocket = await a.request('core', 'GET', '/core/1.0');
+    expect(Object.keys(viaSocket.json.metadata).sort()).toEqual(Object.keys(asB.json.metadata).sort());
+  });
+
   it('a third member joins through the token\'s addresses; every member learns of it', async () => {
     const token = (await b.request('core', 'POST', '/core/control/tokens', { name: 'c' })).json.metadata as string;
     const r = await c.request('core', 'POST', '/core/control', { join_token: token, name: 'c', address: addr.c });
