@@ -148,12 +148,28 @@ describe('Core API cluster', () => {
     expect(Object.keys(viaSocket.json.metadata).sort()).toEqual(Object.keys(asB.json.metadata).sort());
   });
 
-  it('a third member joins through the token\'s addresses; every member learns of it', async () => {
+  const tokenNames = async (d: TestDaemon) => ((await d.request('core', 'GET', '/core/control/tokens')).json.metadata as { name: string }[]).map((t) => t.name);
+
+  it('join tokens are the cluster\'s: every member lists them; a revocation anywhere holds everywhere', async () => {
+    expect((await a.request('core', 'POST', '/core/control/tokens', { name: 'd' })).status).toBe(200);
+    expect(await tokenNames(b)).toEqual(['d']);
+    expect((await b.request('core', 'DELETE', '/core/1.0/tokens/d')).status).toBe(200);
+    expect(await tokenNames(a)).toEqual([]);
+  });
+
+  it('a third member joins through another member while the token\'s issuer is down; every member learns of it', async () => {
     const token = (await b.request('core', 'POST', '/core/control/tokens', { name: 'c' })).json.metadata as string;
+    expect(JSON.parse(Buffer.from(token, 'base64').toString()).join_addresses).toEqual([addr.b, addr.a]);
+    await b.stop();
     const r = await c.request('core', 'POST', '/core/control', { join_token: token, name: 'c', address: addr.c });
     expect(r.status, r.text).toBe(200);
+    expect(await tokenNames(a)).toEqual([]);
+    await b.start();
+    await b.waitReady();
     for (const d of [a, b, c]) await until('three members everywhere', async () => (await members(d)).filter((m) => m.status === 'ONLINE').length === 3);
-  });
+    // The issuer missed the join: it learns the token was used and no longer offers it.
+    await until('b to forget the used token', async () => (await tokenNames(b)).length === 0);
+  }, 40_000);
 
   it('remove: every member forgets c; c leaves and stops serving its cluster address', async () => {
     const out = await a.cli(['cluster', 'remove', 'c']);
