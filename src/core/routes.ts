@@ -1,5 +1,5 @@
 import { Router, HttpError, readJson, badRequest, type RequestContext } from '../http/index.js';
-import type { DaemonControl } from './daemon-control.js';
+import type { DaemonControl, DaemonInfo } from './daemon-control.js';
 import { sendSync } from './envelope.js';
 import { clusterRoutes, peerFingerprint } from './cluster/routes.js';
 import type { ClusterService } from './cluster/service.js';
@@ -56,6 +56,19 @@ function admit(ctx: RequestContext, method: string, pattern: string, cluster?: C
   if (method !== 'GET' && !pattern.startsWith('/core/internal')) throw new HttpError(403, 'Core API changes are only accepted on the control socket');
 }
 
+/** Whether a request may see the daemon's internals: over the socket, or with a member's certificate. */
+function fullAnswer(ctx: RequestContext, cluster?: ClusterAccess): boolean {
+  return ctx.viaSocket || (cluster?.initialised() === true && cluster.trustedFingerprint(peerFingerprint(ctx)));
+}
+
+/**
+ * `GET /core/1.0` for anyone else over TCP: microcluster's public server info and nothing more
+ * (no state dir, pid, listeners or storage URLs).
+ */
+function publicInfo(i: DaemonInfo & { extensions: string[] }): Pick<DaemonInfo, 'name' | 'address' | 'version' | 'ready' | 'extensions'> {
+  return { name: i.name, address: i.address, version: i.version, ready: i.ready, extensions: i.extensions };
+}
+
 export function coreRoutes(daemon: () => DaemonControl, extensions: string[], cluster?: ClusterService): Router {
   const r = new Router();
   const { limit, interval } = CORE_MUTATION_LIMIT;
@@ -66,7 +79,10 @@ export function coreRoutes(daemon: () => DaemonControl, extensions: string[], cl
   if (cluster) clusterRoutes(r, cluster, readObject);
 
   r.get('/', (ctx) => sendSync(ctx.res, ['/1.0']));
-  r.get('/core/1.0', (ctx) => sendSync(ctx.res, { ...daemon().info(), extensions }));
+  r.get('/core/1.0', (ctx) => {
+    const info = { ...daemon().info(), extensions };
+    sendSync(ctx.res, fullAnswer(ctx, cluster) ? info : publicInfo(info));
+  });
   r.get('/core/1.0/ready', (ctx) => {
     const state = daemon().ready();
     if (!state.ready) throw new HttpError(503, state.reason ?? 'Daemon is not ready yet');

@@ -131,12 +131,45 @@ describe('Core API cluster', () => {
     expect((await tcp(addr.a!, 'DELETE', '/core/1.0/cluster/b', serverCert(b))).status).toBe(403);
   });
 
-  it('a third member joins through the token\'s addresses; every member learns of it', async () => {
+  it('GET /core/1.0 on the cluster address: the public fields only, unless the client is a member', async () => {
+    for (const who of [undefined, await generateSelfSigned('stranger')]) {
+      const r = await tcp(addr.a!, 'GET', '/core/1.0', who);
+      expect(r.status).toBe(200);
+      expect(r.json).toMatchObject({ type: 'sync', status: 'Success', status_code: 200, error_code: 0, error: '', operation: '' });
+      expect(Object.keys(r.json.metadata).sort()).toEqual(['address', 'extensions', 'name', 'ready', 'version']);
+      expect(r.json.metadata).toMatchObject({ name: 'a', address: addr.a, ready: true });
+      expect(r.json.metadata.extensions).toContain('cluster_v1');
+    }
+    const asB = await tcp(addr.a!, 'GET', '/core/1.0', serverCert(b));
+    expect(asB.status).toBe(200);
+    expect(asB.json.metadata).toMatchObject({ name: 'a', state_dir: expect.any(String), pid: expect.any(Number), servers: expect.any(Object) });
+    expect(Object.keys(asB.json.metadata.servers).length).toBeGreaterThan(0);
+    const viaSocket = await a.request('core', 'GET', '/core/1.0');
+    expect(Object.keys(viaSocket.json.metadata).sort()).toEqual(Object.keys(asB.json.metadata).sort());
+  });
+
+  const tokenNames = async (d: TestDaemon) => ((await d.request('core', 'GET', '/core/control/tokens')).json.metadata as { name: string }[]).map((t) => t.name);
+
+  it('join tokens are the cluster\'s: every member lists them; a revocation anywhere holds everywhere', async () => {
+    expect((await a.request('core', 'POST', '/core/control/tokens', { name: 'd' })).status).toBe(200);
+    expect(await tokenNames(b)).toEqual(['d']);
+    expect((await b.request('core', 'DELETE', '/core/1.0/tokens/d')).status).toBe(200);
+    expect(await tokenNames(a)).toEqual([]);
+  });
+
+  it('a third member joins through another member while the token\'s issuer is down; every member learns of it', async () => {
     const token = (await b.request('core', 'POST', '/core/control/tokens', { name: 'c' })).json.metadata as string;
+    expect(JSON.parse(Buffer.from(token, 'base64').toString()).join_addresses).toEqual([addr.b, addr.a]);
+    await b.stop();
     const r = await c.request('core', 'POST', '/core/control', { join_token: token, name: 'c', address: addr.c });
     expect(r.status, r.text).toBe(200);
+    expect(await tokenNames(a)).toEqual([]);
+    await b.start();
+    await b.waitReady();
     for (const d of [a, b, c]) await until('three members everywhere', async () => (await members(d)).filter((m) => m.status === 'ONLINE').length === 3);
-  });
+    // The issuer missed the join: it learns the token was used and no longer offers it.
+    await until('b to forget the used token', async () => (await tokenNames(b)).length === 0);
+  }, 40_000);
 
   it('remove: every member forgets c; c leaves and stops serving its cluster address', async () => {
     const out = await a.cli(['cluster', 'remove', 'c']);

@@ -39,11 +39,11 @@ export function clusterRoutes(r: Router, cluster: ClusterService, readObject: (c
 
   r.post('/core/control/tokens', async (ctx) => {
     const body = await readObject(ctx);
-    sendSync(ctx.res, cluster.createToken(body.name, expireAfterNs(body.expire_after)));
+    sendSync(ctx.res, await cluster.createToken(body.name, expireAfterNs(body.expire_after)));
   });
   r.get('/core/control/tokens', (ctx) => sendSync(ctx.res, cluster.tokens()));
-  r.delete('/core/1.0/tokens/:name', (ctx) => {
-    cluster.revokeToken(ctx.params.name!);
+  r.delete('/core/1.0/tokens/:name', async (ctx) => {
+    await cluster.revokeToken(ctx.params.name!);
     sendSync(ctx.res);
   });
 
@@ -64,6 +64,15 @@ export function clusterRoutes(r: Router, cluster: ClusterService, readObject: (c
   });
   r.delete('/core/internal/truststore/:name', (ctx) => {
     cluster.distrust(ctx.params.name!);
+    sendSync(ctx.res);
+  });
+  // Join tokens are held by every member: one issued elsewhere, and one used or revoked elsewhere.
+  r.post('/core/internal/tokens', async (ctx) => {
+    cluster.learnToken(await readObject(ctx));
+    sendSync(ctx.res);
+  });
+  r.post('/core/internal/tokens/spend', async (ctx) => {
+    cluster.spendToken(await readObject(ctx));
     sendSync(ctx.res);
   });
   r.post('/core/internal/heartbeat', async (ctx) => {

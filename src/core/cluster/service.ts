@@ -19,7 +19,7 @@ import type { Clock } from '../../http/clock.js';
 import type { DaemonControl, KeyPair, StorageSettings } from '../daemon-control.js';
 import { fingerprint, isCertificate, isMemberName } from './identity.js';
 import { peerRequest, PinMismatch } from './client.js';
-import type { ClusterStore, Member } from './store.js';
+import type { ClusterStore, Member, TokenRecord } from './store.js';
 import { decodeToken, encodeToken } from './token.js';
 
 export interface ClusterDeps {
@@ -66,6 +66,14 @@ function checkAddress(address: unknown): string {
 function checkName(name: unknown): string {
   if (!isMemberName(name)) throw new HttpError(400, `Invalid member name ${JSON.stringify(name)}: want a host name (letters, digits, - and .)`);
   return name;
+}
+
+/** A token record from another member, or undefined when a field is missing. */
+function tokenRecord(o: Record<string, unknown>): TokenRecord | undefined {
+  const { name, secret, expires_at, created_at } = o;
+  if (!isMemberName(name) || typeof secret !== 'string' || !/^[0-9a-f]{16,128}$/.test(secret)) return undefined;
+  if (!Number.isSafeInteger(expires_at) || (expires_at as number) < 0 || !Number.isSafeInteger(created_at)) return undefined;
+  return { name, secret, expires_at: expires_at as number, created_at: created_at as number };
 }
 
 function sameStorage(a: StorageSettings, b: StorageSettings): boolean {
@@ -162,7 +170,7 @@ export class ClusterService {
   }
 
   /** POST /core/control/tokens: a join token for member `name`. `expireAfterNs` 0 = never. */
-  createToken(name: unknown, expireAfterNs: number): string {
+  async createToken(name: unknown, expireAfterNs: number): Promise<string> {
     const self = this.requireSelf();
     const n = checkName(name);
     if (this.d.store.member(n)) throw new HttpError(409, `A member named ${JSON.stringify(n)} already exists`);
@@ -170,8 +178,29 @@ export class ClusterService {
     this.d.store.purgeTokens(now);
     const secret = randomBytes(32).toString('hex');
     const expires = expireAfterNs > 0 ? now + Math.ceil(expireAfterNs / 1e6) : 0;
-    if (!this.d.store.addToken({ name: n, secret, expires_at: expires, created_at: now })) throw new HttpError(409, `A join token for ${JSON.stringify(n)} already exists`);
+    const record: TokenRecord = { name: n, secret, expires_at: expires, created_at: now };
+    if (!this.d.store.addToken(record)) throw new HttpError(409, `A join token for ${JSON.stringify(n)} already exists`);
+    // Every member holds the token, so any of them accepts it while this one is down (heartbeats
+    // bring it to a member this misses).
+    await this.fanOut(() => ({ method: 'POST', path: '/core/internal/tokens', body: record }));
     return this.encode(self, secret);
+  }
+
+  /** POST /core/internal/tokens from a member: a token it issued. */
+  learnToken(body: Record<string, unknown>): void {
+    const t = tokenRecord(body);
+    if (!t) throw new HttpError(400, 'A token record wants name, secret, expires_at and created_at');
+    this.d.store.learnToken(t);
+  }
+
+  /**
+   * POST /core/internal/tokens/spend from a member: the token was used by the joiner with
+   * certificate fingerprint `spent_by` (or revoked, `spent_by` ''). 409 when another joiner used it first.
+   */
+  spendToken(body: Record<string, unknown>): void {
+    const { secret, name, spent_by: by } = body;
+    if (typeof secret !== 'string' || !secret || typeof name !== 'string' || typeof by !== 'string') throw new HttpError(400, 'A spent token wants secret, name and spent_by');
+    if (!this.d.store.spend(secret, name, by, this.d.clock.now())) throw new HttpError(409, `The join token for ${JSON.stringify(name)} was already used`);
   }
 
   private encode(self: Member, secret: string): string {
@@ -188,8 +217,11 @@ export class ClusterService {
     }));
   }
 
-  revokeToken(name: string): void {
-    if (!this.d.store.deleteToken(name)) throw new HttpError(404, `No join token named ${JSON.stringify(name)}`);
+  async revokeToken(name: string): Promise<void> {
+    const t = this.d.store.tokens(this.d.clock.now()).find((r) => r.name === name);
+    if (!t) throw new HttpError(404, `No join token named ${JSON.stringify(name)}`);
+    this.d.store.spend(t.secret, t.name, '', this.d.clock.now());
+    await this.fanOut(() => ({ method: 'POST', path: '/core/internal/tokens/spend', body: { secret: t.secret, name: t.name, spent_by: '' } }));
   }
 
   private requireSelf(): Member {
@@ -299,8 +331,19 @@ export class ClusterService {
       joined_at: now,
       heartbeat: 0,
     };
+    // Spent once cluster-wide: here first, then on every member that answers; a member that saw
+    // another joiner use it first refuses, and so does this one.
+    if (!this.d.store.spend(token.secret, token.name, fp, now)) throw new HttpError(409, `The join token for ${JSON.stringify(token.name)} was already used`);
+    const refusals: string[] = [];
+    await this.fanOut(
+      () => ({ method: 'POST', path: '/core/internal/tokens/spend', body: { secret: token.secret, name: token.name, spent_by: fp } }),
+      [],
+      (m, status) => {
+        if (status === 409) refusals.push(m.name);
+      },
+    );
+    if (refusals.length > 0) throw new HttpError(409, `The join token for ${JSON.stringify(token.name)} was already used (through ${refusals.join(', ')})`);
     this.d.store.putMember(member);
-    this.d.store.deleteToken(token.name);
     await this.fanOut((m) => ({ method: 'POST', path: '/core/internal/truststore', body: this.wire(member), skip: m.name === name }));
     this.d.log.info({ name, address }, 'a member joined the cluster');
     const pair = this.clusterPair()!;
@@ -355,7 +398,11 @@ export class ClusterService {
   }
 
   /** Send a request to every other member (and `extra`), in parallel; failures are logged, not thrown. */
-  private async fanOut(req: (m: Member) => { method: string; path: string; body?: unknown; skip?: boolean }, extra: Member[] = []): Promise<void> {
+  private async fanOut(
+    req: (m: Member) => { method: string; path: string; body?: unknown; skip?: boolean },
+    extra: Member[] = [],
+    answered?: (m: Member, status: number) => void,
+  ): Promise<void> {
     const self = this.self();
     const pair = this.clusterPair();
     if (!self || !pair) return;
@@ -368,6 +415,7 @@ export class ClusterService {
         if (r.skip) return;
         try {
           const reply = await peerRequest(this.d.egress, { address: m.address, method: r.method, path: r.path, body: r.body, pin, identity });
+          answered?.(m, reply.status);
           if (reply.status !== 200) this.d.log.warn({ member: m.name, status: reply.status, err: reply.error }, `cluster: ${r.method} ${r.path} refused by ${m.name}`);
         } catch (e) {
           this.d.log.warn({ member: m.name, err: (e as Error).message }, `cluster: ${m.name} unreachable for ${r.method} ${r.path}`);
@@ -394,7 +442,13 @@ export class ClusterService {
       this.d.store.heartbeat(self.name, now, this.daemon.getConfig()['failure-domain'], 'member');
       const identity = await this.daemon.serverKeyPair();
       const pin = fingerprint(pair.cert);
-      const body = { name: self.name, failure_domain: this.daemon.getConfig()['failure-domain'], members: this.d.store.members().map((m) => this.wire(m)) };
+      const body = {
+        name: self.name,
+        failure_domain: this.daemon.getConfig()['failure-domain'],
+        members: this.d.store.members().map((m) => this.wire(m)),
+        tokens: this.d.store.tokens(now),
+        spent_tokens: this.d.store.spentTokens(),
+      };
       const timeoutMs = Math.max(1000, Math.min(2 * this.d.heartbeatMs, 10_000));
       await Promise.all(
         this.d.store
@@ -429,7 +483,24 @@ export class ClusterService {
         this.adopt({ ...m, role: 'PENDING' }, 0);
       }
     }
+    this.learnTokens(body);
     return { name: self?.name, failure_domain: this.daemon.getConfig()['failure-domain'] };
+  }
+
+  /** Tokens and spent tokens a heartbeat carries: a member that missed a fan-out catches up. */
+  private learnTokens(body: Record<string, unknown>): void {
+    const now = this.d.clock.now();
+    if (Array.isArray(body.spent_tokens)) {
+      for (const s of body.spent_tokens as Record<string, unknown>[]) {
+        if (s && typeof s.secret === 'string' && typeof s.name === 'string' && typeof s.spent_by === 'string') this.d.store.spend(s.secret, s.name, s.spent_by, now);
+      }
+    }
+    if (Array.isArray(body.tokens)) {
+      for (const o of body.tokens as Record<string, unknown>[]) {
+        const t = o && typeof o === 'object' ? tokenRecord(o) : undefined;
+        if (t && (t.expires_at === 0 || t.expires_at > now)) this.d.store.learnToken(t);
+      }
+    }
   }
 
   /** GET /core/1.0/cluster. */

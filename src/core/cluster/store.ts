@@ -33,7 +33,23 @@ export const CORE_MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    // Join tokens are the cluster's, not their issuer's: every member holds every token, and a
+    // token used or revoked anywhere is remembered here so a member that missed it cannot bring it back.
+    version: 2,
+    up: `
+      CREATE TABLE cluster_tokens_spent (
+        secret TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        spent_by TEXT NOT NULL DEFAULT '',
+        spent_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];
+
+/** How long a used or revoked token is remembered (a member down longer than this may offer it again). */
+export const SPENT_TOKEN_MEMORY_MS = 30 * 24 * 3600_000;
 
 export interface Member {
   name: string;
@@ -108,6 +124,7 @@ export class ClusterStore {
       this.store.prepare('DELETE FROM cluster_members').run();
       this.store.prepare('DELETE FROM cluster_tokens').run();
       this.store.prepare('DELETE FROM cluster_removed').run();
+      this.store.prepare('DELETE FROM cluster_tokens_spent').run();
     });
   }
 
@@ -130,5 +147,35 @@ export class ClusterStore {
 
   purgeTokens(now: number): void {
     this.store.prepare('DELETE FROM cluster_tokens WHERE expires_at > 0 AND expires_at <= ?').run(now);
+    this.store.prepare('DELETE FROM cluster_tokens_spent WHERE spent_at <= ?').run(now - SPENT_TOKEN_MEMORY_MS);
+  }
+
+  /** A token another member issued; false when this member has it already or it was used or revoked. */
+  learnToken(t: TokenRecord): boolean {
+    if (this.spent(t.secret)) return false;
+    return this.store.prepare('INSERT OR IGNORE INTO cluster_tokens (name, secret, expires_at, created_at) VALUES (@name, @secret, @expires_at, @created_at)').run(t).changes === 1;
+  }
+
+  spent(secret: string): { spent_by: string } | undefined {
+    return this.store.prepare('SELECT spent_by FROM cluster_tokens_spent WHERE secret = ?').get(secret) as { spent_by: string } | undefined;
+  }
+
+  /**
+   * Mark a token used (by the joiner with certificate fingerprint `by`) or revoked (`by` = '').
+   * False when it was already used by another joiner: the first one keeps it.
+   */
+  spend(secret: string, name: string, by: string, now: number): boolean {
+    return this.store.transaction(() => {
+      const was = this.spent(secret);
+      if (was && was.spent_by !== by) return false;
+      this.store.prepare('DELETE FROM cluster_tokens WHERE secret = ?').run(secret);
+      if (!was) this.store.prepare('INSERT INTO cluster_tokens_spent (secret, name, spent_by, spent_at) VALUES (?, ?, ?, ?)').run(secret, name, by, now);
+      return true;
+    });
+  }
+
+  /** Used or revoked tokens still remembered, for heartbeats. */
+  spentTokens(): { secret: string; name: string; spent_by: string }[] {
+    return this.store.prepare('SELECT secret, name, spent_by FROM cluster_tokens_spent').all() as { secret: string; name: string; spent_by: string }[];
   }
 }
