@@ -38,7 +38,17 @@ describe('install', () => {
     expect(unit).toMatch(/^ExecStart=\/usr\/local\/bin\/ctl serve/m);
   });
 
-  it('systemd-analyze verify accepts the unit (ExecStart pointed at this checkout, man page on MANPATH)', () => {
+  it('examples/ctl.service runs as a dedicated user that owns the state dir', () => {
+    const unit = readFileSync(join(ROOT, 'examples', 'ctl.service'), 'utf8');
+    const dynamic = /^DynamicUser=(yes|true)$/m.test(unit);
+    const named = /^User=(?!root$)\S+$/m.test(unit);
+    expect(dynamic || named).toBe(true);
+    expect(unit).toMatch(/^StateDirectory=ctl$/m);
+    expect(unit).toMatch(/^ExecStart=\S*ctl serve --state-dir \/var\/lib\/ctl$/m);
+  });
+
+  /** The unit with ExecStart pointed at this checkout, in a temporary dir with `man ctl` on its MANPATH. */
+  function withUnit(run: (path: string, env: NodeJS.ProcessEnv) => void): void {
     const which = spawnSync('sh', ['-c', 'command -v systemd-analyze'], { encoding: 'utf8' });
     // .ci/run installs systemd; on a machine without it there is nothing to run the unit anyway.
     if (which.status !== 0) return;
@@ -48,11 +58,27 @@ describe('install', () => {
       symlinkSync(join(ROOT, 'man', 'ctl.1'), join(dir, 'man', 'man1', 'ctl.1'));
       const unit = readFileSync(join(ROOT, 'examples', 'ctl.service'), 'utf8').replace(/^ExecStart=\/usr\/local\/bin\/ctl/m, `ExecStart=${join(ROOT, 'bin', 'ctl')}`);
       writeFileSync(join(dir, 'ctl.service'), unit);
-      const r = spawnSync('systemd-analyze', ['verify', join(dir, 'ctl.service')], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, MANPATH: join(dir, 'man') } });
-      expect(r.stderr + r.stdout).toBe('');
-      expect(r.status).toBe(0);
+      run(join(dir, 'ctl.service'), { ...process.env, MANPATH: join(dir, 'man') });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+
+  it('systemd-analyze verify accepts the unit (ExecStart pointed at this checkout, man page on MANPATH)', () => {
+    withUnit((path, env) => {
+      const r = spawnSync('systemd-analyze', ['verify', path], { encoding: 'utf8', timeout: 30_000, env });
+      expect(r.stderr + r.stdout).toBe('');
+      expect(r.status).toBe(0);
+    });
+  });
+
+  it('systemd-analyze security rates the unit 4.0 or better (lower is less exposed)', () => {
+    withUnit((path, env) => {
+      const r = spawnSync('systemd-analyze', ['security', '--offline=true', '--no-pager', path], { encoding: 'utf8', timeout: 30_000, env });
+      expect(r.status, r.stderr).toBe(0);
+      const m = /Overall exposure level for ctl\.service: (\d+(?:\.\d+)?) /.exec(r.stdout);
+      expect(m, r.stdout).not.toBeNull();
+      expect(Number(m![1])).toBeLessThanOrEqual(4.0);
+    });
   });
 });
