@@ -99,6 +99,21 @@ describe('SSRF policy: user URLs', () => {
     expect(() => checkUserUrl('ftp://203.0.113.9/', egress, { allowHttp: true })).toThrow(`${URL_REFUSED}: scheme ftp: is not http or https`);
   });
 
+  it('takes a new allow-list in place (SIGHUP), keeping the old one when the new one is bad', async () => {
+    const live = new Egress({ loopbackOnly: true });
+    try {
+      await expect(text(`http://127.0.0.1:${port}/ok`, live)).rejects.toThrow(/private address 127\.0\.0\.1/);
+      live.reconfigure({ allow: ['127.0.0.1'] });
+      expect(await text(`http://127.0.0.1:${port}/ok`, live)).toEqual({ status: 200, body: 'fine' });
+      expect(() => live.reconfigure({ allow: ['127.0.0.1/40'] })).toThrow(/egress\.allow/);
+      expect(await text(`http://127.0.0.1:${port}/ok`, live)).toEqual({ status: 200, body: 'fine' });
+      live.reconfigure({ allow: [] });
+      expect(() => checkUserUrl(`http://127.0.0.1:${port}/ok`, live, { allowHttp: true })).toThrow(/not in egress\.allow/);
+    } finally {
+      await live.close();
+    }
+  });
+
   it('reaches an intranet address or name the allow-list names, and only those', async () => {
     const byAddress = new Egress({ loopbackOnly: true, allow: ['127.0.0.0/8'] });
     const byName = new Egress({ loopbackOnly: true, allow: [`localhost:${port}`] });
