@@ -801,6 +801,7 @@ export class Daemon implements DaemonControl {
       }
     }
     failed += this.reloadWebConfigs();
+    failed += this.reloadEgress();
     try {
       await this.limiter?.reload();
     } catch (e) {
@@ -809,6 +810,23 @@ export class Daemon implements DaemonControl {
     }
     if (failed > 0) this.log.warn({ failed }, 'configuration reload finished with errors (see above); the rest was reloaded');
     else this.log.info('configuration reloaded');
+  }
+
+  /**
+   * SIGHUP: re-read ctl.yaml's `egress` section (allow-list, address map) into the one Egress every
+   * component holds; 1 when the file or the section is bad (the running settings stay), else 0.
+   */
+  private reloadEgress(): number {
+    try {
+      const fresh = loadStartupConfig(this.opts.configPath ?? this.paths.ctlYaml, this.opts.configPath !== undefined, process.env, ctlYamlKeys(this.defs));
+      this.egress.reconfigure({ allow: fresh.egress.allow, addressMap: fresh.egress.addressMap });
+      this.startup.egress = fresh.egress;
+      this.log.info({ allow: fresh.egress.allow.length, addressMap: Object.keys(fresh.egress.addressMap).length }, 'egress settings reloaded');
+      return 0;
+    } catch (e) {
+      this.log.error({ err: (e as Error).message }, 'ctl.yaml egress reload failed; keeping the previous egress settings');
+      return 1;
+    }
   }
 
   async stop(): Promise<void> {

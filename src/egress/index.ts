@@ -68,16 +68,35 @@ export function parseHostPort(text: string, defaultPort?: number): Target {
 
 export class Egress {
   readonly loopbackOnly: boolean;
-  readonly allow: AllowList;
-  private readonly map = new Map<string, Target>();
+  private allowList: AllowList;
+  private map = new Map<string, Target>();
   private readonly connectTimeout: number;
   private agent?: Dispatcher;
 
   constructor(opts: EgressOptions = {}) {
     this.loopbackOnly = opts.loopbackOnly ?? loopbackOnlyFromEnv();
-    this.allow = new AllowList(opts.allow);
+    this.allowList = new AllowList(opts.allow);
     this.connectTimeout = opts.connectTimeout ?? 10_000;
     for (const [from, to] of Object.entries(opts.addressMap ?? {})) this.addMapping(from, to);
+  }
+
+  /** ctl.yaml `egress.allow` as last loaded. */
+  get allow(): AllowList {
+    return this.allowList;
+  }
+
+  /**
+   * SIGHUP: take a re-read ctl.yaml's `egress.allow` and `egress.address-map` in place, so every
+   * component holding this object sees them from the next connection on. Both are checked before
+   * either is applied: a bad entry throws and the running settings stay. `loopback-only` is not
+   * reloaded (it is the test-mode guard; it changes with a restart).
+   */
+  reconfigure(opts: Pick<EgressOptions, 'allow' | 'addressMap'>): void {
+    const allow = new AllowList(opts.allow);
+    const map = new Map<string, Target>();
+    for (const [from, to] of Object.entries(opts.addressMap ?? {})) map.set(...mapping(from, to));
+    this.allowList = allow;
+    this.map = map;
   }
 
   /** undici dispatcher for SDKs and fetch calls: every connection passes the policy. */
@@ -182,9 +201,7 @@ export class Egress {
 
   /** Add or replace one redirect (`203.0.113.7:30003` → `127.0.0.1:41000`). */
   addMapping(from: string, to: string): void {
-    const target = parseHostPort(to);
-    if (!target.host || !Number.isInteger(target.port)) throw new Error(`egress address map: bad target ${to} for ${from}`);
-    this.map.set(from.trim().toLowerCase().replace(/^\[(.*)\]/, '$1'), target);
+    this.map.set(...mapping(from, to));
   }
 
   removeMapping(from: string): void {
@@ -253,6 +270,13 @@ export class Egress {
   async close(): Promise<void> {
     await Promise.all([this.agent?.close(), ...[...this.pools.values()].map((a) => a.close())]);
   }
+}
+
+/** One address map entry, checked: the normalised key and its target. */
+function mapping(from: string, to: string): [string, Target] {
+  const target = parseHostPort(to);
+  if (!target.host || !Number.isInteger(target.port)) throw new Error(`egress address map: bad target ${to} for ${from}`);
+  return [from.trim().toLowerCase().replace(/^\[(.*)\]/, '$1'), target];
 }
 
 function sniName(host: string): string | undefined {

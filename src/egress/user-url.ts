@@ -17,15 +17,32 @@ type Undici = typeof import('undici');
 let undiciModule: Undici | undefined;
 const undici = (): Undici => (undiciModule ??= createRequire(import.meta.url)('undici') as Undici);
 
-/** The one text of every refusal: a blocked address, a name that does not resolve, a port that does not answer. */
+/**
+ * How every refusal starts. A URL the policy refuses (a private address, a bad scheme) goes on to say
+ * why, and for an address how to allow it; a URL that cannot be reached (a name that does not resolve,
+ * a port that does not answer) says only this, so the answers cannot map what is behind them.
+ */
 export const URL_REFUSED = 'URL is not allowed or not reachable';
 
 export class UrlRefusedError extends Error {
   readonly code = 'URL_REFUSED';
-  constructor(readonly why: string) {
-    super(URL_REFUSED);
+  /** `why` is logged; `told` (when the policy refused) is added to the message the user sees. */
+  constructor(readonly why: string, told?: string) {
+    super(told ? `${URL_REFUSED}: ${told}` : URL_REFUSED);
     this.name = 'UrlRefusedError';
   }
+}
+
+/** The refusal of a non-public address, naming it and the ctl.yaml key that allows it. */
+export function privateAddressRefusal(ip: string, host?: string): UrlRefusedError {
+  const what = host && host !== ip ? `${host} resolves to private address ${ip}` : `private address ${ip}`;
+  const entry = host && host !== ip ? `${host} or ${ip}` : ip;
+  return new UrlRefusedError(what, `${what} is not in egress.allow (to allow it, add ${entry} to egress.allow in ctl.yaml and reload with SIGHUP)`);
+}
+
+/** A refusal by the policy whose reason is told to the user (it says nothing about the network). */
+function told(why: string): UrlRefusedError {
+  return new UrlRefusedError(why, why);
 }
 
 export interface UserUrlOptions {
@@ -59,13 +76,13 @@ export function checkUserUrl(url: string, egress: Egress, opts: Pick<UserUrlOpti
   try {
     u = new URL(url);
   } catch {
-    throw new UrlRefusedError('not a URL');
+    throw told('not a URL');
   }
-  if (u.protocol !== 'https:' && !(opts.allowHttp && u.protocol === 'http:')) throw new UrlRefusedError(`scheme ${u.protocol}`);
-  if (u.username || u.password) throw new UrlRefusedError('credentials in the URL');
+  if (u.protocol !== 'https:' && !(opts.allowHttp && u.protocol === 'http:')) throw told(`scheme ${u.protocol} is not ${opts.allowHttp ? 'http or https' : 'https'}`);
+  if (u.username || u.password) throw told('credentials in the URL');
   // WHATWG parsing already turned 2130706433, 0x7f.1, 0177.0.0.1 and 127.1 into 127.0.0.1.
   const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
-  if (isIP(host) !== 0 && !allowed(egress, host, portOf(u), host)) throw new UrlRefusedError(`address ${host}`);
+  if (isIP(host) !== 0 && !allowed(egress, host, portOf(u), host)) throw privateAddressRefusal(host);
   return u;
 }
 
@@ -82,7 +99,7 @@ async function checkedAddress(egress: Egress, u: URL): Promise<string> {
   const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
   const port = portOf(u);
   if (isIP(host) !== 0) {
-    if (!allowed(egress, host, port, host)) throw new UrlRefusedError(`address ${host}`);
+    if (!allowed(egress, host, port, host)) throw privateAddressRefusal(host);
     return host;
   }
   let addrs: { address: string }[];
@@ -93,7 +110,7 @@ async function checkedAddress(egress: Egress, u: URL): Promise<string> {
   }
   if (addrs.length === 0) throw new UrlRefusedError(`${host} does not resolve`);
   const bad = addrs.find((a) => !allowed(egress, host, port, a.address));
-  if (bad) throw new UrlRefusedError(`${host} resolves to ${bad.address}`);
+  if (bad) throw privateAddressRefusal(bad.address, host);
   return addrs[0]!.address;
 }
 
@@ -149,7 +166,7 @@ export async function fetchUserUrl(egress: Egress, url: string, opts: UserUrlOpt
       try {
         current = new URL(String(location), u).toString();
       } catch {
-        throw new UrlRefusedError('bad redirect');
+        throw told('bad redirect');
       }
       continue;
     }
@@ -157,5 +174,5 @@ export async function fetchUserUrl(egress: Egress, url: string, opts: UserUrlOpt
     res.body.once('close', () => void agent.close());
     return { status: res.statusCode, headers: res.headers, body: res.body, url: u.toString() };
   }
-  throw new UrlRefusedError('too many redirects');
+  throw told('too many redirects');
 }

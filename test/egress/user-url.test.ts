@@ -83,11 +83,35 @@ describe('SSRF policy: user URLs', () => {
     await expect(text(`http://localhost:${port}/ok`)).rejects.toThrow(URL_REFUSED);
   });
 
-  it('reads the same whether the address is refused, the port closed, or the name unknown', async () => {
-    const reasons = await Promise.all(
-      [`http://127.0.0.1:${port}/ok`, 'http://203.0.113.10/ok', 'http://no-such-host.invalid/'].map((u) => text(u).then(() => 'fetched', (e: Error) => e.message)),
+  it('reads the same whether the port is closed or the name unknown (nothing about what is reachable)', async () => {
+    const reasons = await Promise.all(['http://203.0.113.10/ok', 'http://no-such-host.invalid/'].map((u) => text(u).then(() => 'fetched', (e: Error) => e.message)));
+    expect(reasons).toEqual([URL_REFUSED, URL_REFUSED]);
+  });
+
+  it('says why a private address is refused and how to allow it', async () => {
+    expect(() => checkUserUrl('http://10.0.0.5/feed', egress, { allowHttp: true })).toThrow(
+      `${URL_REFUSED}: private address 10.0.0.5 is not in egress.allow (to allow it, add 10.0.0.5 to egress.allow in ctl.yaml and reload with SIGHUP)`,
     );
-    expect(reasons).toEqual([URL_REFUSED, URL_REFUSED, URL_REFUSED]);
+    await expect(text(`http://localhost:${port}/ok`)).rejects.toThrow(
+      /^URL is not allowed or not reachable: localhost resolves to private address (127\.0\.0\.1|::1) is not in egress\.allow \(to allow it, add localhost or (127\.0\.0\.1|::1) to egress\.allow in ctl\.yaml and reload with SIGHUP\)$/,
+    );
+    await expect(text('http://203.0.113.9/to-private')).rejects.toThrow(/private address 127\.0\.0\.1 is not in egress\.allow/);
+    expect(() => checkUserUrl('ftp://203.0.113.9/', egress, { allowHttp: true })).toThrow(`${URL_REFUSED}: scheme ftp: is not http or https`);
+  });
+
+  it('takes a new allow-list in place (SIGHUP), keeping the old one when the new one is bad', async () => {
+    const live = new Egress({ loopbackOnly: true });
+    try {
+      await expect(text(`http://127.0.0.1:${port}/ok`, live)).rejects.toThrow(/private address 127\.0\.0\.1/);
+      live.reconfigure({ allow: ['127.0.0.1'] });
+      expect(await text(`http://127.0.0.1:${port}/ok`, live)).toEqual({ status: 200, body: 'fine' });
+      expect(() => live.reconfigure({ allow: ['127.0.0.1/40'] })).toThrow(/egress\.allow/);
+      expect(await text(`http://127.0.0.1:${port}/ok`, live)).toEqual({ status: 200, body: 'fine' });
+      live.reconfigure({ allow: [] });
+      expect(() => checkUserUrl(`http://127.0.0.1:${port}/ok`, live, { allowHttp: true })).toThrow(/not in egress\.allow/);
+    } finally {
+      await live.close();
+    }
   });
 
   it('reaches an intranet address or name the allow-list names, and only those', async () => {

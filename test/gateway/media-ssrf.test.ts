@@ -25,12 +25,12 @@ combos:
   const chat = (model: string, url: string) =>
     h.req('POST', '/v1/chat/completions', { model, messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url } }] }] });
 
-  it('answers 400 with one text for every private spelling, and tries no other target', async () => {
+  it('answers 400 naming the private address and egress.allow for every private spelling, and tries no other target', async () => {
     for (const url of ['https://[::ffff:127.0.0.1]:1/x.png', 'https://[::ffff:7f00:1]/x.png', 'https://[::ffff:10.0.0.1]/x.png', 'https://[::ffff:169.254.169.254]/x.png', 'https://2130706433/x.png', 'https://localhost/x.png']) {
       const r = await chat('ge/g1', url);
       expect(r.status, url).toBe(400);
       expect(r.json.error.type, url).toBe('invalid_request_error');
-      expect(r.json.error.message, url).toMatch(/media URL is not allowed or not reachable$/);
+      expect(r.json.error.message, url).toMatch(/: media URL is not allowed or not reachable: (localhost resolves to )?private address \S+ is not in egress\.allow \(to allow it, add \S+( or \S+)? to egress\.allow in ctl\.yaml and reload with SIGHUP\)$/);
     }
     mock.reset();
     const combo = await chat('both', 'https://[::ffff:127.0.0.1]/x.png');

@@ -91,7 +91,7 @@ describe('built-in fetcher', () => {
     for (const url of [`http://127.0.0.1:${sitePort}/`, 'http://10.0.0.1/', 'http://169.254.169.254/latest/meta-data/', 'http://[::1]/', 'http://[::ffff:127.0.0.1]/']) {
       const r = await fetchPage({ url });
       expect(r.status, url).toBe(400);
-      expect(r.json.error.message, url).toBe('URL is not allowed or not reachable');
+      expect(r.json.error.message, url).toMatch(/^URL is not allowed or not reachable: private address \S+ is not in egress\.allow \(to allow it, add \S+ to egress\.allow in ctl\.yaml/);
     }
     expect(siteHits).toBe(before);
     expect((await fetchPage({ url: 'ftp://203.0.113.20/' })).json.error.message).toBe('url must be http or https');

@@ -6,7 +6,7 @@
  */
 import { badRequest, HttpError } from '../../http/errors.js';
 import type { Egress } from '../../egress/index.js';
-import { fetchUserUrl, URL_REFUSED, UrlRefusedError, type UserUrlResponse } from '../../egress/user-url.js';
+import { fetchUserUrl, UrlRefusedError, type UserUrlResponse } from '../../egress/user-url.js';
 import { toAbortSignal, type AbortLike } from '../abort.js';
 
 export interface MediaPolicy {
@@ -37,8 +37,8 @@ export async function fetchMedia(url: string, egress: Egress, policy: MediaPolic
   try {
     res = await fetchUserUrl(egress, url, { allowHttp: policy.allowHttp, maxRedirects: policy.maxRedirects ?? 3, signal: sig, timeoutMs });
   } catch (err) {
-    // One text for every refusal: which addresses and ports exist must not be readable from the answers.
-    if (err instanceof UrlRefusedError) throw badRequest(`media ${URL_REFUSED}`, { code: 'media_url_refused' });
+    // A policy refusal says why and how to allow it; an unreachable URL reads the same whatever the cause (user-url.ts).
+    if (err instanceof UrlRefusedError) throw badRequest(`media ${err.message}`, { code: 'media_url_refused' });
     throw badRequest('media URL could not be fetched: timed out');
   }
   try {

@@ -63,7 +63,7 @@ async function builtin(egress: Egress, cfg: WebFetchConfig['builtin'], url: stri
   try {
     res = await fetchUserUrl(egress, url, { allowHttp: true, maxRedirects: 5, timeoutMs: cfg.timeoutMs, signal: AbortSignal.timeout(cfg.timeoutMs), headers: { accept: 'text/html,text/plain;q=0.9,*/*;q=0.5', 'user-agent': 'ctl-web-fetch/1' } });
   } catch (e) {
-    // One text for every refusal (the SSRF policy's): which addresses exist must not be readable.
+    // The SSRF policy's text: a refusal says why and how to allow it, an unreachable URL only that.
     if (e instanceof UrlRefusedError) throw new RefusedUrlFailure(400, e.message);
     throw new ApiFailure(0, `the page could not be fetched: ${(e as Error).message}`);
   }

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { HttpError, conflict, notFound } from '../../http/errors.js';
 import type { Category } from '../data/categories.js';
 import type { Source, SourceInput, SourceType } from '../data/sources.js';
-import { checkUserUrl, URL_REFUSED, UrlRefusedError } from '../../egress/user-url.js';
+import { checkUserUrl, UrlRefusedError } from '../../egress/user-url.js';
 import type { Repos } from '../data/repos.js';
 import type { Services } from '../services.js';
 import { type ApiRegistry, pathId } from './registry.js';
@@ -31,7 +31,7 @@ export function catalogRoutes(api: ApiRegistry, s: Services): void {
       try {
         checkUserUrl(url, s.egress, { allowHttp: true });
       } catch (e) {
-        if (e instanceof UrlRefusedError) throw new HttpError(422, `body/url: ${URL_REFUSED}`, { code: 'validation_error' });
+        if (e instanceof UrlRefusedError) throw new HttpError(422, `body/url: ${e.message}`, { code: 'validation_error' });
         throw e;
       }
     }

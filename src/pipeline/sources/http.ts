@@ -3,7 +3,7 @@
  * a body size cap and one clear error message per failure.
  */
 import type { Egress } from '../../egress/index.js';
-import { fetchUserUrl, URL_REFUSED, UrlRefusedError, type UserUrlResponse } from '../../egress/user-url.js';
+import { fetchUserUrl, UrlRefusedError, type UserUrlResponse } from '../../egress/user-url.js';
 
 export class FetchError extends Error {
   constructor(
@@ -83,7 +83,7 @@ export async function fetchUserText(egress: Egress, url: string, opts: FetchOpti
   try {
     res = await fetchUserUrl(egress, url, { allowHttp: true, headers: { 'user-agent': 'ctl-pipeline', ...opts.headers }, signal, timeoutMs: opts.timeoutMs });
   } catch (e) {
-    if (e instanceof UrlRefusedError) throw new FetchError(URL_REFUSED);
+    if (e instanceof UrlRefusedError) throw new FetchError(e.message);
     if (timeout.aborted) throw new FetchError(`timed out after ${opts.timeoutMs} ms`);
     if (opts.signal?.aborted) throw new FetchError('source deadline exceeded');
     throw new FetchError(describeNetworkError(e));
