@@ -21,6 +21,7 @@ export { TemplateSyntaxError } from './lex.js';
 export { TemplateExecError, type TemplateFunc } from './funcs.js';
 export { GO_FORMAT, GO_JSON, GO_POINTER, GO_SYNTAX, GO_TYPE, MAP_ZERO, NO_VALUE, SAFE_HTML, formatValue, type GoFormattable } from './values.js';
 export { EscapeError } from './html/context.js';
+export { attrEscaper, htmlEscaper, urlFilter, urlNormalizer } from './html/escapers.js';
 
 const BREAK = Symbol('break');
 const CONTINUE = Symbol('continue');

@@ -13,7 +13,7 @@
  * htmlEscaper does (`& ' < > " +` and NUL), in `href` as a URL (a scheme other than http, https or
  * mailto becomes `#ZgotmplZ`, bytes outside URL syntax are %-encoded, then attribute-escaped).
  */
-import { GO_FORMAT, SAFE_HTML } from '../../gotemplate/index.js';
+import { GO_FORMAT, SAFE_HTML, attrEscaper, htmlEscaper, urlFilter, urlNormalizer } from '../../gotemplate/index.js';
 
 interface Pair {
   Name: string;
@@ -35,19 +35,12 @@ interface PageData {
 
 /** html/template's htmlEscaper (text and quoted attributes). */
 export function goHtmlEscape(s: string): string {
-  return s.replace(/[\0"&'+<>]/g, (c) => ({ '\0': '\ufffd', '"': '&#34;', '&': '&amp;', "'": '&#39;', '+': '&#43;', '<': '&lt;', '>': '&gt;' })[c]!);
+  return htmlEscaper(s);
 }
 
 /** html/template's URL attribute escaping: urlFilter, urlNormalizer, then attrEscaper. */
 export function goHrefEscape(s: string): string {
-  const colon = s.indexOf(':');
-  if (colon >= 0 && !s.slice(0, colon).includes('/') && !/^(https?|mailto)$/i.test(s.slice(0, colon))) return '#ZgotmplZ';
-  let out = '';
-  for (const b of Buffer.from(s, 'utf8')) {
-    const c = String.fromCharCode(b);
-    out += /[A-Za-z0-9\-._~!#$&*+,/:;=?@[\]%]/.test(c) ? c : '%' + b.toString(16).padStart(2, '0');
-  }
-  return goHtmlEscape(out);
+  return attrEscaper(urlNormalizer(urlFilter(s)));
 }
 
 const BASE = "margin: 0; font-family: 'Helvetica Neue', Helvetica, Arial, sans-serif; box-sizing: border-box; font-size: 14px;";
