@@ -13,8 +13,8 @@ import { useFetch } from './data.js';
 import { formatMatcher, formatMatchers, matchesAll, parseMatchers, type Matcher } from './matchers.js';
 import type { Alert, AlertGroup } from './types.js';
 
-const GROUPS_PAGE = 50;
-const ALERTS_PAGE = 10;
+const GROUPS_PAGE = 20;
+const ALERTS_PAGE = 5;
 
 interface ShownGroup {
   key: string;
