@@ -163,6 +163,48 @@ describe.skipIf(!HAVE_CHROMIUM)('alert manager console (chromium)', () => {
     c.clean();
   });
 
+  it('Edit changes a silence: the API answers the new comment and end', async () => {
+    const created = await d.request('alertmanager', 'POST', '/api/v2/silences', {
+      matchers: [{ name: 'instance', value: 'db2', isRegex: false, isEqual: true }],
+      startsAt: new Date().toISOString(),
+      endsAt: new Date(Date.now() + 3600_000).toISOString(),
+      createdBy: 'carol',
+      comment: 'first words',
+    });
+    const id = created.json.silenceID as string;
+    const c = await open(`/#/silences/${id}/edit`);
+    const { page } = c;
+    const comment = page.getByLabel('Comment');
+    await eventually(() => comment.inputValue()).toBe('first words');
+    await eventually(() => page.getByTestId('preview-count').textContent()).toBe('1');
+    await comment.fill('second words');
+    await page.getByLabel('Duration').fill('5h');
+    await page.getByRole('button', { name: 'Update' }).click();
+    await page.waitForURL(/#\/silences\/[0-9a-f-]{36}$/);
+    const now = /#\/silences\/([0-9a-f-]{36})$/.exec(page.url())![1]!;
+    const s = (await d.request('alertmanager', 'GET', `/api/v2/silence/${now}`)).json;
+    expect(s.comment).toBe('second words');
+    expect(s.status.state).toBe('active');
+    const hours = (Date.parse(s.endsAt) - Date.parse(s.startsAt)) / 3600_000;
+    expect(hours).toBeGreaterThan(4.9);
+    expect(hours).toBeLessThan(5.1);
+    await d.request('alertmanager', 'DELETE', `/api/v2/silence/${now}`);
+    c.clean();
+  });
+
+  it('shows no link for a generator URL that is not http(s), and escapes what alerts carry', async () => {
+    await post([{ labels: { alertname: 'Hostile', instance: '<img src=x onerror=alert(1)>' }, annotations: { summary: '<script>alert(2)</script>' }, generatorURL: 'javascript:alert(3)' }]);
+    const c = await open('/#/alerts?filter=' + encodeURIComponent('{alertname="Hostile"}'));
+    const { page } = c;
+    await eventually(() => page.getByTestId('alert-count').textContent()).toBe('1 alert in 1 group');
+    expect(await page.getByRole('link', { name: 'Source' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Info' }).click();
+    await page.getByText('<script>alert(2)</script>').waitFor();
+    await page.getByText('instance="<img src=x onerror=alert(1)>"').waitFor();
+    expect(await page.locator('img').count()).toBe(0);
+    c.clean();
+  });
+
   it('#/silences lists the silence under Active, and Expire expires it', async () => {
     const created = await d.request('alertmanager', 'POST', '/api/v2/silences', {
       matchers: [{ name: 'alertname', value: 'DiskFull', isRegex: false, isEqual: true }],

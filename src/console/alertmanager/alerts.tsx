@@ -324,7 +324,7 @@ function AlertRow({ alert, hide, onLabel }: { alert: Alert; hide: Record<string,
               Info
             </button>
           )}
-          {alert.generatorURL && (
+          {alert.generatorURL && /^https?:\/\//i.test(alert.generatorURL) && (
             <a class="btn" href={alert.generatorURL} target="_blank" rel="noopener noreferrer">
               Source
             </a>
