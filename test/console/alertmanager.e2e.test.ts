@@ -109,7 +109,8 @@ describe.skipIf(!HAVE_CHROMIUM)('alert manager console (chromium)', () => {
     // A label chip of an alert adds it to the filter; the address keeps Alertmanager's query form.
     await page.getByRole('button', { name: 'instance="db2"' }).click();
     await eventually(() => count.textContent()).toBe('1 alert in 1 group');
-    expect(decodeURIComponent(new URL(page.url()).hash)).toContain('filter={instance="db2"}');
+    // (The address follows after the paint.)
+    await eventually(() => decodeURIComponent(new URL(page.url()).hash)).toContain('filter={instance="db2"}');
     // Annotations on demand.
     await filter.fill('instance="db1"');
     await page.getByRole('button', { name: 'Info' }).click();
