@@ -42,15 +42,31 @@ function App() {
   const [tick, setTick] = useState(0);
   const bump = () => setTick((t) => t + 1);
   const connected = useRef(false);
+  // A hidden tab fetches nothing; it catches up when shown again.
+  const missed = useRef(false);
+  const changed = () => {
+    if (document.visibilityState === 'hidden') missed.current = true;
+    else bump();
+  };
+  useEffect(() => {
+    const on = () => {
+      if (document.visibilityState === 'visible' && missed.current) {
+        missed.current = false;
+        bump();
+      }
+    };
+    document.addEventListener('visibilitychange', on);
+    return () => document.removeEventListener('visibilitychange', on);
+  }, []);
   const live = useEventSource('ctl/events', {
-    changed: bump,
+    changed,
     // A reconnect may have missed changes.
-    hello: () => (connected.current ? bump() : (connected.current = true)),
+    hello: () => (connected.current ? changed() : (connected.current = true)),
   });
   // Without the event stream (a proxy that buffers it), poll instead.
   useEffect(() => {
     if (live === 'live') return;
-    const t = setInterval(bump, 30_000);
+    const t = setInterval(changed, 30_000);
     return () => clearInterval(t);
   }, [live]);
   const ctx = useMemo(() => ({ tick, bump }), [tick]);
