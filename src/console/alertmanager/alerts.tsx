@@ -9,7 +9,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { Banner, Chip } from '../kit/components.js';
 import { localTime, relative } from '../kit/format.js';
 import { hashHref, type HashRoute } from '../kit/router.js';
-import { useFetch } from './data.js';
+import { useFetch } from '../kit/data.js';
 import { formatMatcher, formatMatchers, matchesAll, parseMatchers, type Matcher } from './matchers.js';
 import type { Alert, AlertGroup } from './types.js';
 

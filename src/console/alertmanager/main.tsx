@@ -12,7 +12,7 @@ import { TopBar } from '../kit/components.js';
 import { useEventSource } from '../kit/live.js';
 import { useHashRoute } from '../kit/router.js';
 import { AlertsPage } from './alerts.js';
-import { Tick } from './data.js';
+import { Tick } from '../kit/data.js';
 import { SilenceFormPage } from './silence-form.js';
 import { SilenceView, SilencesPage } from './silences.js';
 import { StatusPage } from './status.js';

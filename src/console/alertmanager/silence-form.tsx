@@ -8,7 +8,7 @@ import { api } from '../kit/api.js';
 import { Banner } from '../kit/components.js';
 import { formatDuration, parseDuration, toLocalInput } from '../kit/format.js';
 import type { HashRoute } from '../kit/router.js';
-import { Tick, useFetch } from './data.js';
+import { Tick, useFetch } from '../kit/data.js';
 import { compile, matchesAll, parseMatchers, toApi, type MatchType, type Matcher } from './matchers.js';
 import { AlertList, goToSilence } from './silences.js';
 import type { Alert, Silence } from './types.js';

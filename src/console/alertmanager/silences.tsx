@@ -7,7 +7,7 @@ import { api } from '../kit/api.js';
 import { Banner, Chip, Tabs } from '../kit/components.js';
 import { localTime, relative } from '../kit/format.js';
 import { hashHref, navigate, type HashRoute } from '../kit/router.js';
-import { Tick, useFetch } from './data.js';
+import { Tick, useFetch } from '../kit/data.js';
 import { formatMatcher, fromApi, matchesAll, parseMatchers, type ApiMatcher, type Matcher } from './matchers.js';
 import type { Alert, Silence } from './types.js';
 

@@ -1,7 +1,7 @@
 /** #/status: uptime, cluster status and peers, version information, the running configuration. */
 import { Banner } from '../kit/components.js';
 import { localTime, relative } from '../kit/format.js';
-import { useFetch } from './data.js';
+import { useFetch } from '../kit/data.js';
 import type { Status } from './types.js';
 
 export function StatusPage() {

@@ -1,7 +1,7 @@
-/** Fetching what a page shows, again whenever the daemon says it changed (GET /ctl/events). */
+/** Fetching what a page shows, again whenever the page's live source says something changed (a tick). */
 import { createContext } from 'preact';
 import { useContext, useEffect, useRef, useState } from 'preact/hooks';
-import { api } from '../kit/api.js';
+import { api } from './api.js';
 
 /** Bumped on every `changed` event (and by hand after a write): pages refetch. */
 export const Tick = createContext<{ tick: number; bump: () => void }>({ tick: 0, bump: () => undefined });
