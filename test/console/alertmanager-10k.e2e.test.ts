@@ -50,11 +50,11 @@ describe.skipIf(!HAVE_CHROMIUM)('alert manager console with 10,000 alerts (chrom
     await page.getByText(`${N} alerts in 100 groups`).waitFor({ timeout: 20_000 });
     await page.getByTestId('alert-group').nth(19).waitFor();
     const firstRender = Date.now() - started;
-    // Measured 1068-1444 ms at load 15 on 2 cores (of which the daemon's 6 MB groups answer
-    // ~550 ms); the page draws 20 groups of 5 alerts first.
-    // The bound the issue sets is 1 s; a loaded machine gets headroom.
+    // Measured 1068-1792 ms at load 15-22 on 2 cores (of which the daemon's 6 MB groups answer
+    // ~550 ms); the page draws 20 groups of 5 alerts first. The issue's bound is 1 s (held with
+    // CTL_STRICT_TIMING=1 on a quiet machine); loaded, 8 s still catches a page that draws every alert.
     console.log(`10,000 alerts: first render ${firstRender} ms`);
-    expect(firstRender).toBeLessThan(process.env.CTL_STRICT_TIMING ? 1000 : 4000);
+    expect(firstRender).toBeLessThan(process.env.CTL_STRICT_TIMING ? 1000 : 8000);
     expect(await page.getByTestId('alert').count()).toBe(20 * 5);
 
     // Type a filter key by key; each key filters all 10,000 alerts.
@@ -64,9 +64,9 @@ describe.skipIf(!HAVE_CHROMIUM)('alert manager console with 10,000 alerts (chrom
     await page.keyboard.type('instance=~"host-12.*"');
     await page.getByText('111 alerts in 100 groups').waitFor();
     const perKey = (Date.now() - typed) / 'instance=~"host-12.*"'.length;
-    // Measured 46-69 ms a key at load 15.
+    // Measured 34-69 ms a key at load 15-22.
     console.log(`10,000 alerts: ${perKey.toFixed(1)} ms per key typed`);
-    expect(perKey).toBeLessThan(process.env.CTL_STRICT_TIMING ? 100 : 400);
+    expect(perKey).toBeLessThan(process.env.CTL_STRICT_TIMING ? 100 : 1000);
     c.clean();
     await c.close();
   });
