@@ -8,7 +8,7 @@ import { HttpError } from '../../http/errors.js';
 import { readBody } from '../../http/body.js';
 import { checkGoJson, decodeFirst, EMPTY, getField, GoJsonError, type GoType } from './gojson.js';
 import { isWellFormed, wellFormed } from './json.js';
-import { GO_ZERO_MS, goQuote, parseDateTime, parseRfc3339Fast } from '../timefmt.js';
+import { GO_ZERO_MS, goQuote, parseDateTime, parseRfc3339Fast, subMilliNanos } from '../timefmt.js';
 import type { ApiMatcher, SilenceInput } from '../silences.js';
 
 /** `{code, message}` framework errors (no trailing newline). */
@@ -156,6 +156,9 @@ export interface PostableAlert {
   annotations: Record<string, string>;
   startsAt?: number;
   endsAt?: number;
+  /** Nanoseconds past the millisecond of startsAt / endsAt (0-999999; timefmt.subMilliNanos). */
+  startsAtNs?: number;
+  endsAtNs?: number;
   generatorURL: string;
 }
 
@@ -210,11 +213,15 @@ export function decodePostableAlerts(buf: Buffer): DecodedAlerts {
     }
     const labels = g(ALERT_PASS, 'labels');
     if (labels == null) throw required(`${i}.labels`);
+    const startsAt = optionalTime(g(ALERT_TIMES_PASS, 'startsAt'));
+    const endsAt = optionalTime(g(ALERT_TIMES_PASS, 'endsAt'));
     out.push({
       labels: toLabelSet(labels),
       annotations: toLabelSet(g(ALERT_TIMES_PASS, 'annotations')),
-      startsAt: optionalTime(g(ALERT_TIMES_PASS, 'startsAt')),
-      endsAt: optionalTime(g(ALERT_TIMES_PASS, 'endsAt')),
+      startsAt,
+      endsAt,
+      startsAtNs: startsAt === undefined ? 0 : subMilliNanos(g(ALERT_TIMES_PASS, 'startsAt') as string),
+      endsAtNs: endsAt === undefined ? 0 : subMilliNanos(g(ALERT_TIMES_PASS, 'endsAt') as string),
       generatorURL: wellFormed(generatorURL),
     });
   });
@@ -291,7 +298,15 @@ function plainAlert(el: unknown, checkStrings: boolean): PostableAlert | undefin
     if (typeof url !== 'string' || (url !== '' && !isRequestUri(url)) || (checkStrings && !isWellFormed(url))) return undefined;
     generatorURL = url;
   }
-  return { labels, annotations, startsAt, endsAt, generatorURL };
+  return {
+    labels,
+    annotations,
+    startsAt,
+    endsAt,
+    startsAtNs: startsAt === undefined ? 0 : subMilliNanos(a.startsAt as string),
+    endsAtNs: endsAt === undefined ? 0 : subMilliNanos(a.endsAt as string),
+    generatorURL,
+  };
 }
 
 function kindOf(v: unknown): string {
