@@ -251,15 +251,24 @@ function plainStringMap(v: unknown, checkStrings: boolean): Record<string, strin
 /** The last time text plainTime read in this batch and what it read: a batch's alerts usually share their times. */
 let lastTimeText: string | undefined;
 let lastTime: number | undefined;
+let lastTimeNs = 0;
+/** The nanoseconds past the millisecond of the time plainTime last returned (0 without one). */
+let plainNs = 0;
 
-/** An RFC3339 time as epoch ms; undefined when absent or Go's zero time; NaN when not plain. */
+/** An RFC3339 time as epoch ms; undefined when absent or Go's zero time; NaN when not plain. Sets plainNs. */
 function plainTime(t: unknown): number | undefined {
+  plainNs = 0;
   if (t == null) return undefined;
   if (typeof t !== 'string') return NaN;
-  if (t === lastTimeText) return lastTime;
+  if (t === lastTimeText) {
+    plainNs = lastTimeNs;
+    return lastTime;
+  }
   const ms = plainTimeText(t);
   lastTimeText = t;
   lastTime = ms;
+  lastTimeNs = ms === undefined || Number.isNaN(ms) ? 0 : subMilliNanos(t);
+  plainNs = lastTimeNs;
   return ms;
 }
 
@@ -290,7 +299,9 @@ function plainAlert(el: unknown, checkStrings: boolean): PostableAlert | undefin
   const annotations = a.annotations == null ? NO_LABELS : plainStringMap(a.annotations, checkStrings);
   if (!annotations) return undefined;
   const startsAt = plainTime(a.startsAt);
+  const startsAtNs = plainNs;
   const endsAt = plainTime(a.endsAt);
+  const endsAtNs = plainNs;
   if (Number.isNaN(startsAt) || Number.isNaN(endsAt)) return undefined;
   const url = a.generatorURL;
   let generatorURL = '';
@@ -303,8 +314,8 @@ function plainAlert(el: unknown, checkStrings: boolean): PostableAlert | undefin
     annotations,
     startsAt,
     endsAt,
-    startsAtNs: startsAt === undefined ? 0 : subMilliNanos(a.startsAt as string),
-    endsAtNs: endsAt === undefined ? 0 : subMilliNanos(a.endsAt as string),
+    startsAtNs,
+    endsAtNs,
     generatorURL,
   };
 }
