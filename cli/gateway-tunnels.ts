@@ -12,6 +12,8 @@ interface TunnelStatus {
   enabled: boolean;
   running: boolean;
   publicUrl: string | null;
+  live: boolean;
+  probe: { state: string; error: string | null } | null;
   target: string | null;
   restarts: number;
   reason: string | null;
@@ -29,6 +31,7 @@ export function registerTunnels(g: Command, auth: () => Record<string, string>):
         ['enabled', v.enabled],
         ['running', v.running],
         ['public URL', v.publicUrl ?? ''],
+        ['live', v.live ? 'yes (a probe through the public URL reached ctl)' : v.probe?.state === 'probing' ? 'not yet (probing)' : v.probe?.error ? `no: ${v.probe.error}` : 'no'],
         ['target', v.target ?? ''],
         ['restarts', v.restarts],
       ],
@@ -39,7 +42,7 @@ export function registerTunnels(g: Command, auth: () => Record<string, string>):
     .description('installed, running, public URL (TUNNEL: tunnel-a or cloudflared, tunnel-b or tailscale)')
     .action(action(async (id: string) => show(await api<TunnelStatus>('GET', `/api/tunnels/${ID(id)}`))));
   t.command('enable <tunnel>')
-    .description('start the tunnel as a supervised child of the daemon; prints its public URL')
+    .description('start the tunnel as a supervised child of the daemon; prints its public URL once a probe through it reached ctl')
     .option('--target <url>', 'the gateway address it forwards to (needed over the control socket unless ctl.yaml gateway.tunnels.target is set)')
     .action(
       action(async (id: string, o: { target?: string }) => {

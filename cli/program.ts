@@ -20,7 +20,7 @@ export const GROUPS: CommandGroup[] = [
   { commands: ['node'], load: () => import('./nodes.js') },
   { commands: ['top'], load: () => import('./top/index.js') },
   { commands: ['backup'], load: () => import('./backup.js') },
-  { commands: ['completion'], load: () => import('./completion.js') },
+  { commands: ['completion', '__complete'], load: () => import('./completion.js') },
 ];
 
 /** Global options that take a value (their value is not the command word). */

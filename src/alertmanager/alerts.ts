@@ -6,8 +6,11 @@
 import type { Clock } from '../http/clock.js';
 import { labelSetsEqual, type LabelSet } from './labels.js';
 import type { AlertmanagerPersistence, StoredAlert } from './persist.js';
+import { outcomeFlags } from './raw-batch.js';
 
 export interface Alert extends StoredAlert {
+  startsAtNs: number;
+  endsAtNs: number;
   /** Per-configuration caches (route matches, JSON fragments); rebuilt when stale. */
   cache?: AlertCache;
 }
@@ -50,17 +53,24 @@ export function isResolved(a: { endsAt: number }, now: number): boolean {
   return a.endsAt <= now;
 }
 
+/** Time x after time y, each as epoch ms and nanoseconds past it (Go's time.Time.After). */
+function after(xMs: number, xNs: number, yMs: number, yNs: number): boolean {
+  return xMs > yMs || (xMs === yMs && xNs > yNs);
+}
+
 /**
  * Every Alert in memory is built here, fields in one order, so all share one hidden class
  * (monomorphic property access on the hot paths, no map transitions when the cache is set).
  */
-export function newAlert(s: StoredAlert, startsAt = s.startsAt, endsAt = s.endsAt): Alert {
+export function newAlert(s: StoredAlert, startsAt = s.startsAt, endsAt = s.endsAt, startsAtNs = s.startsAtNs ?? 0, endsAtNs = s.endsAtNs ?? 0): Alert {
   return {
     fingerprint: s.fingerprint,
     labels: s.labels,
     annotations: s.annotations,
     startsAt,
     endsAt,
+    startsAtNs,
+    endsAtNs,
     updatedAt: s.updatedAt,
     generatorURL: s.generatorURL,
     timeout: s.timeout,
@@ -71,14 +81,15 @@ export function newAlert(s: StoredAlert, startsAt = s.startsAt, endsAt = s.endsA
 /** types.Alert.Merge: the younger (by updatedAt) wins, keeping the earliest start and the right end. */
 export function mergeAlerts(a: Alert, o: Alert, now: number): Alert {
   if (o.updatedAt < a.updatedAt) return mergeAlerts(o, a, now);
-  const startsAt = a.startsAt < o.startsAt ? a.startsAt : o.startsAt;
-  let endsAt = o.endsAt;
+  const earlier = after(o.startsAt, o.startsAtNs, a.startsAt, a.startsAtNs) ? a : o;
+  const laterEnd = after(a.endsAt, a.endsAtNs, o.endsAt, o.endsAtNs);
+  let end = o;
   if (isResolved(o, now)) {
-    if (isResolved(a, now) && a.endsAt > o.endsAt) endsAt = a.endsAt;
-  } else if (a.endsAt > o.endsAt && !a.timeout) {
-    endsAt = a.endsAt;
+    if (isResolved(a, now) && laterEnd) end = a;
+  } else if (laterEnd && !a.timeout) {
+    end = a;
   }
-  return newAlert(o, startsAt, endsAt);
+  return newAlert(o, earlier.startsAt, end.endsAt, earlier.startsAtNs, end.endsAtNs);
 }
 
 /**
@@ -165,7 +176,8 @@ export class AlertStore {
       previous[j] = old;
       if (old) {
         const overlaps =
-          (a.endsAt > old.startsAt && a.endsAt < old.endsAt) || (a.startsAt > old.startsAt && a.startsAt < old.endsAt);
+          (after(a.endsAt, a.endsAtNs, old.startsAt, old.startsAtNs) && after(old.endsAt, old.endsAtNs, a.endsAt, a.endsAtNs)) ||
+          (after(a.startsAt, a.startsAtNs, old.startsAt, old.startsAtNs) && after(old.endsAt, old.endsAtNs, a.startsAt, a.startsAtNs));
         if (overlaps) {
           if (a.updatedAt < old.updatedAt) outcome = undefined;
           a = mergeAlerts(old, a, now);
@@ -178,7 +190,7 @@ export class AlertStore {
         const k = 3 * source!.origin[j]!;
         outcome[k] = a.startsAt;
         outcome[k + 1] = a.endsAt;
-        outcome[k + 2] = a.timeout ? 1 : 0;
+        outcome[k + 2] = outcomeFlags(a.timeout, a.startsAtNs, a.endsAtNs);
       }
     }
     try {
@@ -208,6 +220,8 @@ export class AlertStore {
         old.annotations = a.annotations;
         old.startsAt = a.startsAt;
         old.endsAt = a.endsAt;
+        old.startsAtNs = a.startsAtNs;
+        old.endsAtNs = a.endsAtNs;
         old.updatedAt = a.updatedAt;
         old.generatorURL = a.generatorURL;
         old.timeout = a.timeout;

@@ -207,14 +207,20 @@ export class Engine {
       const p = input[i]!;
       let startsAt = p.startsAt;
       let endsAt = p.endsAt;
+      let startsAtNs = p.startsAtNs ?? 0;
+      let endsAtNs = p.endsAtNs ?? 0;
       let timeout = false;
-      if (startsAt === undefined) startsAt = endsAt === undefined ? now : endsAt;
+      if (startsAt === undefined) {
+        startsAt = endsAt === undefined ? now : endsAt;
+        startsAtNs = endsAtNs;
+      }
       if (endsAt === undefined) {
         timeout = true;
         endsAt = now + this.config.resolveTimeoutMs;
+        endsAtNs = 0;
       }
       const labels = withoutEmptyValues(p.labels);
-      const err = validateAlert(startsAt, endsAt, labels, p.annotations);
+      const err = validateAlert(startsAt, endsAt, labels, p.annotations, endsAt === startsAt && endsAtNs < startsAtNs);
       if (err) {
         errors.push(err);
         continue;
@@ -238,6 +244,8 @@ export class Engine {
         annotations: p.annotations,
         startsAt,
         endsAt,
+        startsAtNs,
+        endsAtNs,
         updatedAt: now,
         generatorURL: p.generatorURL,
         timeout,
@@ -263,7 +271,7 @@ export class Engine {
       const a = this.alerts.get(fp);
       // Still firing here, last heard of before the notification, started before it (not a new firing).
       if (!a || a.endsAt <= now || a.updatedAt >= at || a.startsAt >= at || at > now) continue;
-      states.push({ ...a, endsAt: at, updatedAt: now, timeout: false, cache: undefined });
+      states.push({ ...a, endsAt: at, endsAtNs: 0, updatedAt: now, timeout: false, cache: undefined });
     }
     if (states.length === 0) return [];
     this.alerts.put(states);
@@ -580,8 +588,9 @@ function isEmpty(ls: LabelSet): boolean {
 }
 
 /** types.Alert.Validate (0.25 messages). */
-function validateAlert(startsAt: number, endsAt: number, labels: LabelSet, annotations: LabelSet): string | undefined {
-  if (endsAt < startsAt) return 'start time must be before end time';
+/** `endsBeforeInMs`: the times share their millisecond and the end's nanoseconds are before the start's. */
+function validateAlert(startsAt: number, endsAt: number, labels: LabelSet, annotations: LabelSet, endsBeforeInMs = false): string | undefined {
+  if (endsAt < startsAt || endsBeforeInMs) return 'start time must be before end time';
   let bad = invalidName(labels);
   if (bad !== undefined) return `invalid label set: invalid name ${goQuote(bad)}`;
   if (isEmpty(labels)) return 'at least one label pair required';

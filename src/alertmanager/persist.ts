@@ -33,6 +33,9 @@ export interface StoredAlert {
   annotations: Record<string, string>;
   startsAt: number;
   endsAt: number;
+  /** Nanoseconds past the millisecond of startsAt / endsAt (0-999999): Go's times keep them. */
+  startsAtNs?: number;
+  endsAtNs?: number;
   updatedAt: number;
   generatorURL: string;
   timeout: boolean;
@@ -93,10 +96,17 @@ export const MIGRATIONS: Migration[] = [
   NFLOG_MIGRATION,
 ];
 
-/** Compact alert record: [fp, labels, annotations, startsAt, endsAt, updatedAt, generatorURL, timeout]. */
-type Row = [string, Record<string, string>, Record<string, string>, number, number, number, string, 0 | 1];
+/**
+ * Compact alert record: [fp, labels, annotations, startsAt, endsAt, updatedAt, generatorURL, timeout,
+ * startsAtNs, endsAtNs]; the last two only when either is not 0 (rows written before they existed
+ * read as 0).
+ */
+type Row = [string, Record<string, string>, Record<string, string>, number, number, number, string, 0 | 1, number?, number?];
 
-const toRow = (a: StoredAlert): Row => [a.fingerprint, a.labels, a.annotations, a.startsAt, a.endsAt, a.updatedAt, a.generatorURL, a.timeout ? 1 : 0];
+const toRow = (a: StoredAlert): Row =>
+  a.startsAtNs || a.endsAtNs
+    ? [a.fingerprint, a.labels, a.annotations, a.startsAt, a.endsAt, a.updatedAt, a.generatorURL, a.timeout ? 1 : 0, a.startsAtNs ?? 0, a.endsAtNs ?? 0]
+    : [a.fingerprint, a.labels, a.annotations, a.startsAt, a.endsAt, a.updatedAt, a.generatorURL, a.timeout ? 1 : 0];
 const fromRow = (r: Row): StoredAlert => ({
   fingerprint: r[0],
   labels: r[1],
@@ -106,6 +116,7 @@ const fromRow = (r: Row): StoredAlert => ({
   updatedAt: r[5],
   generatorURL: r[6],
   timeout: r[7] === 1,
+  ...(r.length > 8 ? { startsAtNs: r[8], endsAtNs: r[9] } : {}),
 });
 
 interface JournalRow {
@@ -361,8 +372,8 @@ export class MemoryPersistence implements AlertmanagerPersistence {
     this.writes++;
     for (const s of batch.silences ?? []) this.silences.set(s.id, structuredClone(s));
     for (const a of batch.alerts ?? []) {
-      const { fingerprint, labels, annotations, startsAt, endsAt, updatedAt, generatorURL, timeout } = a;
-      this.alerts.set(a.fingerprint, structuredClone({ fingerprint, labels, annotations, startsAt, endsAt, updatedAt, generatorURL, timeout }));
+      const { fingerprint, labels, annotations, startsAt, endsAt, startsAtNs, endsAtNs, updatedAt, generatorURL, timeout } = a;
+      this.alerts.set(a.fingerprint, structuredClone({ fingerprint, labels, annotations, startsAt, endsAt, startsAtNs, endsAtNs, updatedAt, generatorURL, timeout }));
     }
     for (const id of batch.deleteSilences ?? []) this.silences.delete(id);
     for (const fp of batch.deleteAlerts ?? []) this.alerts.delete(fp);

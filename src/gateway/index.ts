@@ -254,6 +254,7 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
   const quotas = registeredKeyQuotas(ctx.config ?? {});
   const agentProviders = agentProvidersOf(ctx.config ?? {}, env);
   const syncCfg = syncConfig(ctx.config ?? {}, env);
+  const tunnelConfig = tunnelTarget(ctx.config ?? {});
   const svc: GatewayServices = {
     state,
     auth,
@@ -302,8 +303,8 @@ export function createGatewayServices(ctx: Parameters<ComponentDefinition['creat
     ...(syncCfg ? { sync: syncCfg } : {}),
     agentTasks: new AgentTasks(db.store, () => agentProviders, ctx.egress, () => ctx.clock.now()),
     plugins: new PluginService(db.store, join(ctx.stateDir, 'plugins'), () => ctx.clock.now(), ctx.log),
-    tunnels: new Tunnels(db, () => state.env, () => ctx.clock.now(), ctx.log),
-    ...tunnelTarget(ctx.config ?? {}),
+    tunnels: new Tunnels(db, () => state.env, () => ctx.clock.now(), ctx.log, ctx.egress, tunnelConfig.tunnelProbeTimeoutMs),
+    ...(tunnelConfig.tunnelTarget ? { tunnelTarget: tunnelConfig.tunnelTarget } : {}),
     evals: new EvalService(new EvalStore(db.store), () => svc.internal, () => ctx.clock.now(), ctx.log),
     proxyProber: new ProxyProber(proxies, ctx.egress, (p) => proxyProbeTarget(proxies, state.catalog, p), () => ctx.clock.now(), ctx.log),
     log: ctx.log,
@@ -347,7 +348,7 @@ const CONFIG_KEYS = {
     include_secrets: true,
     s3: { endpoint: true, bucket: true, key: true, region: true, access_key_id: true, access_key_id_env: true, secret_access_key: true, secret_access_key_env: true },
   },
-  tunnels: { target: true },
+  tunnels: { target: true, probe_timeout_ms: true },
   cli_tools: { home: true },
   webhooks: { retry_base_ms: true, max_attempts: true, timeout_ms: true },
   backups: { interval_hours: true, keep: true },

@@ -8,7 +8,7 @@ const T0 = Date.parse('2030-01-01T00:00:00Z');
 const M = 60_000;
 const alert = (over: Partial<Alert> = {}): Alert => {
   const labels = over.labels ?? { alertname: 'A' };
-  return { fingerprint: fingerprint(labels), labels, annotations: {}, startsAt: T0, endsAt: T0 + 5 * M, updatedAt: T0, generatorURL: '', timeout: true, ...over };
+  return { fingerprint: fingerprint(labels), labels, annotations: {}, startsAt: T0, endsAt: T0 + 5 * M, startsAtNs: 0, endsAtNs: 0, updatedAt: T0, generatorURL: '', timeout: true, ...over };
 };
 
 describe('merge (types.Alert.Merge)', () => {
@@ -17,6 +17,12 @@ describe('merge (types.Alert.Merge)', () => {
     const next = alert({ startsAt: T0 + 2000, endsAt: T0 + 2000 + 5 * M, updatedAt: T0 + 2000, annotations: { v: '2' } });
     const m = mergeAlerts(old, next, T0 + 2000);
     expect(m).toMatchObject({ startsAt: T0, endsAt: T0 + 2000 + 5 * M, annotations: { v: '2' } });
+  });
+  it('times in one millisecond compare by their nanoseconds (time.Time.Before/After)', () => {
+    const old = alert({ startsAtNs: 500, endsAt: T0 + 60 * M, endsAtNs: 7, timeout: false });
+    const next = alert({ startsAtNs: 499, endsAt: T0 + 60 * M, endsAtNs: 6, updatedAt: T0 + 1000, timeout: false });
+    expect(mergeAlerts(old, next, T0 + 1000)).toMatchObject({ startsAt: T0, startsAtNs: 499, endsAt: T0 + 60 * M, endsAtNs: 7 });
+    expect(mergeAlerts(next, { ...old, startsAtNs: 498 }, T0 + 1000)).toMatchObject({ startsAtNs: 498 });
   });
   it('an explicit later end on the older alert survives a timeout re-post', () => {
     const old = alert({ endsAt: T0 + 60 * M, timeout: false });

@@ -79,6 +79,29 @@ describe('raw alert journal', () => {
     expect(loaded).toHaveLength(4);
   });
 
+  it('keeps the nanoseconds past the millisecond of posted times, raw rows, JSON rows and compaction alike', () => {
+    const ns = (list: readonly StoredAlert[]) => Object.fromEntries(list.map((a) => [a.labels.alertname, [a.startsAt, a.startsAtNs ?? 0, a.endsAt, a.endsAtNs ?? 0]]));
+    const at = (ms: number, frac: string) => iso(ms).replace(/\.\d{3}Z$/, `.${frac}Z`);
+    post([
+      { labels: { alertname: 'A' }, startsAt: at(T0 - 60_000, '123456789'), endsAt: at(T0 + 600_000, '987654321') },
+      { labels: { alertname: 'B' }, startsAt: at(T0 - 60_000, '1') },
+      { labels: { alertname: 'C' }, startsAt: at(T0 - 60_000, '000000001'), endsAt: at(T0 - 1000, '999999999') },
+    ]);
+    // Through the slow (JSON row) path too: a lower-case field name.
+    post([{ Labels: { alertname: 'D' }, startsAt: at(T0 - 60_000, '000999') }]);
+    const want = {
+      A: [T0 - 60_000 + 123, 456789, T0 + 600_000 + 987, 654321],
+      B: [T0 - 60_000 + 100, 0, T0 + 300_000, 0],
+      C: [T0 - 60_000, 1, T0 - 1000 + 999, 999999],
+      D: [T0 - 60_000, 999_000, T0 + 300_000, 0],
+    };
+    expect(ns(engine.alerts.list())).toEqual(want);
+    expect(rows()).toEqual({ n: 2, raw: 1 });
+    expect(ns(new SqlitePersistence(store).loadAlerts())).toEqual(want);
+    while (persistence.compactStep((fp) => engine.alerts.get(fp), 100));
+    expect(ns(new SqlitePersistence(store).loadAlerts())).toEqual(want);
+  });
+
   it('falls back to a JSON row when a merge keeps the stored alert (clock went back)', () => {
     post([{ labels: { alertname: 'A' }, annotations: { v: '1' }, startsAt: iso(T0), endsAt: iso(T0 + 600_000) }]);
     clock.set(T0 - 60_000);

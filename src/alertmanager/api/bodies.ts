@@ -8,7 +8,7 @@ import { HttpError } from '../../http/errors.js';
 import { readBody } from '../../http/body.js';
 import { checkGoJson, decodeFirst, EMPTY, getField, GoJsonError, type GoType } from './gojson.js';
 import { isWellFormed, wellFormed } from './json.js';
-import { GO_ZERO_MS, goQuote, parseDateTime, parseRfc3339Fast } from '../timefmt.js';
+import { GO_ZERO_MS, goQuote, parseDateTime, parseRfc3339Fast, subMilliNanos } from '../timefmt.js';
 import type { ApiMatcher, SilenceInput } from '../silences.js';
 
 /** `{code, message}` framework errors (no trailing newline). */
@@ -156,6 +156,9 @@ export interface PostableAlert {
   annotations: Record<string, string>;
   startsAt?: number;
   endsAt?: number;
+  /** Nanoseconds past the millisecond of startsAt / endsAt (0-999999; timefmt.subMilliNanos). */
+  startsAtNs?: number;
+  endsAtNs?: number;
   generatorURL: string;
 }
 
@@ -210,11 +213,15 @@ export function decodePostableAlerts(buf: Buffer): DecodedAlerts {
     }
     const labels = g(ALERT_PASS, 'labels');
     if (labels == null) throw required(`${i}.labels`);
+    const startsAt = optionalTime(g(ALERT_TIMES_PASS, 'startsAt'));
+    const endsAt = optionalTime(g(ALERT_TIMES_PASS, 'endsAt'));
     out.push({
       labels: toLabelSet(labels),
       annotations: toLabelSet(g(ALERT_TIMES_PASS, 'annotations')),
-      startsAt: optionalTime(g(ALERT_TIMES_PASS, 'startsAt')),
-      endsAt: optionalTime(g(ALERT_TIMES_PASS, 'endsAt')),
+      startsAt,
+      endsAt,
+      startsAtNs: startsAt === undefined ? 0 : subMilliNanos(g(ALERT_TIMES_PASS, 'startsAt') as string),
+      endsAtNs: endsAt === undefined ? 0 : subMilliNanos(g(ALERT_TIMES_PASS, 'endsAt') as string),
       generatorURL: wellFormed(generatorURL),
     });
   });
@@ -244,15 +251,24 @@ function plainStringMap(v: unknown, checkStrings: boolean): Record<string, strin
 /** The last time text plainTime read in this batch and what it read: a batch's alerts usually share their times. */
 let lastTimeText: string | undefined;
 let lastTime: number | undefined;
+let lastTimeNs = 0;
+/** The nanoseconds past the millisecond of the time plainTime last returned (0 without one). */
+let plainNs = 0;
 
-/** An RFC3339 time as epoch ms; undefined when absent or Go's zero time; NaN when not plain. */
+/** An RFC3339 time as epoch ms; undefined when absent or Go's zero time; NaN when not plain. Sets plainNs. */
 function plainTime(t: unknown): number | undefined {
+  plainNs = 0;
   if (t == null) return undefined;
   if (typeof t !== 'string') return NaN;
-  if (t === lastTimeText) return lastTime;
+  if (t === lastTimeText) {
+    plainNs = lastTimeNs;
+    return lastTime;
+  }
   const ms = plainTimeText(t);
   lastTimeText = t;
   lastTime = ms;
+  lastTimeNs = ms === undefined || Number.isNaN(ms) ? 0 : subMilliNanos(t);
+  plainNs = lastTimeNs;
   return ms;
 }
 
@@ -283,7 +299,9 @@ function plainAlert(el: unknown, checkStrings: boolean): PostableAlert | undefin
   const annotations = a.annotations == null ? NO_LABELS : plainStringMap(a.annotations, checkStrings);
   if (!annotations) return undefined;
   const startsAt = plainTime(a.startsAt);
+  const startsAtNs = plainNs;
   const endsAt = plainTime(a.endsAt);
+  const endsAtNs = plainNs;
   if (Number.isNaN(startsAt) || Number.isNaN(endsAt)) return undefined;
   const url = a.generatorURL;
   let generatorURL = '';
@@ -291,7 +309,15 @@ function plainAlert(el: unknown, checkStrings: boolean): PostableAlert | undefin
     if (typeof url !== 'string' || (url !== '' && !isRequestUri(url)) || (checkStrings && !isWellFormed(url))) return undefined;
     generatorURL = url;
   }
-  return { labels, annotations, startsAt, endsAt, generatorURL };
+  return {
+    labels,
+    annotations,
+    startsAt,
+    endsAt,
+    startsAtNs,
+    endsAtNs,
+    generatorURL,
+  };
 }
 
 function kindOf(v: unknown): string {

@@ -308,6 +308,8 @@ function notifyAlert(a: Alert, resolved: boolean): NotifyAlert {
     annotations: a.annotations,
     startsAt: a.startsAt,
     endsAt: resolved ? a.endsAt : GO_ZERO_MS,
+    startsAtNs: a.startsAtNs,
+    endsAtNs: resolved ? a.endsAtNs : 0,
     generatorURL: a.generatorURL,
     fingerprint: a.fingerprint,
     resolved,

@@ -12,6 +12,9 @@ export interface NotifyAlert {
   startsAt: number;
   /** GO_ZERO_MS for an alert that is still firing (dispatch clears its end). */
   endsAt: number;
+  /** Nanoseconds past the millisecond of startsAt / endsAt (0-999999). */
+  startsAtNs?: number;
+  endsAtNs?: number;
   generatorURL: string;
   fingerprint: string;
   resolved: boolean;

@@ -13,10 +13,15 @@ import { timeLeft, type Attempt, type Integration, type Notification, type Notif
 /** What the payload is made of (the dispatcher's notification, without templates). */
 export type NotificationData = Omit<Notification, 'templates' | 'deadline'>;
 
-/** time.Time.MarshalJSON: RFC3339 with the fraction's trailing zeros dropped; Go's zero time as is. */
-export function goTimeJson(ms: number): string {
+/**
+ * time.Time.MarshalJSON: RFC3339 with nanoseconds (`ns` past the millisecond), the fraction's
+ * trailing zeros dropped; Go's zero time as is.
+ */
+export function goTimeJson(ms: number, ns = 0): string {
   if (ms === GO_ZERO_MS) return '"0001-01-01T00:00:00Z"';
-  return '"' + new Date(ms).toISOString().replace(/\.?0+Z$/, 'Z') + '"';
+  const iso = new Date(ms).toISOString();
+  if (!ns) return '"' + iso.replace(/\.?0+Z$/, 'Z') + '"';
+  return '"' + iso.slice(0, -1) + (String(ns).padStart(6, '0').replace(/0+$/, '')) + 'Z"';
 }
 
 function kvJson(ls: LabelSet): string {
@@ -31,7 +36,7 @@ export function webhookPayload(data: NotificationData, maxAlerts: number): strin
   const alerts = sent.map(
     (a) =>
       `{"status":${a.resolved ? '"resolved"' : '"firing"'},"labels":${kvJson(a.labels)},"annotations":${kvJson(a.annotations)},` +
-      `"startsAt":${goTimeJson(a.startsAt)},"endsAt":${goTimeJson(a.endsAt)},"generatorURL":${goJsonString(a.generatorURL)},"fingerprint":${goJsonString(a.fingerprint)}}`,
+      `"startsAt":${goTimeJson(a.startsAt, a.startsAtNs)},"endsAt":${goTimeJson(a.endsAt, a.endsAtNs)},"generatorURL":${goJsonString(a.generatorURL)},"fingerprint":${goJsonString(a.fingerprint)}}`,
   );
   return (
     `{"receiver":${goJsonString(data.receiver)},"status":"${status}","alerts":[${alerts.join(',')}],` +
