@@ -3,7 +3,7 @@
 // type-checks and emits dist/ for the tests; bin/ctl runs the bundle when it is there.
 // Packages loaded on first use through createRequire (src/http/lazy.ts) stay outside the bundle, as
 // does better-sqlite3 (a native addon).
-import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 
@@ -65,3 +65,29 @@ asciiOnly('dist/bundle');
 // The skill runner is a separate plain-JavaScript program the daemon forks (src/gateway/skills/sandbox/
 // pool.ts finds it beside the bundle); it imports isolated-vm from node_modules as it is.
 copyFileSync('src/gateway/skills/sandbox/skill-runner.mjs', 'dist/bundle/skill-runner.mjs');
+
+// The web consoles (src/http/console.ts serves them): one browser bundle per src/console/<name>/main.tsx
+// (src/console/kit is their shared code), with its CSS beside it, as dist/console/<name>.js and .css.
+// Everything they load is in these files: no CDN, nothing from another origin. test/console/bundle-size
+// holds each to 150 KB gzipped.
+const consoles = readdirSync('src/console', { withFileTypes: true })
+  .filter((d) => d.isDirectory() && d.name !== 'kit' && existsSync(join('src/console', d.name, 'main.tsx')))
+  .map((d) => d.name);
+rmSync('dist/console', { recursive: true, force: true });
+if (consoles.length > 0) {
+  await build({
+    entryPoints: Object.fromEntries(consoles.map((name) => [name, join('src/console', name, 'main.tsx')])),
+    outdir: 'dist/console',
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser',
+    target: ['chrome110', 'firefox110', 'safari16'],
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    tsconfig: 'tsconfig.console.json',
+    legalComments: 'none',
+    define: { 'process.env.NODE_ENV': '"production"' },
+    logLevel: 'warning',
+  });
+}

@@ -7,6 +7,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { hostname } from 'node:os';
 import type { ComponentContext, ComponentDefinition, ComponentInstance } from '../http/component.js';
 import { Router } from '../http/router.js';
+import { mountConsole } from '../http/console.js';
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load.js';
 import { DEFAULT_ALERT_LIMITS, Engine, type AlertLimits } from './engine.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
@@ -250,6 +251,8 @@ export const alertmanagerComponent: ComponentDefinition = {
       metrics,
       versionInfo: { branch: VERSION_INFO_BASE.branch, buildDate: '', buildUser: VERSION_INFO_BASE.buildUser, goVersion: VERSION_INFO_BASE.goVersion, revision: ctx.version, version: VERSION_INFO_BASE.version },
     });
+    // The web console at / (Alertmanager's hash routes: #/alerts, #/silences, #/status).
+    mountConsole(router, { name: 'alertmanager', title: 'Alertmanager' });
 
     const timers: NodeJS.Timeout[] = [];
     const every = (ms: number, what: string, fn: () => number | Promise<number>) => {

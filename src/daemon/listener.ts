@@ -8,6 +8,7 @@ import type { TlsOptions } from 'node:tls';
 import type { KeyPair } from './certificates.js';
 import { applyConnectionLimits, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './connection-limits.js';
 import type { DescriptorBudget } from './descriptor-budget.js';
+import { endEventStreams } from '../http/sse.js';
 
 export interface ListenerHandlers {
   request: (req: IncomingMessage, res: ServerResponse) => void;
@@ -109,6 +110,8 @@ export class Listener {
     this.closing = new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       this.server.closeIdleConnections();
+      // Event streams (console live views) never end by themselves: end them now, clients reconnect.
+      endEventStreams(this.sockets);
       const tick = setInterval(() => this.server.closeIdleConnections(), 25);
       const cut = setTimeout(() => {
         for (const s of this.sockets) s.destroy();

@@ -23,7 +23,7 @@ describe('install', () => {
     });
     expect(r.status, r.stderr).toBe(0);
     const files = (JSON.parse(r.stdout) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
-    for (const want of ['bin/ctl', 'dist/bundle/ctl.js', 'dist/bundle/skill-runner.mjs', 'dist/cli/main.js', 'dist/src/daemon/run.js', 'man/ctl.1', 'man/ctl.yaml.5', 'examples/ctl.service', 'package.json']) {
+    for (const want of ['bin/ctl', 'dist/bundle/ctl.js', 'dist/bundle/skill-runner.mjs', 'dist/console/alertmanager.js', 'dist/cli/main.js', 'dist/src/daemon/run.js', 'man/ctl.1', 'man/ctl.yaml.5', 'examples/ctl.service', 'package.json']) {
       expect(files).toContain(want);
     }
     expect(files.some((f) => f.startsWith('dist/test/') || f.startsWith('test/') || f.startsWith('src/'))).toBe(false);

@@ -1,0 +1,2 @@
+// esbuild bundles imported CSS into dist/console/<name>.css.
+declare module '*.css';
