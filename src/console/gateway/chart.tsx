@@ -35,7 +35,10 @@ function useThemeTick(): number {
   return tick;
 }
 
-export function Chart({ title, times, series, height = 220 }: { title: string; times: number[]; series: Series[]; height?: number }) {
+/** Tick steps for counts (requests, tokens, milliseconds): whole numbers only. */
+const WHOLE = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 1e8, 1e9];
+
+export function Chart({ title, times, series, height = 220, whole = false }: { title: string; times: number[]; series: Series[]; height?: number; whole?: boolean }) {
   const box = useRef<HTMLDivElement>(null);
   const theme = useThemeTick();
   useEffect(() => {
@@ -57,7 +60,7 @@ export function Chart({ title, times, series, height = 220 }: { title: string; t
       ],
       axes: [
         { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid } },
-        { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, values: (_u, vals) => vals.map((v) => fmt(v)), size: 60 },
+        { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, values: (_u, vals) => vals.map((v) => fmt(v)), size: 64, ...(whole ? { incrs: WHOLE } : {}) },
       ],
       scales: { y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] } },
       cursor: { drag: { x: false, y: false } },
@@ -69,6 +72,6 @@ export function Chart({ title, times, series, height = 220 }: { title: string; t
       ro.disconnect();
       plot.destroy();
     };
-  }, [times, series, theme, height, title]);
+  }, [times, series, theme, height, title, whole]);
   return <div class="chart" ref={box} role="img" aria-label={`${title} chart`} />;
 }

@@ -4,7 +4,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import './style.css';
-import { api, ApiError, setUnauthorizedHandler } from './ui';
+import { api, ApiError, setUnauthorizedHandler, ThemeButton } from './ui';
 import { HomePage } from './pages/home';
 import { ProvidersPage } from './pages/providers';
 import { LogsPage } from './pages/logs';
@@ -54,21 +54,6 @@ function onLinkClick(e: MouseEvent): void {
   if (!href || !href.startsWith(BASE) || a.target) return;
   e.preventDefault();
   navigate(href);
-}
-
-type Theme = 'auto' | 'light' | 'dark';
-function applyTheme(t: Theme): void {
-  if (t === 'auto') document.documentElement.removeAttribute('data-theme');
-  else document.documentElement.setAttribute('data-theme', t);
-  dispatchEvent(new Event('ctl-theme'));
-}
-function savedTheme(): Theme {
-  try {
-    const t = localStorage.getItem('ctl-theme');
-    return t === 'light' || t === 'dark' ? t : 'auto';
-  } catch {
-    return 'auto';
-  }
 }
 
 function Login({ onDone, configured }: { onDone: () => void; configured: boolean }) {
@@ -121,7 +106,6 @@ interface AuthStatus {
 function App() {
   const [auth, setAuth] = useState<AuthStatus | null>(null);
   const [page, setPage] = useState(currentPage());
-  const [theme, setTheme] = useState<Theme>(savedTheme());
   const [navOpen, setNavOpen] = useState(false);
 
   const check = () =>
@@ -142,15 +126,6 @@ function App() {
       document.removeEventListener('click', onLinkClick);
     };
   }, []);
-  useEffect(() => {
-    applyTheme(theme);
-    try {
-      if (theme === 'auto') localStorage.removeItem('ctl-theme');
-      else localStorage.setItem('ctl-theme', theme);
-    } catch {
-      /* storage off: the choice lasts for this page */
-    }
-  }, [theme]);
 
   const def = PAGES.find((p) => p.path === page);
   useEffect(() => {
@@ -165,7 +140,6 @@ function App() {
     await api('/api/auth/logout', { method: 'POST' }).catch(() => undefined);
     await check();
   };
-  const nextTheme: Record<Theme, Theme> = { auto: 'dark', dark: 'light', light: 'auto' };
   return (
     <div class="shell">
       <a class="skip" href="#main">
@@ -177,9 +151,7 @@ function App() {
         </button>
         <span class="brand">ctl gateway</span>
         <span class="spacer" />
-        <button onClick={() => setTheme(nextTheme[theme])} title="Switch between automatic, dark and light" aria-label={`Theme: ${theme}`}>
-          Theme: {theme}
-        </button>
+        <ThemeButton />
         {auth.authenticated && <button onClick={() => void logout()}>Sign out</button>}
       </header>
       <nav id="nav" class={navOpen ? 'nav open' : 'nav'} aria-label="Dashboard">

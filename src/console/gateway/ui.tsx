@@ -195,3 +195,39 @@ export function useLatest<T>(v: T): { current: T } {
   r.current = v;
   return r;
 }
+
+export type Theme = 'auto' | 'light' | 'dark';
+export function applyTheme(t: Theme): void {
+  if (t === 'auto') document.documentElement.removeAttribute('data-theme');
+  else document.documentElement.setAttribute('data-theme', t);
+  dispatchEvent(new Event('ctl-theme'));
+}
+export function savedTheme(): Theme {
+  try {
+    const t = localStorage.getItem('ctl-theme');
+    return t === 'light' || t === 'dark' ? t : 'auto';
+  } catch {
+    return 'auto';
+  }
+}
+
+/** Automatic (the system's), dark or light; remembered in this browser. */
+export function ThemeButton() {
+  const [theme, setTheme] = useState<Theme>(savedTheme());
+  useEffect(() => {
+    applyTheme(theme);
+    try {
+      if (theme === 'auto') localStorage.removeItem('ctl-theme');
+      else localStorage.setItem('ctl-theme', theme);
+    } catch {
+      /* storage off: the choice lasts for this page */
+    }
+  }, [theme]);
+  const next: Record<Theme, Theme> = { auto: 'dark', dark: 'light', light: 'auto' };
+  return (
+    <button onClick={() => setTheme(next[theme])} title="Switch between automatic, dark and light" aria-label={`Theme: ${theme}`}>
+      <span class="wide">Theme: </span>
+      {theme}
+    </button>
+  );
+}

@@ -1,7 +1,7 @@
 // Usage and cost over time (GET /api/usage/history), charted with uPlot, split by provider and model.
 import { useMemo, useState } from 'preact/hooks';
 import { Chart, type Series } from '../chart';
-import { Card, fmtInt, fmtMs, fmtUsd, Loading, Stat, Table, useApi } from '../ui';
+import { Card, fmtInt, fmtUsd, Loading, Stat, Table, useApi } from '../ui';
 
 interface Bucket {
   period: string;
@@ -114,7 +114,7 @@ export function UsagePage() {
         { label: 'tokens in', values: tin, fmt: n },
         { label: 'tokens out', values: tout, color: 2, fmt: n },
       ] as Series[],
-      latency: [{ label: 'average latency', values: lat, color: 4, fmt: (v: number) => fmtMs(v) }] as Series[],
+      latency: [{ label: 'average latency', values: lat, color: 4, fmt: (v: number) => `${fmtInt(v)} ms` }] as Series[],
       perProvider,
     };
   }, [all.data, byProvider.data, range]);
@@ -141,13 +141,13 @@ export function UsagePage() {
       {charts && (
         <div class="charts">
           <Card>
-            <Chart title="Requests" times={charts.times} series={charts.requests} />
+            <Chart title="Requests" times={charts.times} series={charts.requests} whole />
           </Card>
           <Card>
             <Chart title="Cost (USD)" times={charts.times} series={charts.cost} />
           </Card>
           <Card>
-            <Chart title="Tokens" times={charts.times} series={charts.tokens} />
+            <Chart title="Tokens" times={charts.times} series={charts.tokens} whole />
           </Card>
           {charts.perProvider.length > 0 && (
             <Card>
@@ -155,7 +155,7 @@ export function UsagePage() {
             </Card>
           )}
           <Card>
-            <Chart title="Average latency" times={charts.times} series={charts.latency} />
+            <Chart title="Average latency" times={charts.times} series={charts.latency} whole />
           </Card>
         </div>
       )}
