@@ -383,7 +383,7 @@ export const gatewayComponent: ComponentDefinition = {
     // The dashboard: its pages are public shells (no data in them); everything it shows comes from
     // the management API, with the auth_token cookie of POST /api/auth/login, so require-login and
     // management auth apply exactly as for any other client. /login is the same page.
-    mountConsole(router, { name: 'gateway', base: '/dashboard', title: 'ctl gateway', paths: ['/dashboard/*', '/login'], onRoute: (r) => r.tag('auth', 'public') });
+    mountConsole(router, { name: 'gateway', base: '/dashboard', title: 'ctl gateway', paths: ['/dashboard/*', '/login'], onRoute: (r) => r.tag('auth', 'public').tag('console', true) });
     const byHandler = versionPaths(router);
     const bridge = new WsBridge(() => svc);
     const schedule = backupSchedule(ctx.config ?? {});

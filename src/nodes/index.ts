@@ -101,7 +101,7 @@ export async function createNodes(ctx: ComponentContext): Promise<ComponentInsta
   registerApiRoutes(router, services);
   metrics.endpoint.route(router);
   // The web console at / (the account's nodes, live over the /polling WebSocket session).
-  mountConsole(router, { name: 'nodes', title: 'ctl node monitor' });
+  mountConsole(router, { name: 'nodes', title: 'ctl node monitor', onRoute: (r) => r.tag('console', true) });
 
   const inFlight = new Set<Promise<unknown>>();
   const track = <T>(p: Promise<T>): Promise<T> => {
