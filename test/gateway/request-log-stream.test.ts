@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type GatewayHarness } from './harness.js';
 import { startLlmUpstream, type MockUpstream } from '../fakes/llm-upstream.js';
+import { MAX_LOG_STREAMS } from '../../src/gateway/routes/management/usage.js';
 
 let gw: GatewayHarness;
 let mock: MockUpstream;
@@ -78,6 +79,31 @@ describe('live request log', () => {
     const res = await fetch(`${gw.tcpUrl}/api/usage/request-logs/stream`, { headers: { cookie }, signal: ctl.signal });
     expect(res.status).toBe(200);
     ctl.abort();
+  });
+});
+
+describe('live request log limits', () => {
+  it(`holds at most ${MAX_LOG_STREAMS} readers, and a reader that leaves frees its place`, async () => {
+    const ctl = new AbortController();
+    const open = await Promise.all(Array.from({ length: MAX_LOG_STREAMS }, () => fetch(`${gw.trustedUrl}/api/usage/request-logs/stream`, { signal: ctl.signal })));
+    expect(open.every((r) => r.status === 200)).toBe(true);
+    const refused = await fetch(`${gw.trustedUrl}/api/usage/request-logs/stream`);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect((await refused.json()).error.code).toBe('too_many_streams');
+    ctl.abort();
+    // The server sees the sockets close a moment later: poll until a new reader is let in.
+    const deadline = Date.now() + 10_000;
+    let status = 0;
+    while (Date.now() < deadline) {
+      const again = new AbortController();
+      const r = await fetch(`${gw.trustedUrl}/api/usage/request-logs/stream`, { signal: again.signal });
+      status = r.status;
+      again.abort();
+      if (status === 200) break;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    expect(status).toBe(200);
   });
 });
 

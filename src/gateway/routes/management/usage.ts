@@ -14,6 +14,7 @@ import type { Router } from '../../../http/router.js';
 import { formatCost } from '../../pricing.js';
 import type { GatewayServices } from '../../services.js';
 import { HttpError } from '../../../http/errors.js';
+import { openSse } from '../../../http/sse.js';
 import { LOG_COLUMNS, pushLogValues, toLogRow, type LogQuery, type RequestLogEntry, type RequestLogRow } from '../../store.js';
 import { intQuery, iso, ok, timeQuery } from '../common.js';
 
@@ -148,28 +149,14 @@ export function usageRoutes(r: Router, svc: GatewayServices): void {
     r.get('/api/usage/request-logs/stream', (ctx) => {
       const q = filters(ctx);
       if (svc.usage.subscribers >= MAX_LOG_STREAMS) throw new HttpError(503, `too many live request-log readers (${MAX_LOG_STREAMS}); close one`, { code: 'too_many_streams', headers: { 'Retry-After': '5' } });
-      const res = ctx.res;
-      res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' });
-      // The first line tells EventSource to wait 3 s before reconnecting after a drop.
-      res.write('retry: 3000\n\n');
       let seq = 0;
-      const stop = svc.usage.subscribe((e) => {
-        if (!matches(q, e) || res.writableEnded) return;
-        // A reader that does not drain is dropped rather than buffered without bound.
-        if (res.writableLength > 1 << 20) {
-          res.destroy();
-          return;
-        }
-        res.write(`event: log\ndata: ${JSON.stringify(rowView(liveRow(e, `live-${++seq}`)))}\n\n`);
+      // A reader whose socket is backed up misses rows (it can reload the list) rather than queueing them.
+      let stop: () => unknown = () => undefined;
+      const stream = openSse(ctx, { keepAliveMs: HEARTBEAT_MS, retryMs: 3000, onClose: () => stop() });
+      stop = svc.usage.subscribe((e) => {
+        if (matches(q, e)) stream.send('log', rowView(liveRow(e, `live-${++seq}`)));
       });
-      const beat = setInterval(() => {
-        if (!res.writableEnded) res.write(': keep-alive\n\n');
-      }, HEARTBEAT_MS);
-      beat.unref();
-      res.on('close', () => {
-        stop();
-        clearInterval(beat);
-      });
+      if (stream.closed) stop();
     }),
   );
 
