@@ -111,7 +111,7 @@ settings: {retry_wait_max_ms: 0}
     // Pushed over the SSE stream: no reload, no polling on this page.
     await table.locator('tr', { hasText: 'ol/llama-x' }).first().waitFor();
     // The combo request's fallback is in its details: oa answered 429, an served it.
-    const combo = table.locator('tr', { hasText: 'after 1 fallbacks' }).first();
+    const combo = table.locator('tr', { hasText: 'after 1 fallback' }).first();
     await combo.getByRole('button', { name: 'Details' }).click();
     await table.getByText(/oa\/m1: error 429/).waitFor();
     c.clean();

@@ -57,7 +57,13 @@ export function LogRowView({ r }: { r: LogRow }) {
         <td>{r.requestedModel ?? '—'}</td>
         <td>
           {target}
-          {r.fallbackAttempts > 0 && <span class="muted small"> after {r.fallbackAttempts} fallbacks</span>}
+          {r.status >= 400 && r.provider && <span class="muted small"> (last tried)</span>}
+          {r.fallbackAttempts > 0 && (
+            <span class="muted small">
+              {' '}
+              after {r.fallbackAttempts} fallback{r.fallbackAttempts > 1 ? 's' : ''}
+            </span>
+          )}
         </td>
         <td class="num">
           {fmtInt(r.tokensIn)} / {fmtInt(r.tokensOut)}
