@@ -72,7 +72,6 @@ export function ProvidersPage() {
           <Table label="Providers" head={['Provider', 'Kind', 'State', 'Breaker', 'Accounts', 'Models', 'Actions']} empty="No providers: add one in gateway.yaml or with POST /api/providers.">
             {providers.data.providers.map((p) => {
               const b = breakers.get(p.id);
-              const cooling = p.accounts.filter((a) => cooldownLeft(a) > 0);
               return (
                 <tr data-provider={p.id}>
                   <td>
@@ -103,7 +102,6 @@ export function ProvidersPage() {
                         );
                       })}
                     </ul>
-                    {cooling.length > 0 && <span class="sr-only">{cooling.length} accounts cooling down</span>}
                   </td>
                   <td>
                     <details>
