@@ -21,6 +21,7 @@ import { loadTemplateFiles } from './template/load.js';
 import type { Templates } from '../gotemplate/index.js';
 import { MIGRATIONS, SqlitePersistence } from './persist.js';
 import { registerApiRoutes } from './api/routes.js';
+import { EngineEvents, registerEventRoutes } from './api/events.js';
 import { beforeAm, negotiate, renderAmError } from './api/http.js';
 import { parseModelDuration } from './timefmt.js';
 
@@ -253,6 +254,9 @@ export const alertmanagerComponent: ComponentDefinition = {
     });
     // The web console at / (Alertmanager's hash routes: #/alerts, #/silences, #/status).
     mountConsole(router, { name: 'alertmanager', title: 'Alertmanager' });
+    // Its live updates (ctl's own stream, outside the Alertmanager API).
+    const events = new EngineEvents(engine);
+    registerEventRoutes(router, events);
 
     const timers: NodeJS.Timeout[] = [];
     const every = (ms: number, what: string, fn: () => number | Promise<number>) => {
@@ -297,6 +301,7 @@ export const alertmanagerComponent: ComponentDefinition = {
         if (err !== undefined) throw new Error(`alertmanager: ${err}`);
       },
       stop() {
+        events.close();
         dispatcher.stop();
         nflog.commit();
         shared?.silences.close();

@@ -129,7 +129,8 @@ function load(opts: ConsoleOptions, base: string): Loaded | string {
   }
   const iconName = `favicon-${hash(FAVICON)}.svg`;
   assets.set(iconName, asset(FAVICON, 'image/svg+xml', true));
-  const at = `${base}/assets/`;
+  // At the root, relative links: the page also works behind a proxy that serves it under a prefix.
+  const at = base === '' ? 'assets/' : `${base}/assets/`;
   const meta = { base, ...opts.meta };
   const html =
     '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">' +

@@ -1,0 +1,356 @@
+/**
+ * #/alerts: alert groups as the route tree makes them (or grouped by chosen labels), a matcher
+ * filter applied as you type, a receiver selector, and the silenced and inhibited alerts shown
+ * on request. The query string is Alertmanager's: filter={...}, receiver, silenced, inhibited.
+ * Everything is fetched once (and again on a change) and filtered in the page; only the first
+ * groups and the first alerts of each are drawn, with buttons for more.
+ */
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { Banner, Chip } from '../kit/components.js';
+import { localTime, relative } from '../kit/format.js';
+import { hashHref, type HashRoute } from '../kit/router.js';
+import { useFetch } from '../kit/data.js';
+import { formatMatcher, formatMatchers, matchesAll, parseMatchers, type Matcher } from './matchers.js';
+import type { Alert, AlertGroup } from './types.js';
+
+const GROUPS_PAGE = 20;
+const ALERTS_PAGE = 5;
+
+interface ShownGroup {
+  key: string;
+  labels: Record<string, string>;
+  receiver: string;
+  alerts: Alert[];
+}
+
+function boolQuery(q: URLSearchParams, name: string, fallback: boolean): boolean {
+  const v = q.get(name);
+  return v === null ? fallback : v === 'true';
+}
+
+function sameLabels(a: Record<string, string>): string {
+  return Object.keys(a)
+    .sort()
+    .map((k) => `${k}=${a[k]}`)
+    .join('\u0000');
+}
+
+export function filterGroups(groups: AlertGroup[], f: { matchers: Matcher[]; receiver?: RegExp; silenced: boolean; inhibited: boolean; groupBy: string[] }): ShownGroup[] {
+  const keep = (a: Alert) => {
+    if (!f.silenced && a.status.silencedBy.length > 0) return false;
+    if (!f.inhibited && a.status.inhibitedBy.length > 0) return false;
+    return matchesAll(f.matchers, a.labels);
+  };
+  if (f.groupBy.length === 0) {
+    const out: ShownGroup[] = [];
+    for (const g of groups) {
+      if (f.receiver && !f.receiver.test(g.receiver.name)) continue;
+      const alerts = g.alerts.filter(keep);
+      if (alerts.length > 0) out.push({ key: `${g.receiver.name}\u0001${sameLabels(g.labels)}`, labels: g.labels, receiver: g.receiver.name, alerts });
+    }
+    return out;
+  }
+  // Custom grouping: each alert once, whatever routes it took.
+  const seen = new Set<string>();
+  const byKey = new Map<string, ShownGroup>();
+  for (const g of groups) {
+    if (f.receiver && !f.receiver.test(g.receiver.name)) continue;
+    for (const a of g.alerts) {
+      if (seen.has(a.fingerprint) || !keep(a)) continue;
+      seen.add(a.fingerprint);
+      const labels: Record<string, string> = {};
+      for (const n of f.groupBy) if (a.labels[n] !== undefined) labels[n] = a.labels[n]!;
+      const key = sameLabels(labels);
+      let sg = byKey.get(key);
+      if (!sg) byKey.set(key, (sg = { key, labels, receiver: '', alerts: [] }));
+      sg.alerts.push(a);
+    }
+  }
+  return [...byKey.values()].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+}
+
+export function AlertsPage({ route }: { route: HashRoute }) {
+  const q = route.query;
+  const [text, setText] = useState(() => q.get('filter') ?? '');
+  const [receiver, setReceiver] = useState(() => q.get('receiver') ?? '');
+  const [silenced, setSilenced] = useState(() => boolQuery(q, 'silenced', false));
+  const [inhibited, setInhibited] = useState(() => boolQuery(q, 'inhibited', false));
+  const [groupBy, setGroupBy] = useState(() => q.get('groupBy') ?? '');
+  const [limit, setLimit] = useState(GROUPS_PAGE);
+  const input = useRef<HTMLInputElement>(null);
+
+  // A link followed while the page is open (a notification's, a chip's) sets the filter again.
+  const linked = q.toString();
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    setText(q.get('filter') ?? '');
+    setReceiver(q.get('receiver') ?? '');
+    setSilenced(boolQuery(q, 'silenced', false));
+    setInhibited(boolQuery(q, 'inhibited', false));
+    setGroupBy(q.get('groupBy') ?? '');
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [linked]);
+
+  const groups = useFetch<AlertGroup[]>('api/v2/alerts/groups');
+  const receivers = useFetch<Array<{ name: string }>>('api/v2/receivers');
+
+  const parsed = useMemo(() => {
+    try {
+      return { matchers: parseMatchers(text), error: undefined };
+    } catch (e) {
+      return { matchers: undefined, error: (e as Error).message };
+    }
+  }, [text]);
+  // While the text does not parse, the last filter that did stays applied.
+  const lastGood = useRef<Matcher[]>([]);
+  if (parsed.matchers) lastGood.current = parsed.matchers;
+  const matchers = parsed.matchers ?? lastGood.current;
+
+  const receiverRe = useMemo(() => {
+    if (!receiver) return undefined;
+    try {
+      return new RegExp(`^(?:${receiver})$`);
+    } catch {
+      return undefined;
+    }
+  }, [receiver]);
+  const groupByList = useMemo(() => groupBy.split(',').map((s) => s.trim()).filter(Boolean), [groupBy]);
+
+  const shown = useMemo(
+    () => (groups.data ? filterGroups(groups.data, { matchers, receiver: receiverRe, silenced, inhibited, groupBy: groupByList }) : []),
+    [groups.data, matchers, receiverRe, silenced, inhibited, groupByList],
+  );
+  const total = useMemo(() => shown.reduce((n, g) => n + g.alerts.length, 0), [shown]);
+
+  // Keep the address in step (replaceState: no history entry per key typed).
+  useEffect(() => {
+    const pairs: Array<[string, string]> = [
+      ['silenced', String(silenced)],
+      ['inhibited', String(inhibited)],
+      ['active', 'true'],
+    ];
+    if (matchers.length > 0) pairs.push(['filter', formatMatchers(matchers)]);
+    if (receiver) pairs.push(['receiver', receiver]);
+    if (groupBy) pairs.push(['groupBy', groupBy]);
+    const href = hashHref('/alerts', pairs);
+    if (location.hash !== href) history.replaceState(null, '', href);
+  }, [matchers, receiver, silenced, inhibited, groupBy]);
+
+  useEffect(() => setLimit(GROUPS_PAGE), [matchers, receiver, silenced, inhibited, groupBy]);
+
+  // "/" focuses the filter.
+  useEffect(() => {
+    const on = (e: KeyboardEvent) => {
+      const t = e.target as HTMLElement;
+      if (e.key === '/' && !e.ctrlKey && !e.metaKey && !/^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName)) {
+        e.preventDefault();
+        input.current?.focus();
+      }
+    };
+    addEventListener('keydown', on);
+    return () => removeEventListener('keydown', on);
+  }, []);
+
+  const addMatcher = (name: string, value: string) => {
+    const m = formatMatcher({ name, type: '=', value });
+    if (matchers.some((x) => formatMatcher(x) === m)) return;
+    setText(formatMatchers([...matchers, { name, type: '=', value }]));
+  };
+  const removeMatcher = (i: number) => setText(matchers.length === 1 ? '' : formatMatchers(matchers.filter((_, j) => j !== i)));
+
+  const labelNames = useMemo(() => {
+    const names = new Set<string>();
+    for (const g of groups.data ?? []) {
+      for (const a of g.alerts.slice(0, 50)) for (const n of Object.keys(a.labels)) names.add(n);
+      if (names.size > 200) break;
+    }
+    return [...names].sort();
+  }, [groups.data]);
+
+  return (
+    <section aria-labelledby="alerts-h">
+      <h1 id="alerts-h">Alerts</h1>
+      <div class="filterbar">
+        <div class="row">
+          <label for="filter" class="sr-only">
+            Filter (matchers)
+          </label>
+          <input
+            id="filter"
+            ref={input}
+            class="grow mono"
+            type="search"
+            autoComplete="off"
+            spellcheck={false}
+            placeholder='Filter: severity="page", alertname=~"Disk.*"   (press / to focus)'
+            value={text}
+            aria-invalid={parsed.error ? true : undefined}
+            aria-describedby={parsed.error ? 'filter-error' : undefined}
+            onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)}
+          />
+          <label>
+            Receiver{' '}
+            <select value={receiver} onChange={(e) => setReceiver((e.currentTarget as HTMLSelectElement).value)}>
+              <option value="">All</option>
+              {(receivers.data ?? []).map((r) => (
+                <option key={r.name} value={r.name}>
+                  {r.name}
+                </option>
+              ))}
+              {receiver && !(receivers.data ?? []).some((r) => r.name === receiver) && <option value={receiver}>{receiver}</option>}
+            </select>
+          </label>
+          <label>
+            Group by{' '}
+            <input
+              class="groupby"
+              list="label-names"
+              placeholder="route"
+              value={groupBy}
+              onChange={(e) => setGroupBy((e.currentTarget as HTMLInputElement).value)}
+            />
+          </label>
+          <datalist id="label-names">
+            {labelNames.map((n) => (
+              <option key={n} value={n} />
+            ))}
+          </datalist>
+          <label class="toggle">
+            <input type="checkbox" checked={silenced} onChange={(e) => setSilenced((e.currentTarget as HTMLInputElement).checked)} /> Silenced
+          </label>
+          <label class="toggle">
+            <input type="checkbox" checked={inhibited} onChange={(e) => setInhibited((e.currentTarget as HTMLInputElement).checked)} /> Inhibited
+          </label>
+        </div>
+        {parsed.error && (
+          <div id="filter-error" class="field-error">
+            {parsed.error}
+          </div>
+        )}
+        {matchers.length > 0 && (
+          <div class="chips" aria-label="Active filter">
+            {matchers.map((m, i) => (
+              <Chip key={formatMatcher(m)} onRemove={() => removeMatcher(i)}>
+                {formatMatcher(m)}
+              </Chip>
+            ))}
+          </div>
+        )}
+      </div>
+      <Banner error={groups.error} />
+      {groups.loading && !groups.data ? (
+        <p class="muted">Loading…</p>
+      ) : (
+        <p class="muted" data-testid="alert-count" aria-live="polite">
+          {total} {total === 1 ? 'alert' : 'alerts'} in {shown.length} {shown.length === 1 ? 'group' : 'groups'}
+        </p>
+      )}
+      {shown.slice(0, limit).map((g) => (
+        <GroupCard key={g.key} group={g} onLabel={addMatcher} />
+      ))}
+      {shown.length > limit && (
+        <button type="button" onClick={() => setLimit(limit + GROUPS_PAGE)}>
+          Show {Math.min(GROUPS_PAGE, shown.length - limit)} more groups ({shown.length - limit} not shown)
+        </button>
+      )}
+    </section>
+  );
+}
+
+function GroupCard({ group, onLabel }: { group: ShownGroup; onLabel: (n: string, v: string) => void }) {
+  const [open, setOpen] = useState(true);
+  const [all, setAll] = useState(false);
+  const names = Object.keys(group.labels).sort();
+  const alerts = all ? group.alerts : group.alerts.slice(0, ALERTS_PAGE);
+  return (
+    <article class="card group" data-testid="alert-group">
+      <header>
+        <button type="button" class="fold" aria-expanded={open} aria-label={open ? 'Collapse group' : 'Expand group'} onClick={() => setOpen(!open)}>
+          {open ? '▾' : '▸'}
+        </button>
+        {names.length === 0 && <span class="muted">(no grouping labels)</span>}
+        {names.map((n) => (
+          <Chip key={n} onClick={() => onLabel(n, group.labels[n]!)} title="Add to filter">
+            {n}="{group.labels[n]}"
+          </Chip>
+        ))}
+        {group.receiver && <span class="badge">receiver: {group.receiver}</span>}
+        <span class="badge">{group.alerts.length}</span>
+      </header>
+      {open && (
+        <div class="body">
+          <ul class="list">
+            {alerts.map((a) => (
+              <AlertRow key={a.fingerprint} alert={a} hide={group.labels} onLabel={onLabel} />
+            ))}
+          </ul>
+          {group.alerts.length > ALERTS_PAGE && (
+            <button type="button" onClick={() => setAll(!all)}>
+              {all ? 'Show fewer' : `Show all ${group.alerts.length} alerts`}
+            </button>
+          )}
+        </div>
+      )}
+    </article>
+  );
+}
+
+function AlertRow({ alert, hide, onLabel }: { alert: Alert; hide: Record<string, string>; onLabel: (n: string, v: string) => void }) {
+  const [info, setInfo] = useState(false);
+  const names = Object.keys(alert.labels)
+    .filter((n) => hide[n] !== alert.labels[n])
+    .sort();
+  const silenceHref = hashHref('/silences/new', [['filter', formatMatchers(Object.keys(alert.labels).sort().map((n) => ({ name: n, type: '=' as const, value: alert.labels[n]! })))]]);
+  const annotations = Object.keys(alert.annotations ?? {}).sort();
+  return (
+    <li class="alert" data-testid="alert" data-fingerprint={alert.fingerprint}>
+      <div class="row alert-head">
+        <time dateTime={alert.startsAt} title={relative(alert.startsAt)} class="mono muted">
+          {localTime(alert.startsAt)}
+        </time>
+        {alert.status.silencedBy.map((id) => (
+          <a key={id} class="badge warn" href={hashHref(`/silences/${id}`)}>
+            silenced
+          </a>
+        ))}
+        {alert.status.inhibitedBy.length > 0 && <span class="badge warn">inhibited</span>}
+        <span class="actions">
+          {annotations.length > 0 && (
+            <button type="button" aria-expanded={info} onClick={() => setInfo(!info)}>
+              Info
+            </button>
+          )}
+          {alert.generatorURL && /^https?:\/\//i.test(alert.generatorURL) && (
+            <a class="btn" href={alert.generatorURL} target="_blank" rel="noopener noreferrer">
+              Source
+            </a>
+          )}
+          <a class="btn" href={silenceHref}>
+            Silence
+          </a>
+        </span>
+      </div>
+      <div class="labels">
+        {names.map((n) => (
+          <Chip key={n} onClick={() => onLabel(n, alert.labels[n]!)} title="Add to filter">
+            {n}="{alert.labels[n]}"
+          </Chip>
+        ))}
+      </div>
+      {info && (
+        <dl class="annotations">
+          {annotations.map((n) => (
+            <div key={n}>
+              <dt>{n}</dt>
+              <dd>{alert.annotations[n]}</dd>
+            </div>
+          ))}
+        </dl>
+      )}
+    </li>
+  );
+}
