@@ -1,6 +1,6 @@
 // Small pieces the gateway dashboard's pages share: the JSON client, a polling hook, tables, badges.
 import type { ComponentChildren, JSX } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useState } from 'preact/hooks';
 
 export class ApiError extends Error {
   constructor(
@@ -60,6 +60,11 @@ export function useApi<T = any>(path: string | null, everyMs?: number): Resource
     if (path === null) return;
     let live = true;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    // A hidden tab fetches nothing; it looks again each period and loads once it is shown.
+    const next = (): void => {
+      if (document.hidden) timer = setTimeout(next, everyMs);
+      else load();
+    };
     const load = () => {
       setLoading(true);
       api<T>(path)
@@ -72,7 +77,7 @@ export function useApi<T = any>(path: string | null, everyMs?: number): Resource
         .finally(() => {
           if (!live) return;
           setLoading(false);
-          if (everyMs) timer = setTimeout(() => (document.hidden ? (timer = setTimeout(load, everyMs)) : load()), everyMs);
+          if (everyMs) timer = setTimeout(next, everyMs);
         });
     };
     load();
@@ -189,12 +194,6 @@ export function fmtMs(ms: number | null | undefined): string {
   return `${Math.round(ms / 60_000)} min`;
 }
 
-/** The latest value of a ref-like thing, for callbacks that outlive a render. */
-export function useLatest<T>(v: T): { current: T } {
-  const r = useRef(v);
-  r.current = v;
-  return r;
-}
 
 export type Theme = 'auto' | 'light' | 'dark';
 export function applyTheme(t: Theme): void {
