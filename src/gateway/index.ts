@@ -26,6 +26,7 @@ import { ResilientPolicy } from './resilience/policy.js';
 import { checkResilience, DEFAULT_RESILIENCE, validateResiliencePatch } from './resilience/settings.js';
 import { RoutingMetrics } from './routing/metrics.js';
 import { sleepWithSignal } from './routing/attempts.js';
+import { mountConsole } from '../http/console.js';
 import { gatewayRouter, renderGatewayError } from './routes/index.js';
 import { LayeredSettings } from './runtime-settings.js';
 import type { GatewayServices, RuntimeSettings } from './services.js';
@@ -380,6 +381,10 @@ export const gatewayComponent: ComponentDefinition = {
     const router = gatewayRouter(svc);
     // Scraped without credentials, as Prometheus expects: counts, names and key ids, no secrets.
     svc.prometheus.endpoint.route(router).tag('auth', 'public');
+    // The dashboard: its pages are public shells (no data in them); everything it shows comes from
+    // the management API, with the auth_token cookie of POST /api/auth/login, so require-login and
+    // management auth apply exactly as for any other client. /login is the same page.
+    mountConsole(router, { name: 'gateway', base: '/dashboard', title: 'ctl gateway', paths: ['/dashboard/*', '/login'], onRoute: (r) => r.tag('auth', 'public').tag('console', true) });
     const byHandler = versionPaths(router);
     const bridge = new WsBridge(() => svc);
     const schedule = backupSchedule(ctx.config ?? {});

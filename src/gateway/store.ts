@@ -843,6 +843,10 @@ export interface HistoryBucket {
   tokensOut: number;
   cost: number;
   avgLatencyMs: number;
+  /** Requests answered from the response cache or replayed (idempotency). */
+  cacheHits: number;
+  /** USD those cache hits and replays avoided. */
+  costSaved: number;
 }
 
 function parseJson<T>(text: string | null, fallback: T): T {
@@ -1371,7 +1375,8 @@ export class GatewayStore {
       .prepare(
         `SELECT strftime('${fmt}', ts / 1000, 'unixepoch') AS period${q.groupBy ? `, ${q.groupBy === 'modality' ? MODALITY_SQL : q.groupBy} AS grp` : ''},
            COUNT(*) AS requests, SUM(status >= 400) AS errors, SUM(tokens_in) AS tokens_in, SUM(tokens_out) AS tokens_out,
-           SUM(cost) AS cost, AVG(latency_ms) AS avg_latency
+           SUM(cost) AS cost, AVG(latency_ms) AS avg_latency,
+           SUM(CASE WHEN cache IN ('hit', 'replay') THEN 1 ELSE 0 END) AS cache_hits, SUM(cost_saved) AS cost_saved
          FROM request_log ${where} GROUP BY period${group} ORDER BY period${group}`,
       )
       .all(...args) as {
@@ -1383,6 +1388,8 @@ export class GatewayStore {
       tokens_out: number;
       cost: number;
       avg_latency: number;
+      cache_hits: number | null;
+      cost_saved: number | null;
     }[];
     return rows.map((r) => ({
       period: r.period,
@@ -1393,6 +1400,8 @@ export class GatewayStore {
       tokensOut: r.tokens_out ?? 0,
       cost: r.cost ?? 0,
       avgLatencyMs: Math.round(r.avg_latency ?? 0),
+      cacheHits: Number(r.cache_hits ?? 0),
+      costSaved: r.cost_saved ?? 0,
     }));
   }
 

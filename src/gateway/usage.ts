@@ -10,6 +10,8 @@ export class UsageRecorder {
   private queue: RequestLogEntry[] = [];
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Live readers of the request log (the dashboard's SSE stream): each finished request, as it is recorded. */
+  private readonly listeners = new Set<(entry: RequestLogEntry) => void>();
 
   constructor(
     private readonly db: GatewayStore,
@@ -21,6 +23,13 @@ export class UsageRecorder {
 
   record(entry: RequestLogEntry): void {
     this.queue.push(entry);
+    for (const fn of this.listeners) {
+      try {
+        fn(entry);
+      } catch (e) {
+        this.log.error({ err: e }, 'gateway: a request-log listener failed');
+      }
+    }
     if (this.queue.length >= this.maxBatch) this.flush();
     else if (!this.timer && !this.stopped) {
       this.timer = setTimeout(() => this.flush(), this.flushMs);
@@ -71,6 +80,17 @@ export class UsageRecorder {
     }
     if (failed.length === batch.length) throw failed[0]!.err;
     for (const f of failed) this.log.error({ err: f.err, requestId: f.entry.requestId, model: f.entry.model }, 'gateway: a request log row could not be written; dropped');
+  }
+
+  /** Call `fn` with every entry recorded from now on; returns the unsubscribe. */
+  subscribe(fn: (entry: RequestLogEntry) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** Live readers right now. */
+  get subscribers(): number {
+    return this.listeners.size;
   }
 
   get pending(): number {

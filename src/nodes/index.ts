@@ -1,5 +1,6 @@
 import type { ComponentContext, ComponentDefinition, ComponentInstance } from '../http/component.js';
 import { Router } from '../http/router.js';
+import { mountConsole } from '../http/console.js';
 import { getmynodes } from './methods/nodes.js';
 import { renamed } from './envelope.js';
 import { NODES_CONFIG_KEYS, parseConfig } from './config.js';
@@ -99,6 +100,8 @@ export async function createNodes(ctx: ComponentContext): Promise<ComponentInsta
   const router = new Router();
   registerApiRoutes(router, services);
   metrics.endpoint.route(router);
+  // The web console at / (the account's nodes, live over the /polling WebSocket session).
+  mountConsole(router, { name: 'nodes', title: 'ctl node monitor', onRoute: (r) => r.tag('console', true) });
 
   const inFlight = new Set<Promise<unknown>>();
   const track = <T>(p: Promise<T>): Promise<T> => {

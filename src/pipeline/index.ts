@@ -21,6 +21,7 @@ import { settingsRoutes } from './api/routes-settings.js';
 import { styleRoutes } from './api/routes-style.js';
 import { systemRoutes } from './api/routes-system.js';
 import { ApiRegistry } from './api/registry.js';
+import { mountConsole } from '../http/console.js';
 import { bearerAuth } from './auth/middleware.js';
 import { stableHashForPassword } from './auth/password.js';
 import { TokenIssuer, loadOrCreateKey } from './auth/tokens.js';
@@ -139,6 +140,8 @@ export const pipelineComponent: ComponentDefinition = {
     const router = new Router({ ignoreTrailingSlash: true });
     router.use(bearerAuth(services.tokens, () => config.ownerPasswordHash));
     const api = new ApiRegistry(router);
+    // The web console at / (sign in with the owner password; its data comes from this API with the token).
+    mountConsole(router, { name: 'pipeline', title: 'ctl pipeline', onRoute: (r) => r.tag('public', true).tag('console', true) });
     const metrics = pipelineMetrics(sql, sources);
     // Scraped without a token, as Prometheus expects: counts only.
     api.add({

@@ -187,10 +187,11 @@ export class PgRequestLog implements RequestLogReader {
     const where = this.filter({ since: q.since, ...(q.until !== undefined ? { until: q.until } : {}) }, args);
     const fmt = q.period === 'hour' ? `'YYYY-MM-DD"T"HH24":00:00Z"'` : `'YYYY-MM-DD'`;
     const grp = q.groupBy ? `, ${q.groupBy === 'modality' ? MODALITY_SQL : q.groupBy} AS grp` : '';
-    const rows = await this.db.query<{ period: string; grp?: string | null; requests: number; errors: number; tokens_in: number; tokens_out: number; cost: number; avg_latency: number }>(
+    const rows = await this.db.query<{ period: string; grp?: string | null; requests: number; errors: number; tokens_in: number; tokens_out: number; cost: number; avg_latency: number; cache_hits: number | null; cost_saved: number | null }>(
       `SELECT to_char(to_timestamp(ts / 1000.0) AT TIME ZONE 'UTC', ${fmt}) AS period${grp},
          COUNT(*) AS requests, SUM((status >= 400)::int) AS errors, SUM(tokens_in) AS tokens_in, SUM(tokens_out) AS tokens_out,
-         SUM(cost) AS cost, AVG(latency_ms)::float8 AS avg_latency
+         SUM(cost) AS cost, AVG(latency_ms)::float8 AS avg_latency,
+         SUM(CASE WHEN cache IN ('hit', 'replay') THEN 1 ELSE 0 END)::int AS cache_hits, SUM(cost_saved) AS cost_saved
        FROM gw_request_log ${where} GROUP BY period${q.groupBy ? ', grp' : ''} ORDER BY period${q.groupBy ? ', grp' : ''}`,
       args,
     );
@@ -203,6 +204,8 @@ export class PgRequestLog implements RequestLogReader {
       tokensOut: r.tokens_out ?? 0,
       cost: r.cost ?? 0,
       avgLatencyMs: Math.round(r.avg_latency ?? 0),
+      cacheHits: Number(r.cache_hits ?? 0),
+      costSaved: r.cost_saved ?? 0,
     }));
   }
 

@@ -3,7 +3,8 @@
  * SameSite=Lax, 24 h); POST /api/auth/logout ends the session; POST /api/auth/password {password,
  * currentPassword} saves a new password hash (management auth; currentPassword may be left out over
  * the control socket or while no login is configured) and ends every session; GET /api/auth/status says whether the
- * caller is authenticated.
+ * caller is authenticated, and whether management needs a login at all (`requireLogin`; when false the
+ * dashboard opens without one).
  */
 import type { TLSSocket } from 'node:tls';
 import { badRequest, HttpError } from '../../../http/errors.js';
@@ -49,7 +50,7 @@ export function authRoutes(r: Router, svc: GatewayServices): void {
     } catch {
       authenticated = false;
     }
-    ok(ctx, { authenticated, loginConfigured: svc.auth.loginConfigured(), requireApiKey: svc.auth.requireApiKey });
+    ok(ctx, { authenticated, loginConfigured: svc.auth.loginConfigured(), requireApiKey: svc.auth.requireApiKey, requireLogin: svc.runtime.general.value.requireLogin });
   }).tag('auth', 'public');
 
   r.post('/api/auth/password', async (ctx) => {
