@@ -14,6 +14,7 @@ import { NotificationLog, type NotificationLedger } from './dispatch/nflog.js';
 import { SHARED_MIGRATIONS } from './shared/migrations.js';
 import { SharedSilences } from './shared/silences.js';
 import { SharedNotificationLog } from './shared/nflog.js';
+import { SharedAlerts } from './shared/alerts.js';
 import { AlertmanagerMetrics, countReceived } from './metrics.js';
 import type { PostableAlert } from './api/bodies.js';
 import { loadTemplateFiles } from './template/load.js';
@@ -126,12 +127,16 @@ function readConfig(file: string): { config: LoadedConfig; templates: Templates 
   }
 }
 
-/** The cluster's silences and notification log in the shared database (migrated once by whoever starts first). */
-async function openShared(ctx: ComponentContext, retentionMs: number): Promise<{ silences: SharedSilences; nflog: SharedNotificationLog }> {
+/** The cluster's silences, alerts and notification log in the shared database (migrated once by whoever starts first). */
+async function openShared(
+  ctx: ComponentContext,
+  retentionMs: number,
+): Promise<{ silences: SharedSilences; alerts: SharedAlerts; nflog: SharedNotificationLog }> {
   const db = ctx.shared!.postgres!;
   await db.migrate('alertmanager', SHARED_MIGRATIONS);
   const silences = await SharedSilences.open(db, ctx.log);
-  return { silences, nflog: new SharedNotificationLog(db, ctx.shared!.daemonId, retentionMs, ctx.log) };
+  const alerts = await SharedAlerts.open(db, ctx.shared!.daemonId, ctx.clock, ctx.log);
+  return { silences, alerts, nflog: new SharedNotificationLog(db, ctx.shared!.daemonId, retentionMs, ctx.log) };
 }
 
 /** ctl.yaml `alertmanager:` (read by settingsFrom). */
@@ -166,12 +171,13 @@ export const alertmanagerComponent: ComponentDefinition = {
     }
     const store = ctx.openStore(MIGRATIONS);
     const persistence = new SqlitePersistence(store);
-    // With ctl.yaml storage.postgres, silences and the notification log are the cluster's (shared/).
+    // With ctl.yaml storage.postgres, silences, alerts and the notification log are the cluster's (shared/).
     const shared = ctx.shared?.postgres ? await openShared(ctx, settings.retentionMs) : undefined;
-    const engine = new Engine(config, persistence, ctx.clock, settings.retentionMs, settings.limits, shared?.silences, (e) =>
+    const engine = new Engine(config, shared ? shared.alerts.persistence(persistence) : persistence, ctx.clock, settings.retentionMs, settings.limits, shared?.silences, (e) =>
       ctx.log.error({ err: (e as Error).message }, 'alertmanager: deleting expired shared silences failed'),
     );
     await shared?.silences.follow(engine.silences);
+    shared?.alerts.follow(engine);
     const nflog: NotificationLedger = shared?.nflog ?? new NotificationLog(store, settings.retentionMs);
     // Created below; the sources read the dispatcher once it exists.
     let dispatcherRef: Dispatcher | undefined;
@@ -248,6 +254,14 @@ export const alertmanagerComponent: ComponentDefinition = {
       engine,
       reload,
       metrics,
+      postAlerts:
+        shared &&
+        (async (alerts) => {
+          shared.alerts.mark();
+          const errors = engine.postAlerts(alerts);
+          await shared.alerts.written();
+          return errors;
+        }),
       versionInfo: { branch: VERSION_INFO_BASE.branch, buildDate: '', buildUser: VERSION_INFO_BASE.buildUser, goVersion: VERSION_INFO_BASE.goVersion, revision: ctx.version, version: VERSION_INFO_BASE.version },
     });
 
@@ -297,6 +311,7 @@ export const alertmanagerComponent: ComponentDefinition = {
         dispatcher.stop();
         nflog.commit();
         shared?.silences.close();
+        shared?.alerts.close();
         for (const t of timers) clearInterval(t);
         try {
           persistence.compact(current);
