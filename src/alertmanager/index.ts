@@ -1,6 +1,7 @@
 /**
  * The `alertmanager` component: Prometheus Alertmanager 0.25's HTTP API v2 on DIR/alertmanager.yml,
- * with silences and alerts kept in the component's SQLite database and its alert journal files.
+ * with silences and alerts kept in the component's SQLite database and its alert journal files, or,
+ * with ctl.yaml `storage.postgres`, in the database the daemons of a cluster share (shared/).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -177,7 +178,6 @@ export const alertmanagerComponent: ComponentDefinition = {
       ctx.log.error({ err: (e as Error).message }, 'alertmanager: deleting expired shared silences failed'),
     );
     await shared?.silences.follow(engine.silences);
-    shared?.alerts.follow(engine);
     const nflog: NotificationLedger = shared?.nflog ?? new NotificationLog(store, settings.retentionMs);
     // Created below; the sources read the dispatcher once it exists.
     let dispatcherRef: Dispatcher | undefined;
@@ -302,6 +302,8 @@ export const alertmanagerComponent: ComponentDefinition = {
         every(MAINTAIN_TICK_MS, 'journal', () => (maintain(), 0));
         every(settings.maintenanceIntervalMs, 'notification log', () => nflog.gc(ctx.clock.now()));
         dispatcher.start(engine.config, templates);
+        // From now on changes other daemons make reach the store and the dispatcher.
+        shared?.alerts.follow(engine);
       },
       async reload() {
         const err = await reload();

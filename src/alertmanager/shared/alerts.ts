@@ -22,8 +22,17 @@ import { labelSetsEqual } from '../labels.js';
 import type { AlertmanagerPersistence, StoredAlert, WriteBatch } from '../persist.js';
 
 const CHANNEL = 'ctl_am_alerts';
-/** Fingerprints per notification: 16 hex digits each keeps a payload far below PostgreSQL's 8000 bytes. */
-const FPS_PER_NOTICE = 300;
+/**
+ * PostgreSQL refuses notification payloads of 8000 bytes or more. States that fit travel in the
+ * notification itself (the others take them without a query); larger ones are named by fingerprint
+ * (16 hex digits each) and read from the table.
+ */
+const MAX_PAYLOAD = 7000;
+/**
+ * Statements writing alerts at once. More POSTs than this arriving together wait for one to end
+ * and are written together in the next (the pool's other connections serve silences and the log).
+ */
+const MAX_COMMITS = 2;
 /** A read of changed rows that failed is tried again after this long (the database is away). */
 const RETRY_READ_MS = 1000;
 
@@ -51,13 +60,45 @@ interface Batch {
   /** The state before this batch's first write of each fingerprint (undefined: it was new). */
   previous: Map<string, Alert | undefined>;
   done: Promise<void>;
+  /** Its statement is due (scheduled or running): later writes go into the next batch. */
+  scheduled: boolean;
   resolve(): void;
   reject(e: unknown): void;
 }
 
+/** A notification: the writer, and the states written (`a`) or the fingerprints to read (`f`). */
 interface Notice {
   o: string;
-  f: string[];
+  a?: StoredAlert[];
+  f?: string[];
+}
+
+/** The notifications of one write: rows packed while they fit, fingerprints of the others. */
+function noticesFor(owner: string, fps: string[], rows: string[]): string[] {
+  const head = `{"o":${JSON.stringify(owner)},`;
+  const out: string[] = [];
+  const big: string[] = [];
+  let parts: string[] = [];
+  let size = 0;
+  const flush = () => {
+    if (parts.length > 0) out.push(`${head}"a":[${parts.join(',')}]}`);
+    parts = [];
+    size = head.length + 8;
+  };
+  flush();
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    if (head.length + 8 + r.length > MAX_PAYLOAD) {
+      big.push(fps[i]!);
+      continue;
+    }
+    if (size + r.length + 1 > MAX_PAYLOAD) flush();
+    parts.push(r);
+    size += r.length + 1;
+  }
+  flush();
+  for (let i = 0; i < big.length; i += 300) out.push(`${head}"f":${JSON.stringify(big.slice(i, i + 300))}}`);
+  return out;
 }
 
 function toRow(a: StoredAlert): string {
@@ -89,6 +130,7 @@ export class SharedAlerts {
   private target?: AlertTarget;
   private unsubscribe?: () => void;
   private batch: Batch | null = null;
+  private committing = 0;
   /** The batch that took the last write since `mark` (what a POST waits for). */
   private marked: Batch | null = null;
   /** Fingerprints in batches not answered yet: never dropped from memory by a read meanwhile. */
@@ -169,9 +211,8 @@ export class SharedAlerts {
       const done = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
       // Internal alerts and resolutions taken from the log write without anyone waiting: failures are logged.
       done.catch(() => {});
-      b = this.batch = { states: new Map(), previous: new Map(), done, resolve, reject };
-      const batch = b;
-      setImmediate(() => void this.commit(batch));
+      b = this.batch = { states: new Map(), previous: new Map(), done, scheduled: false, resolve, reject };
+      this.schedule(b);
     }
     for (let j = 0; j < states.length; j++) {
       const a = states[j]!;
@@ -186,18 +227,27 @@ export class SharedAlerts {
     this.marked = b;
   }
 
+  /** Write `b` at the next turn, unless MAX_COMMITS are running: then when one ends. */
+  private schedule(b: Batch): void {
+    if (b.scheduled || this.committing >= MAX_COMMITS) return;
+    b.scheduled = true;
+    this.committing++;
+    setImmediate(() => void this.commit(b));
+  }
+
   private async commit(b: Batch): Promise<void> {
     if (this.batch === b) this.batch = null;
     const fps = [...b.states.keys()];
     const states = [...b.states.values()];
-    const notices: string[] = [];
-    for (let i = 0; i < fps.length; i += FPS_PER_NOTICE) notices.push(JSON.stringify({ o: this.owner, f: fps.slice(i, i + FPS_PER_NOTICE) } satisfies Notice));
+    const data = states.map(toRow);
+    const notices = noticesFor(this.owner, fps, data);
     try {
       const rows = await this.db.query<{ written: string[] | null }>(UPSERT, [
         fps,
-        states.map(toRow),
-        states.map((a) => a.updatedAt),
-        states.map((a) => a.endsAt),
+        data,
+        // Whole milliseconds: a time posted with a finer fraction (RFC 3339 allows nanoseconds) is kept in `data`.
+        states.map((a) => Math.floor(a.updatedAt)),
+        states.map((a) => Math.floor(a.endsAt)),
         CHANNEL,
         notices,
       ]);
@@ -216,6 +266,8 @@ export class SharedAlerts {
         if (n > 0) this.inflight.set(fp, n);
         else this.inflight.delete(fp);
       }
+      this.committing--;
+      if (this.batch) this.schedule(this.batch);
     }
   }
 
@@ -253,7 +305,12 @@ export class SharedAlerts {
       return this.resync();
     }
     if (n.o === this.owner) return;
-    this.want(n.f);
+    if (n.f) this.want(n.f);
+    // Taken unless this daemon holds a later state; a refused write's notice is older than the row
+    // that refused it, whose own notice brings it.
+    if (!n.a) return;
+    if (this.target) this.apply(n.a, []);
+    else this.want(n.a.map((r) => r.fingerprint));
   }
 
   private resync(): void {
