@@ -14,9 +14,8 @@ import { compileAnchored, RegexError } from '../regex.js';
 import { SilenceInvalid, SilenceNotFound } from '../silences.js';
 import { StorageUnavailable } from '../../store/unavailable.js';
 import { formatTime, goQuote } from '../timefmt.js';
-import { checkJsonContentType, frameworkError, readPostableAlerts, readPostableSilence } from './bodies.js';
+import { checkJsonContentType, frameworkError, readPostableAlerts, readPostableSilence, type PostableAlert } from './bodies.js';
 import { goJson, goJsonString } from './json.js';
-import type { PostableAlert } from './bodies.js';
 
 export interface ApiDeps {
   engine: Engine;
