@@ -234,6 +234,32 @@ export class AlertStore {
   }
 
   /**
+   * Take states decided elsewhere (the database several daemons share, shared/alerts.ts) as they
+   * are: no merge and nothing written; `gone` fingerprints are dropped. New objects replace the
+   * stored ones, so an answer being rendered keeps what it pinned.
+   */
+  replace(states: readonly Alert[], gone: readonly string[] = []): void {
+    if (states.length === 0 && gone.length === 0) return;
+    let reshaped = false;
+    for (const a of states) {
+      const old = this.byFp.get(a.fingerprint);
+      if (!old) reshaped = true;
+      this.storedBytes += weightChange(old, a);
+      this.byFp.set(a.fingerprint, a);
+    }
+    for (const fp of gone) {
+      const old = this.byFp.get(fp);
+      if (!old) continue;
+      this.storedBytes -= alertBytes(old);
+      this.byFp.delete(fp);
+      reshaped = true;
+    }
+    if (reshaped) this.sorted = null;
+    else this.sortedStale = true;
+    this.version++;
+  }
+
+  /**
    * Keep stored alert objects unchanged until the returned function is called (an answer is
    * being rendered from them); updates replace them meanwhile.
    */

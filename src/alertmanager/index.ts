@@ -1,6 +1,7 @@
 /**
  * The `alertmanager` component: Prometheus Alertmanager 0.25's HTTP API v2 on DIR/alertmanager.yml,
- * with silences and alerts kept in the component's SQLite database and its alert journal files.
+ * with silences and alerts kept in the component's SQLite database and its alert journal files, or,
+ * with ctl.yaml `storage.postgres`, in the database the daemons of a cluster share (shared/).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -15,6 +16,7 @@ import { NotificationLog, type NotificationLedger } from './dispatch/nflog.js';
 import { SHARED_MIGRATIONS } from './shared/migrations.js';
 import { SharedSilences } from './shared/silences.js';
 import { SharedNotificationLog } from './shared/nflog.js';
+import { SharedAlerts } from './shared/alerts.js';
 import { AlertmanagerMetrics, countReceived } from './metrics.js';
 import type { PostableAlert } from './api/bodies.js';
 import { loadTemplateFiles } from './template/load.js';
@@ -128,12 +130,16 @@ function readConfig(file: string): { config: LoadedConfig; templates: Templates 
   }
 }
 
-/** The cluster's silences and notification log in the shared database (migrated once by whoever starts first). */
-async function openShared(ctx: ComponentContext, retentionMs: number): Promise<{ silences: SharedSilences; nflog: SharedNotificationLog }> {
+/** The cluster's silences, alerts and notification log in the shared database (migrated once by whoever starts first). */
+async function openShared(
+  ctx: ComponentContext,
+  retentionMs: number,
+): Promise<{ silences: SharedSilences; alerts: SharedAlerts; nflog: SharedNotificationLog }> {
   const db = ctx.shared!.postgres!;
   await db.migrate('alertmanager', SHARED_MIGRATIONS);
   const silences = await SharedSilences.open(db, ctx.log);
-  return { silences, nflog: new SharedNotificationLog(db, ctx.shared!.daemonId, retentionMs, ctx.log) };
+  const alerts = await SharedAlerts.open(db, ctx.shared!.daemonId, ctx.clock, ctx.log);
+  return { silences, alerts, nflog: new SharedNotificationLog(db, ctx.shared!.daemonId, retentionMs, ctx.log) };
 }
 
 /** ctl.yaml `alertmanager:` (read by settingsFrom). */
@@ -168,9 +174,9 @@ export const alertmanagerComponent: ComponentDefinition = {
     }
     const store = ctx.openStore(MIGRATIONS);
     const persistence = new SqlitePersistence(store);
-    // With ctl.yaml storage.postgres, silences and the notification log are the cluster's (shared/).
+    // With ctl.yaml storage.postgres, silences, alerts and the notification log are the cluster's (shared/).
     const shared = ctx.shared?.postgres ? await openShared(ctx, settings.retentionMs) : undefined;
-    const engine = new Engine(config, persistence, ctx.clock, settings.retentionMs, settings.limits, shared?.silences, (e) =>
+    const engine = new Engine(config, shared ? shared.alerts.persistence(persistence) : persistence, ctx.clock, settings.retentionMs, settings.limits, shared?.silences, (e) =>
       ctx.log.error({ err: (e as Error).message }, 'alertmanager: deleting expired shared silences failed'),
     );
     await shared?.silences.follow(engine.silences);
@@ -250,6 +256,14 @@ export const alertmanagerComponent: ComponentDefinition = {
       engine,
       reload,
       metrics,
+      postAlerts:
+        shared &&
+        (async (alerts) => {
+          shared.alerts.mark();
+          const errors = engine.postAlerts(alerts);
+          await shared.alerts.written();
+          return errors;
+        }),
       versionInfo: { branch: VERSION_INFO_BASE.branch, buildDate: '', buildUser: VERSION_INFO_BASE.buildUser, goVersion: VERSION_INFO_BASE.goVersion, revision: ctx.version, version: VERSION_INFO_BASE.version },
     });
     // The web console at / (Alertmanager's hash routes: #/alerts, #/silences, #/status).
@@ -295,6 +309,8 @@ export const alertmanagerComponent: ComponentDefinition = {
         every(MAINTAIN_TICK_MS, 'journal', () => (maintain(), 0));
         every(settings.maintenanceIntervalMs, 'notification log', () => nflog.gc(ctx.clock.now()));
         dispatcher.start(engine.config, templates);
+        // From now on changes other daemons make reach the store and the dispatcher.
+        shared?.alerts.follow(engine);
       },
       async reload() {
         const err = await reload();
@@ -305,6 +321,7 @@ export const alertmanagerComponent: ComponentDefinition = {
         dispatcher.stop();
         nflog.commit();
         shared?.silences.close();
+        shared?.alerts.close();
         for (const t of timers) clearInterval(t);
         try {
           persistence.compact(current);

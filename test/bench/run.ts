@@ -29,6 +29,7 @@ const benches: Bench[] = [
   await optional('alertmanager', './alertmanager.js', 'runAlertmanagerBench'),
   await optional('alertmanager-notify', './alertmanager-notify.js', 'runAlertmanagerNotifyBench'),
   await optional('alertmanager-silences', './alertmanager-silences.js', 'runAlertmanagerSilencesBench'),
+  await optional('alertmanager-shared', './alertmanager-shared.js', 'runAlertmanagerSharedBench'),
   await optional('gateway', './gateway.js', 'runGatewayBench'),
   await optional('gateway-catalog', './gateway-catalog.js', 'runGatewayCatalogBench'),
   await optional('gateway-shared', './gateway-shared.js', 'runGatewaySharedBench'),

@@ -14,7 +14,7 @@ import { compileAnchored, RegexError } from '../regex.js';
 import { SilenceInvalid, SilenceNotFound } from '../silences.js';
 import { StorageUnavailable } from '../../store/unavailable.js';
 import { formatTime, goQuote } from '../timefmt.js';
-import { checkJsonContentType, frameworkError, readPostableAlerts, readPostableSilence } from './bodies.js';
+import { checkJsonContentType, frameworkError, readPostableAlerts, readPostableSilence, type PostableAlert } from './bodies.js';
 import { goJson, goJsonString } from './json.js';
 
 export interface ApiDeps {
@@ -23,6 +23,11 @@ export interface ApiDeps {
   reload(): Promise<string | undefined>;
   versionInfo: Record<string, string>;
   metrics?: AlertmanagerMetrics;
+  /**
+   * With alerts in the database several daemons share: store a POST's alerts and resolve once they
+   * are written there (rejects with StorageUnavailable when the database refused them).
+   */
+  postAlerts?(alerts: PostableAlert[]): Promise<string[]>;
 }
 
 /** A handler error: a JSON string and a newline, as go-swagger responders write payload strings. */
@@ -185,7 +190,13 @@ export function registerApiRoutes(router: Router, deps: ApiDeps): void {
   router.post('/api/v2/alerts', async (ctx) => {
     const { alerts, plain } = await readPostableAlerts(ctx, engine.limits.maxBatchBytes);
     // A plain body can be journaled as it is (raw-batch.ts).
-    const errors = engine.postAlerts(alerts, plain ? ctx.rawBody : undefined);
+    let errors: string[];
+    try {
+      errors = deps.postAlerts ? await deps.postAlerts(alerts) : engine.postAlerts(alerts, plain ? ctx.rawBody : undefined);
+    } catch (e) {
+      if (e instanceof StorageUnavailable) throw amError(503, `Failed to store alerts: ${e.message}`);
+      throw e;
+    }
     if (deps.metrics) countReceived(deps.metrics, alerts, errors.length, engine.clock.now());
     if (errors.length > 0) throw amError(400, errors.join('; '));
     sendEmpty(ctx.res, 200);

@@ -1,7 +1,6 @@
 /**
  * The alert manager's tables in the database several daemons share (ctl.yaml `storage.postgres`):
- * silences and the notification log. Alerts are not shared: as with Alertmanager in HA, every
- * daemon receives every alert from Prometheus and keeps them in its own state dir.
+ * silences, the notification log and the alerts (an alert posted to any daemon is every daemon's).
  */
 import type { PgMigration } from '../../store/postgres.js';
 
@@ -26,6 +25,20 @@ export const SHARED_MIGRATIONS: PgMigration[] = [
         claim_until BIGINT NOT NULL DEFAULT 0
       );
       CREATE INDEX am_nflog_expires ON am_nflog (expires);
+    `,
+  },
+  {
+    version: 2,
+    up: `
+      -- One row per alert (fingerprint of its labels): data is the stored alert as JSON; the
+      -- later updated_at wins; ends_at lets garbage collection find resolved rows.
+      CREATE TABLE am_alerts (
+        fingerprint TEXT PRIMARY KEY,
+        data TEXT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        ends_at BIGINT NOT NULL
+      );
+      CREATE INDEX am_alerts_ends_at ON am_alerts (ends_at);
     `,
   },
 ];
