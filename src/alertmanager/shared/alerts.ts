@@ -111,6 +111,8 @@ function toRow(a: StoredAlert): string {
     updatedAt: a.updatedAt,
     generatorURL: a.generatorURL,
     timeout: a.timeout,
+    // The nanoseconds past the millisecond, only when there are any (as the journal keeps them).
+    ...(a.startsAtNs || a.endsAtNs ? { startsAtNs: a.startsAtNs ?? 0, endsAtNs: a.endsAtNs ?? 0 } : {}),
   });
 }
 
@@ -119,6 +121,8 @@ function sameState(a: StoredAlert, b: StoredAlert): boolean {
     a.updatedAt === b.updatedAt &&
     a.startsAt === b.startsAt &&
     a.endsAt === b.endsAt &&
+    (a.startsAtNs ?? 0) === (b.startsAtNs ?? 0) &&
+    (a.endsAtNs ?? 0) === (b.endsAtNs ?? 0) &&
     a.timeout === b.timeout &&
     a.generatorURL === b.generatorURL &&
     labelSetsEqual(a.annotations, b.annotations)
