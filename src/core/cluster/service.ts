@@ -421,7 +421,7 @@ export class ClusterService {
     const gone = this.d.store.removeMember(name, this.d.clock.now());
     if (!gone) throw new HttpError(404, `No cluster member named ${JSON.stringify(name)}`);
     const req = () => ({ method: 'DELETE', path: `/core/internal/truststore/${encodeURIComponent(name)}` });
-    void this.fanOut(req, [gone], undefined, [gone]);
+    void this.fanOut(req, [gone], undefined, [gone]).catch(() => undefined);
     const others = this.fanOut(req);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([others, new Promise<void>((r) => (timer = setTimeout(r, REMOVE_WAIT_MS)))]);
@@ -487,11 +487,11 @@ export class ClusterService {
       this.d.store.heartbeat(self.name, now, this.daemon.getConfig()['failure-domain']);
       const identity = await this.daemon.serverKeyPair();
       const pin = fingerprint(pair.cert);
-      const timeoutMs = Math.max(1000, Math.min(2 * this.d.heartbeatMs, 10_000));
       const members = this.d.store.members();
       // Roles go out only when this member decided them after its last round (not stale ones
       // from before it was stopped or frozen).
-      const decided = this.coordinator() === self.name && this.rolesAt > 0 && now - this.rolesAt <= 2 * this.d.heartbeatMs + timeoutMs;
+      const decided = this.coordinator() === self.name && this.decisionFresh(now);
+      const timeoutMs = this.heartbeatTimeoutMs();
       const body = {
         name: self.name,
         failure_domain: this.daemon.getConfig()['failure-domain'],
@@ -531,6 +531,15 @@ export class ClusterService {
     } finally {
       this.beating = false;
     }
+  }
+
+  private heartbeatTimeoutMs(): number {
+    return Math.max(1000, Math.min(2 * this.d.heartbeatMs, 10_000));
+  }
+
+  /** Whether this member decided the roles after its last heartbeat round. */
+  private decisionFresh(now: number): boolean {
+    return this.rolesAt > 0 && now - this.rolesAt <= 2 * this.d.heartbeatMs + this.heartbeatTimeoutMs();
   }
 
   /** Whether a member is heard from recently enough to count as ONLINE. */
@@ -602,8 +611,12 @@ export class ClusterService {
         this.adopt({ ...m, role: PENDING }, 0);
       }
     }
-    // Roles from the member this one sees as deciding them.
-    if (body.roles && typeof body.roles === 'object' && this.coordinator() === from.name) {
+    // Roles from the member this one sees as deciding them; or, when this one should decide but
+    // has not since it started or was frozen, from the member that decided meanwhile (so the
+    // roles it gave are kept, as a new dqlite leader keeps them).
+    const coordinator = this.coordinator();
+    const adopt = coordinator === from.name || (coordinator === self?.name && !this.decisionFresh(this.d.clock.now()));
+    if (body.roles && typeof body.roles === 'object' && !Array.isArray(body.roles) && adopt) {
       for (const [name, role] of Object.entries(body.roles as Record<string, unknown>)) {
         if (typeof role === 'string' && ROLES.has(role) && this.d.store.member(name)) this.d.store.setRole(name, role);
       }
