@@ -17,6 +17,7 @@ import type { Egress } from '../../egress/index.js';
 import { HttpError } from '../../http/errors.js';
 import type { Clock } from '../../http/clock.js';
 import type { DaemonControl, KeyPair, StorageSettings } from '../daemon-control.js';
+import type { SharedPostgres } from '../../store/postgres.js';
 import { fingerprint, isCertificate, isMemberName } from './identity.js';
 import { peerRequest, PinMismatch } from './client.js';
 import type { ClusterStore, Member, Removal, TokenRecord } from './store.js';
@@ -65,6 +66,14 @@ const ROLES = new Set([VOTER, STANDBY, SPARE, PENDING]);
  */
 export const REMOVE_WAIT_MS = 2000;
 
+/**
+ * With `storage.postgres`, removals are also written to the shared database: a removed member that
+ * comes back and reaches no member (all down or frozen) reads its removal there.
+ */
+export const CORE_SHARED_MIGRATIONS = [
+  { version: 1, up: 'CREATE TABLE core_cluster_removed (fingerprint TEXT PRIMARY KEY, name TEXT NOT NULL, removed_at BIGINT NOT NULL)' },
+];
+
 /** A removal another member tells of, or undefined when a field is missing. */
 function removalRecord(o: unknown): Removal | undefined {
   if (!o || typeof o !== 'object') return undefined;
@@ -105,6 +114,9 @@ export class ClusterService {
   private beating = false;
   /** When this member last decided the roles (as the member with the lowest name online); 0 = not since it started. */
   private rolesAt = 0;
+  /** Shared databases the removals table was migrated in. */
+  private readonly migrated = new WeakSet<SharedPostgres>();
+  private checkingShared = false;
 
   constructor(private readonly d: ClusterDeps) {}
 
@@ -375,6 +387,7 @@ export class ClusterService {
     );
     if (refusals.length > 0) throw new HttpError(409, `The join token for ${JSON.stringify(token.name)} was already used (through ${refusals.join(', ')})`);
     this.d.store.putMember(member);
+    void this.forgetRemoval(fp, now);
     await this.fanOut((m) => ({ method: 'POST', path: '/core/internal/truststore', body: this.wire(member), skip: m.name === name }));
     this.d.log.info({ name, address }, 'a member joined the cluster');
     const pair = this.clusterPair()!;
@@ -422,7 +435,7 @@ export class ClusterService {
     if (!gone) throw new HttpError(404, `No cluster member named ${JSON.stringify(name)}`);
     const req = () => ({ method: 'DELETE', path: `/core/internal/truststore/${encodeURIComponent(name)}` });
     void this.fanOut(req, [gone], undefined, [gone]).catch(() => undefined);
-    const others = this.fanOut(req);
+    const others = Promise.all([this.fanOut(req), this.recordRemoval(gone)]);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([others, new Promise<void>((r) => (timer = setTimeout(r, REMOVE_WAIT_MS)))]);
     clearTimeout(timer);
@@ -485,6 +498,7 @@ export class ClusterService {
     try {
       const now = this.d.clock.now();
       this.d.store.heartbeat(self.name, now, this.daemon.getConfig()['failure-domain']);
+      void this.checkSharedRemovals();
       const identity = await this.daemon.serverKeyPair();
       const pin = fingerprint(pair.cert);
       const members = this.d.store.members();
@@ -581,8 +595,8 @@ export class ClusterService {
 
   /** Removals another member tells of: drop those members (unless they joined again since). */
   private learnRemovals(list: unknown): void {
-    if (!Array.isArray(list)) return;
     const self = this.self();
+    if (!Array.isArray(list) || !self) return;
     for (const o of list) {
       const r = removalRecord(o);
       if (!r) continue;
@@ -595,6 +609,66 @@ export class ClusterService {
       if (m.name === self?.name || r.removed_at <= m.joined_at) continue;
       this.d.store.removeMember(m.name, r.removed_at);
       this.d.log.info({ name: m.name }, 'member removed from the cluster (heard from a member)');
+    }
+  }
+
+  /** The shared database (`storage.postgres`) with the removals table, or undefined without one. */
+  private async sharedDb(): Promise<SharedPostgres | undefined> {
+    const pg = this.daemon.sharedPostgres?.();
+    if (!pg) return undefined;
+    if (!this.migrated.has(pg)) {
+      await pg.migrate('core', CORE_SHARED_MIGRATIONS);
+      this.migrated.add(pg);
+    }
+    return pg;
+  }
+
+  /** Write a removal to the shared database, if there is one (failures logged: heartbeats carry it anyway). */
+  private async recordRemoval(m: Member): Promise<void> {
+    try {
+      const pg = await this.sharedDb();
+      await pg?.command(
+        'INSERT INTO core_cluster_removed (fingerprint, name, removed_at) VALUES ($1, $2, $3) ON CONFLICT (fingerprint) DO UPDATE SET name = EXCLUDED.name, removed_at = EXCLUDED.removed_at',
+        [m.fingerprint, m.name, this.d.store.removal(m.fingerprint)?.removed_at ?? this.d.clock.now()],
+      );
+    } catch (e) {
+      this.d.log.warn({ member: m.name, err: (e as Error).message }, 'cluster: could not write the removal to the shared database');
+    }
+  }
+
+  /** A member joins (again): its certificate's old removal in the shared database goes. */
+  private async forgetRemoval(fp: string, before: number): Promise<void> {
+    try {
+      await (await this.sharedDb())?.command('DELETE FROM core_cluster_removed WHERE fingerprint = $1 AND removed_at < $2', [fp, before]);
+    } catch (e) {
+      this.d.log.warn({ err: (e as Error).message }, 'cluster: could not clear an old removal in the shared database');
+    }
+  }
+
+  /**
+   * Each heartbeat round, beside it (a stalled database never holds heartbeats up): read the
+   * removals in the shared database; this member's own, newer than its join, makes it leave.
+   */
+  private async checkSharedRemovals(): Promise<void> {
+    if (this.checkingShared) return;
+    this.checkingShared = true;
+    try {
+      const pg = await this.sharedDb();
+      if (!pg) return;
+      const rows = await pg.query<Removal>('SELECT fingerprint, name, removed_at FROM core_cluster_removed');
+      const self = this.self();
+      if (!self) return;
+      const own = rows.find((r) => r.fingerprint === self.fingerprint);
+      if (own && Number(own.removed_at) > self.joined_at) {
+        this.d.log.warn('the shared database records that this member was removed');
+        await this.leave();
+        return;
+      }
+      this.learnRemovals(rows);
+    } catch (e) {
+      this.d.log.debug({ err: (e as Error).message }, 'cluster: could not read removals from the shared database');
+    } finally {
+      this.checkingShared = false;
     }
   }
 
