@@ -2,6 +2,8 @@
  * What the Core API needs from the daemon. The daemon implements it and hands it over as the
  * `daemon` handle (components never import src/daemon).
  */
+import type { SharedPostgres } from '../store/postgres.js';
+
 export interface ServerAddress {
   address: string;
 }
@@ -103,6 +105,8 @@ export interface DaemonControl {
   newKeyPair(commonName: string): Promise<KeyPair>;
   /** ctl.yaml `storage:` as this daemon runs with it. */
   storage(): StorageSettings;
+  /** The shared database of `storage.postgres`, when the daemon runs with one (it may change on join). */
+  sharedPostgres?(): SharedPostgres | undefined;
   /** Take the cluster's storage settings on join: written to ctl.yaml, connected, components restarted on it. */
   adoptStorage(s: StorageSettings): Promise<void>;
 }

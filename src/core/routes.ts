@@ -33,6 +33,8 @@ export async function readObject(ctx: RequestContext): Promise<Record<string, un
 export interface ClusterAccess {
   initialised(): boolean;
   trustedFingerprint(fp: string | undefined): boolean;
+  /** A certificate of a member that was removed. */
+  removedFingerprint?(fp: string | undefined): boolean;
 }
 
 /**
@@ -52,7 +54,12 @@ function admit(ctx: RequestContext, method: string, pattern: string, cluster?: C
     return;
   }
   if (open) return;
-  if (!cluster.trustedFingerprint(peerFingerprint(ctx))) throw new HttpError(403, 'not authorized');
+  const fp = peerFingerprint(ctx);
+  if (!cluster.trustedFingerprint(fp)) {
+    // A removed member that was down or frozen through its removal learns of it from its heartbeats.
+    if (method === 'POST' && pattern === '/core/internal/heartbeat' && cluster.removedFingerprint?.(fp)) throw new HttpError(410, 'This member was removed from the cluster');
+    throw new HttpError(403, 'not authorized');
+  }
   if (method !== 'GET' && !pattern.startsWith('/core/internal')) throw new HttpError(403, 'Core API changes are only accepted on the control socket');
 }
 

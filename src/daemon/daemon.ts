@@ -18,6 +18,7 @@ import {
   type ComponentInstance,
 } from '../http/index.js';
 import type { SharedState } from '../http/component.js';
+import type { SharedPostgres } from '../store/postgres.js';
 import { Store, type Migration } from '../store/index.js';
 import { redactUrl } from '../store/storage-config.js';
 import { Egress } from '../egress/index.js';
@@ -612,6 +613,10 @@ export class Daemon implements DaemonControl {
 
   storage(): StorageSettings {
     return { ...this.startup.storage };
+  }
+
+  sharedPostgres(): SharedPostgres | undefined {
+    return this.shared?.postgres;
   }
 
   async adoptStorage(s: StorageSettings): Promise<void> {

@@ -10,6 +10,8 @@ import YAML from 'yaml';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { PG_BIN, PG_SKIP_REASON, PostgresServer } from '../helpers/postgres-server.js';
 import { freePort } from '../helpers/free-port.js';
+import { until } from '../helpers/until.js';
+import pgLib from 'pg';
 
 
 describe.skipIf(!PG_BIN)('joining a cluster hands over its storage settings', () => {
@@ -33,6 +35,7 @@ describe.skipIf(!PG_BIN)('joining a cluster hands over its storage settings', ()
     expect(r.status, r.text).toBe(200);
   }, 60_000);
   afterAll(async () => {
+    a?.signal('SIGCONT');
     await Promise.all([a?.cleanup(), b?.cleanup(), odd?.cleanup()]);
     await pg?.destroy();
   });
@@ -73,4 +76,26 @@ describe.skipIf(!PG_BIN)('joining a cluster hands over its storage settings', ()
     await b.restart();
     expect(((await b.request('alertmanager', 'GET', '/api/v2/silences')).json as { id: string }[]).some((x) => x.id === id)).toBe(true);
   }, 30_000);
+
+  it('a member removed while down that comes back while no member answers reads its removal in the shared database and leaves', async () => {
+    const online = async () => ((await a.request('core', 'GET', '/core/1.0/cluster')).json.metadata as { status: string }[]).every((m) => m.status === 'ONLINE');
+    await until('a and b ONLINE', online, 20_000, 100);
+    await b.stop();
+    expect((await a.request('core', 'DELETE', '/core/1.0/cluster/b')).status).toBe(200);
+    const db = new pgLib.Client({ connectionString: url });
+    await db.connect();
+    try {
+      await until('the removal in the shared database', async () => (await db.query('SELECT name FROM core_cluster_removed').catch(() => ({ rows: [] }))).rows.some((r) => r.name === 'b'), 20_000, 100);
+    } finally {
+      await db.end();
+    }
+    // The only other member is frozen: b's heartbeats get no answer, so no member can tell it.
+    a.signal('SIGSTOP');
+    try {
+      await b.start();
+      await until('b to leave', async () => (await b.request('core', 'GET', '/core/1.0/cluster')).status === 503, 20_000, 100);
+    } finally {
+      a.signal('SIGCONT');
+    }
+  }, 90_000);
 });

@@ -77,7 +77,7 @@ describe('Core API cluster', () => {
     expect(out.stdout).toMatch(/^NAME\s+ADDRESS\s+ROLE\s+FAILURE DOMAIN\s+STATUS/m);
     const list = await members(a);
     expect(list).toHaveLength(1);
-    expect(list[0]).toMatchObject({ name: 'a', address: addr.a, status: 'ONLINE', role: 'member' });
+    expect(list[0]).toMatchObject({ name: 'a', address: addr.a, status: 'ONLINE', role: 'voter' });
     expect(list[0]!.certificate_fingerprint).toMatch(/^[0-9a-f]{64}$/);
     expect(await refused(preInitPort)).toBe(true);
     const info = await tcp(addr.a!, 'GET', '/core/1.0');

@@ -38,8 +38,31 @@ function splitAddress(address: string): { host: string; port: number } {
   return { host: m[1]!, port: Number(m[2]) };
 }
 
+/**
+ * Send one request. `timeoutMs` bounds the TLS handshake and each wait for a byte of the answer;
+ * the whole exchange is given up after twice that whatever the other side does (a member frozen
+ * mid-answer must not hold a heartbeat round or a removal up).
+ */
 export async function peerRequest(egress: Egress, r: PeerRequest): Promise<PeerReply> {
   const timeoutMs = r.timeoutMs ?? 5000;
+  let socket: tls.TLSSocket | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const exchange = exchangeOnce(egress, r, timeoutMs, (s) => (socket = s));
+  exchange.catch(() => undefined); // its late failure, once the deadline has answered
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      socket?.destroy();
+      reject(new Error(`${r.address}: no complete answer within ${2 * timeoutMs} ms`));
+    }, 2 * timeoutMs);
+  });
+  try {
+    return await Promise.race([exchange, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function exchangeOnce(egress: Egress, r: PeerRequest, timeoutMs: number, onSocket: (s: tls.TLSSocket) => void): Promise<PeerReply> {
   const { host, port } = splitAddress(r.address);
   const target = await egress.resolve(host, port);
   const socket = await new Promise<tls.TLSSocket>((resolve, reject) => {
@@ -51,6 +74,7 @@ export async function peerRequest(egress: Egress, r: PeerRequest): Promise<PeerR
       rejectUnauthorized: false,
       ...(isIP(host) === 0 ? { servername: host } : {}),
     });
+    onSocket(s);
     const timer = setTimeout(() => {
       s.destroy();
       reject(new Error(`${r.address}: no TLS handshake within ${timeoutMs} ms`));

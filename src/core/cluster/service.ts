@@ -17,9 +17,11 @@ import type { Egress } from '../../egress/index.js';
 import { HttpError } from '../../http/errors.js';
 import type { Clock } from '../../http/clock.js';
 import type { DaemonControl, KeyPair, StorageSettings } from '../daemon-control.js';
+import type { SharedPostgres } from '../../store/postgres.js';
 import { fingerprint, isCertificate, isMemberName } from './identity.js';
 import { peerRequest, PinMismatch } from './client.js';
-import type { ClusterStore, Member, TokenRecord } from './store.js';
+import type { ClusterStore, Member, Removal, TokenRecord } from './store.js';
+import { adjustRoles, PENDING, SPARE, STANDBY, VOTER } from './roles.js';
 import { decodeToken, encodeToken } from './token.js';
 
 export interface ClusterDeps {
@@ -51,6 +53,33 @@ interface MemberWire {
   certificate: string;
   failure_domain: number;
   role?: string;
+  /** When the member that sent this learnt of it (ms since the epoch); newer than a removal of the same certificate, it wins. */
+  joined_at?: number;
+}
+
+const ROLES = new Set([VOTER, STANDBY, SPARE, PENDING]);
+
+/**
+ * How long DELETE /core/1.0/cluster/{name} waits for the other members to forget the removed
+ * one before it answers; a member that has not answered by then (frozen, down) learns of the
+ * removal from heartbeats. The removed member itself is told without waiting.
+ */
+export const REMOVE_WAIT_MS = 2000;
+
+/**
+ * With `storage.postgres`, removals are also written to the shared database: a removed member that
+ * comes back and reaches no member (all down or frozen) reads its removal there.
+ */
+export const CORE_SHARED_MIGRATIONS = [
+  { version: 1, up: 'CREATE TABLE core_cluster_removed (fingerprint TEXT PRIMARY KEY, name TEXT NOT NULL, removed_at BIGINT NOT NULL)' },
+];
+
+/** A removal another member tells of, or undefined when a field is missing. */
+function removalRecord(o: unknown): Removal | undefined {
+  if (!o || typeof o !== 'object') return undefined;
+  const { fingerprint: fp, name, removed_at } = o as Record<string, unknown>;
+  if (typeof fp !== 'string' || !/^[0-9a-f]{64}$/.test(fp) || !isMemberName(name) || !Number.isSafeInteger(removed_at)) return undefined;
+  return { fingerprint: fp, name, removed_at: removed_at as number };
 }
 
 const GO_ZERO_TIME = '0001-01-01T00:00:00Z';
@@ -83,6 +112,11 @@ function sameStorage(a: StorageSettings, b: StorageSettings): boolean {
 export class ClusterService {
   private timer?: NodeJS.Timeout;
   private beating = false;
+  /** When this member last decided the roles (as the member with the lowest name online); 0 = not since it started. */
+  private rolesAt = 0;
+  /** Shared databases the removals table was migrated in. */
+  private readonly migrated = new WeakSet<SharedPostgres>();
+  private checkingShared = false;
 
   constructor(private readonly d: ClusterDeps) {}
 
@@ -120,6 +154,11 @@ export class ClusterService {
     return fp !== undefined && this.d.store.memberByFingerprint(fp) !== undefined;
   }
 
+  /** A certificate whose member was removed (its heartbeats are answered 410, so it leaves). */
+  removedFingerprint(fp: string | undefined): boolean {
+    return fp !== undefined && this.d.store.wasRemoved(fp);
+  }
+
   /** At start-up: an initialised member serves its cluster address again and resumes heartbeats. */
   async start(): Promise<void> {
     const self = this.self();
@@ -127,11 +166,14 @@ export class ClusterService {
     if (!self || !pair) return;
     await this.daemon.initCluster({ name: self.name, address: self.address, tls: pair });
     this.startHeartbeats();
+    // At once: a member removed while it was down learns of it from the first answers.
+    void this.beat();
   }
 
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+    this.rolesAt = 0;
   }
 
   private refuseIfInitialised(): void {
@@ -151,7 +193,7 @@ export class ClusterService {
       address,
       certificate: server.cert,
       fingerprint: fingerprint(server.cert),
-      role: 'member',
+      role: VOTER,
       failure_domain: this.daemon.getConfig()['failure-domain'],
       joined_at: now,
       heartbeat: now,
@@ -270,7 +312,7 @@ export class ClusterService {
     this.writeClusterPair({ cert: answer.cluster_cert, key: answer.cluster_key });
     const now = this.d.clock.now();
     for (const m of answer.cluster_members ?? []) this.adopt(m, m.name === name ? now : 0);
-    this.d.store.putMember({ name, address, certificate: server.cert, fingerprint: fingerprint(server.cert), role: 'member', failure_domain: request.failure_domain, joined_at: now, heartbeat: now });
+    this.d.store.putMember({ name, address, certificate: server.cert, fingerprint: fingerprint(server.cert), role: PENDING, failure_domain: request.failure_domain, joined_at: now, heartbeat: now });
     await this.daemon.initCluster({ name, address, tls: { cert: answer.cluster_cert, key: answer.cluster_key } });
     this.d.log.info({ name, address, members: (answer.cluster_members ?? []).length }, 'joined the cluster');
     const storage = answer.storage ?? {};
@@ -279,18 +321,19 @@ export class ClusterService {
     void this.beat();
   }
 
-  /** A member row from another member (heartbeat or join answer); never one this daemon removed. */
+  /** A member row from another member (heartbeat or join answer); never one removed since it joined. */
   private adopt(m: MemberWire, heartbeat: number): void {
     if (!isMemberName(m.name) || typeof m.address !== 'string' || !isCertificate(m.certificate)) return;
     const fp = fingerprint(m.certificate);
-    if (this.d.store.wasRemoved(fp)) return;
+    const removal = this.d.store.removal(fp);
+    if (removal && !(Number.isSafeInteger(m.joined_at) && m.joined_at! > removal.removed_at)) return;
     const known = this.d.store.member(m.name);
     this.d.store.putMember({
       name: m.name,
       address: m.address,
       certificate: m.certificate,
       fingerprint: fp,
-      role: m.role ?? known?.role ?? 'PENDING',
+      role: typeof m.role === 'string' && ROLES.has(m.role) ? m.role : (known?.role ?? PENDING),
       failure_domain: Number.isInteger(m.failure_domain) ? m.failure_domain : (known?.failure_domain ?? 0),
       joined_at: known?.joined_at ?? this.d.clock.now(),
       heartbeat: Math.max(heartbeat, known?.heartbeat ?? 0),
@@ -298,7 +341,7 @@ export class ClusterService {
   }
 
   private wire(m: Member): MemberWire {
-    return { name: m.name, address: m.address, certificate: m.certificate, failure_domain: m.failure_domain, role: m.role };
+    return { name: m.name, address: m.address, certificate: m.certificate, failure_domain: m.failure_domain, role: m.role, joined_at: m.joined_at };
   }
 
   /** POST /core/internal/cluster: a daemon with a token asks to join; `peerFp` is its TLS client certificate's. */
@@ -344,6 +387,7 @@ export class ClusterService {
     );
     if (refusals.length > 0) throw new HttpError(409, `The join token for ${JSON.stringify(token.name)} was already used (through ${refusals.join(', ')})`);
     this.d.store.putMember(member);
+    void this.forgetRemoval(fp, now);
     await this.fanOut((m) => ({ method: 'POST', path: '/core/internal/truststore', body: this.wire(member), skip: m.name === name }));
     this.d.log.info({ name, address }, 'a member joined the cluster');
     const pair = this.clusterPair()!;
@@ -363,7 +407,7 @@ export class ClusterService {
       address: m.address,
       certificate: m.certificate,
       fingerprint: fingerprint(m.certificate),
-      role: m.role ?? 'PENDING',
+      role: typeof m.role === 'string' && ROLES.has(m.role) ? m.role : (known?.role ?? PENDING),
       failure_domain: Number.isInteger(m.failure_domain) ? m.failure_domain : 0,
       joined_at: known?.joined_at ?? this.d.clock.now(),
       heartbeat: known?.heartbeat ?? 0,
@@ -377,18 +421,31 @@ export class ClusterService {
     this.d.store.removeMember(name, this.d.clock.now());
   }
 
-  /** DELETE /core/1.0/cluster/{name}: remove a member; every member forgets it and it leaves. */
+  /**
+   * DELETE /core/1.0/cluster/{name}: remove a member; every member forgets it and it leaves.
+   * Answers within REMOVE_WAIT_MS whatever the members do: the removed member is told without
+   * waiting for it, and a member that missed the removal (down, frozen) hears of it from the
+   * heartbeats, which carry every removal; a removed member that comes back has its heartbeats
+   * answered 410 and leaves.
+   */
   async remove(name: string): Promise<void> {
     const self = this.requireSelf();
     if (name === self.name) throw new HttpError(400, 'A member cannot remove itself: remove it from another member');
     const gone = this.d.store.removeMember(name, this.d.clock.now());
     if (!gone) throw new HttpError(404, `No cluster member named ${JSON.stringify(name)}`);
-    await this.fanOut(() => ({ method: 'DELETE', path: `/core/internal/truststore/${encodeURIComponent(name)}` }), [gone]);
+    const req = () => ({ method: 'DELETE', path: `/core/internal/truststore/${encodeURIComponent(name)}` });
+    void this.fanOut(req, [gone], undefined, [gone]).catch(() => undefined);
+    const others = Promise.all([this.fanOut(req), this.recordRemoval(gone)]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([others, new Promise<void>((r) => (timer = setTimeout(r, REMOVE_WAIT_MS)))]);
+    clearTimeout(timer);
     this.d.log.info({ name }, 'member removed from the cluster');
+    this.decideRoles();
   }
 
   /** This daemon was removed: forget the cluster, stop serving the cluster address. Data and storage settings stay. */
   async leave(): Promise<void> {
+    if (!this.self()) return;
     this.stop();
     this.d.store.clear();
     rmSync(this.crtPath, { force: true });
@@ -402,13 +459,14 @@ export class ClusterService {
     req: (m: Member) => { method: string; path: string; body?: unknown; skip?: boolean },
     extra: Member[] = [],
     answered?: (m: Member, status: number) => void,
+    only?: Member[],
   ): Promise<void> {
     const self = this.self();
     const pair = this.clusterPair();
     if (!self || !pair) return;
     const identity = await this.daemon.serverKeyPair();
     const pin = fingerprint(pair.cert);
-    const targets = [...this.d.store.members().filter((m) => m.name !== self.name), ...extra];
+    const targets = only ?? [...this.d.store.members().filter((m) => m.name !== self.name), ...extra];
     await Promise.all(
       targets.map(async (m) => {
         const r = req(m);
@@ -439,35 +497,178 @@ export class ClusterService {
     this.beating = true;
     try {
       const now = this.d.clock.now();
-      this.d.store.heartbeat(self.name, now, this.daemon.getConfig()['failure-domain'], 'member');
+      this.d.store.heartbeat(self.name, now, this.daemon.getConfig()['failure-domain']);
+      void this.checkSharedRemovals();
       const identity = await this.daemon.serverKeyPair();
       const pin = fingerprint(pair.cert);
+      const members = this.d.store.members();
+      // Roles go out only when this member decided them after its last round (not stale ones
+      // from before it was stopped or frozen).
+      const decided = this.coordinator() === self.name && this.decisionFresh(now);
+      const timeoutMs = this.heartbeatTimeoutMs();
       const body = {
         name: self.name,
         failure_domain: this.daemon.getConfig()['failure-domain'],
-        members: this.d.store.members().map((m) => this.wire(m)),
+        members: members.map((m) => this.wire(m)),
         tokens: this.d.store.tokens(now),
         spent_tokens: this.d.store.spentTokens(),
+        removed: this.d.store.removals(),
+        ...(decided ? { roles: Object.fromEntries(members.map((m) => [m.name, m.role])) } : {}),
       };
-      const timeoutMs = Math.max(1000, Math.min(2 * this.d.heartbeatMs, 10_000));
+      let heard = 0;
+      let removed = 0;
       await Promise.all(
-        this.d.store
-          .members()
+        members
           .filter((m) => m.name !== self.name)
           .map(async (m) => {
             try {
               const r = await peerRequest(this.d.egress, { address: m.address, method: 'POST', path: '/core/internal/heartbeat', body, pin, identity, timeoutMs });
               if (r.status === 200) {
-                const reply = r.metadata as { failure_domain?: number } | undefined;
-                this.d.store.heartbeat(m.name, this.d.clock.now(), Number.isInteger(reply?.failure_domain) ? reply!.failure_domain : undefined, 'member');
-              }
+                heard++;
+                const reply = r.metadata as { failure_domain?: number; removed?: unknown } | undefined;
+                this.d.store.heartbeat(m.name, this.d.clock.now(), Number.isInteger(reply?.failure_domain) ? reply!.failure_domain : undefined);
+                this.learnRemovals(reply?.removed);
+              } else if (r.status === 410) removed++;
             } catch {
               /* unreachable: its last heartbeat ages, and the member list shows it */
             }
           }),
       );
+      // Every member that answered says this one was removed (while it was down or frozen).
+      // One that still trusts it (it missed the removal too) holds it back until it hears.
+      if (removed > 0 && heard === 0 && this.self()) {
+        this.d.log.warn({ members: removed }, 'the cluster members answer that this member was removed');
+        await this.leave();
+        return;
+      }
+      this.decideRoles();
     } finally {
       this.beating = false;
+    }
+  }
+
+  private heartbeatTimeoutMs(): number {
+    return Math.max(1000, Math.min(2 * this.d.heartbeatMs, 10_000));
+  }
+
+  /** Whether this member decided the roles after its last heartbeat round. */
+  private decisionFresh(now: number): boolean {
+    return this.rolesAt > 0 && now - this.rolesAt <= 2 * this.d.heartbeatMs + this.heartbeatTimeoutMs();
+  }
+
+  /** Whether a member is heard from recently enough to count as ONLINE. */
+  private online(m: Member, now: number, selfName: string): boolean {
+    return m.name === selfName || (m.heartbeat > 0 && now - m.heartbeat <= 3 * this.d.heartbeatMs);
+  }
+
+  /** The member that decides roles, as this member sees it: the lowest name among those online. */
+  private coordinator(): string | undefined {
+    const self = this.self();
+    if (!self) return undefined;
+    const now = this.d.clock.now();
+    return this.d.store
+      .members()
+      .filter((m) => this.online(m, now, self.name))
+      .map((m) => m.name)
+      .sort()[0];
+  }
+
+  /** As the coordinator: set every member's role (microcluster's voter / stand-by / spare). */
+  private decideRoles(): void {
+    const self = this.self();
+    if (!self || this.coordinator() !== self.name) return;
+    const now = this.d.clock.now();
+    const members = this.d.store.members();
+    const roles = adjustRoles(
+      members.map((m) => ({ name: m.name, role: m.role, online: this.online(m, now, self.name), failure_domain: m.name === self.name ? this.daemon.getConfig()['failure-domain'] : m.failure_domain })),
+      self.name,
+    );
+    for (const m of members) {
+      const role = roles.get(m.name)!;
+      if (role !== m.role) {
+        this.d.store.setRole(m.name, role);
+        this.d.log.info({ member: m.name, from: m.role, to: role }, 'cluster: role changed');
+      }
+    }
+    this.rolesAt = now;
+  }
+
+  /** Removals another member tells of: drop those members (unless they joined again since). */
+  private learnRemovals(list: unknown): void {
+    const self = this.self();
+    if (!Array.isArray(list) || !self) return;
+    for (const o of list) {
+      const r = removalRecord(o);
+      if (!r) continue;
+      const m = this.d.store.memberByFingerprint(r.fingerprint);
+      if (!m) {
+        this.d.store.noteRemoval(r);
+        continue;
+      }
+      // This member's own removal is for the members to answer (410 to its heartbeats).
+      if (m.name === self?.name || r.removed_at <= m.joined_at) continue;
+      this.d.store.removeMember(m.name, r.removed_at);
+      this.d.log.info({ name: m.name }, 'member removed from the cluster (heard from a member)');
+    }
+  }
+
+  /** The shared database (`storage.postgres`) with the removals table, or undefined without one. */
+  private async sharedDb(): Promise<SharedPostgres | undefined> {
+    const pg = this.daemon.sharedPostgres?.();
+    if (!pg) return undefined;
+    if (!this.migrated.has(pg)) {
+      await pg.migrate('core', CORE_SHARED_MIGRATIONS);
+      this.migrated.add(pg);
+    }
+    return pg;
+  }
+
+  /** Write a removal to the shared database, if there is one (failures logged: heartbeats carry it anyway). */
+  private async recordRemoval(m: Member): Promise<void> {
+    try {
+      const pg = await this.sharedDb();
+      await pg?.command(
+        'INSERT INTO core_cluster_removed (fingerprint, name, removed_at) VALUES ($1, $2, $3) ON CONFLICT (fingerprint) DO UPDATE SET name = EXCLUDED.name, removed_at = EXCLUDED.removed_at',
+        [m.fingerprint, m.name, this.d.store.removal(m.fingerprint)?.removed_at ?? this.d.clock.now()],
+      );
+    } catch (e) {
+      this.d.log.warn({ member: m.name, err: (e as Error).message }, 'cluster: could not write the removal to the shared database');
+    }
+  }
+
+  /** A member joins (again): its certificate's old removal in the shared database goes. */
+  private async forgetRemoval(fp: string, before: number): Promise<void> {
+    try {
+      await (await this.sharedDb())?.command('DELETE FROM core_cluster_removed WHERE fingerprint = $1 AND removed_at < $2', [fp, before]);
+    } catch (e) {
+      this.d.log.warn({ err: (e as Error).message }, 'cluster: could not clear an old removal in the shared database');
+    }
+  }
+
+  /**
+   * Each heartbeat round, beside it (a stalled database never holds heartbeats up): read the
+   * removals in the shared database; this member's own, newer than its join, makes it leave.
+   */
+  private async checkSharedRemovals(): Promise<void> {
+    if (this.checkingShared) return;
+    this.checkingShared = true;
+    try {
+      const pg = await this.sharedDb();
+      if (!pg) return;
+      const rows = await pg.query<Removal>('SELECT fingerprint, name, removed_at FROM core_cluster_removed');
+      const self = this.self();
+      if (!self) return;
+      const own = rows.find((r) => r.fingerprint === self.fingerprint);
+      if (own && Number(own.removed_at) > self.joined_at) {
+        this.d.log.warn('the shared database records that this member was removed');
+        await this.leave();
+        return;
+      }
+      this.learnRemovals(rows);
+    } catch (e) {
+      this.d.log.debug({ err: (e as Error).message }, 'cluster: could not read removals from the shared database');
+    } finally {
+      this.checkingShared = false;
     }
   }
 
@@ -475,16 +676,27 @@ export class ClusterService {
   receiveHeartbeat(body: Record<string, unknown>, fromFp: string): unknown {
     const from = this.d.store.memberByFingerprint(fromFp)!;
     const fd = Number.isInteger(body.failure_domain) ? (body.failure_domain as number) : undefined;
-    this.d.store.heartbeat(from.name, this.d.clock.now(), fd, 'member');
+    this.d.store.heartbeat(from.name, this.d.clock.now(), fd);
     const self = this.self();
+    this.learnRemovals(body.removed);
     if (Array.isArray(body.members)) {
       for (const m of body.members as MemberWire[]) {
         if (!m || typeof m !== 'object' || m.name === self?.name || this.d.store.member(m.name)) continue;
-        this.adopt({ ...m, role: 'PENDING' }, 0);
+        this.adopt({ ...m, role: PENDING }, 0);
+      }
+    }
+    // Roles from the member this one sees as deciding them; or, when this one should decide but
+    // has not since it started or was frozen, from the member that decided meanwhile (so the
+    // roles it gave are kept, as a new dqlite leader keeps them).
+    const coordinator = this.coordinator();
+    const adopt = coordinator === from.name || (coordinator === self?.name && !this.decisionFresh(this.d.clock.now()));
+    if (body.roles && typeof body.roles === 'object' && !Array.isArray(body.roles) && adopt) {
+      for (const [name, role] of Object.entries(body.roles as Record<string, unknown>)) {
+        if (typeof role === 'string' && ROLES.has(role) && this.d.store.member(name)) this.d.store.setRole(name, role);
       }
     }
     this.learnTokens(body);
-    return { name: self?.name, failure_domain: this.daemon.getConfig()['failure-domain'] };
+    return { name: self?.name, failure_domain: this.daemon.getConfig()['failure-domain'], removed: this.d.store.removals() };
   }
 
   /** Tokens and spent tokens a heartbeat carries: a member that missed a fan-out catches up. */

@@ -62,6 +62,12 @@ export interface Member {
   heartbeat: number;
 }
 
+export interface Removal {
+  fingerprint: string;
+  name: string;
+  removed_at: number;
+}
+
 export interface TokenRecord {
   name: string;
   secret: string;
@@ -116,6 +122,25 @@ export class ClusterStore {
 
   wasRemoved(fp: string): boolean {
     return this.store.prepare('SELECT 1 FROM cluster_removed WHERE fingerprint = ?').get(fp) !== undefined;
+  }
+
+  /** When the member with certificate `fp` was removed, if it was. */
+  removal(fp: string): Removal | undefined {
+    return this.store.prepare('SELECT fingerprint, name, removed_at FROM cluster_removed WHERE fingerprint = ?').get(fp) as Removal | undefined;
+  }
+
+  /** Every removal this member knows of (heartbeats carry them to members that missed one). */
+  removals(): Removal[] {
+    return this.store.prepare('SELECT fingerprint, name, removed_at FROM cluster_removed ORDER BY removed_at').all() as Removal[];
+  }
+
+  /** Remember a removal another member made, of a member this one does not hold. */
+  noteRemoval(r: Removal): void {
+    this.store.prepare('INSERT OR IGNORE INTO cluster_removed (fingerprint, name, removed_at) VALUES (@fingerprint, @name, @removed_at)').run(r);
+  }
+
+  setRole(name: string, role: string): void {
+    this.store.prepare('UPDATE cluster_members SET role = ? WHERE name = ?').run(role, name);
   }
 
   /** Forget the cluster (this daemon was removed from it). */
