@@ -23,6 +23,16 @@ export interface ApiDeps {
   reload(): Promise<string | undefined>;
   versionInfo: Record<string, string>;
   metrics?: AlertmanagerMetrics;
+  /**
+   * The daemons sharing this daemon's storage (the daemon's `membership` handle, present with
+   * storage.postgres): the cluster status lists the live ones that run an alert manager.
+   */
+  membership?: () => ClusterMembership | undefined;
+}
+
+/** What the daemon's `membership` handle answers (src/daemon/presence.ts; components do not import the daemon). */
+export interface ClusterMembership {
+  status(server: string): Promise<{ name: string; status: 'ready' | 'settling'; peers: Array<{ name: string; address: string }> }>;
 }
 
 /** A handler error: a JSON string and a newline, as go-swagger responders write payload strings. */
@@ -124,9 +134,17 @@ function silenceIdParam(ctx: RequestContext): string {
 export function registerApiRoutes(router: Router, deps: ApiDeps): void {
   const { engine } = deps;
 
-  router.get('/api/v2/status', (ctx) => {
+  router.get('/api/v2/status', async (ctx) => {
+    // Alertmanager 0.25 without clustering: {"peers":[],"status":"disabled"} and no name. With other
+    // daemons on the same PostgreSQL: its clusterStatus (name, peers with this one among them, status).
+    const m = deps.membership?.();
+    let cluster: unknown = { peers: [], status: 'disabled' };
+    if (m) {
+      const s = await m.status('alertmanager');
+      cluster = { name: s.name, peers: s.peers.map((p) => ({ address: p.address, name: p.name })), status: s.status };
+    }
     const body = {
-      cluster: { peers: [], status: 'disabled' },
+      cluster,
       config: { original: engine.config.original },
       uptime: formatTime(engine.startedAt),
       versionInfo: deps.versionInfo,
