@@ -44,6 +44,13 @@ export function matchFilterLabels(matchers: Matcher[], labels: LabelSet): boolea
  */
 export type JsonPieces = Iterable<string>;
 
+/** ctl's paging of /alerts/groups (query `ctl_groups`, `ctl_alerts_per_group`); `totals` is filled in. */
+export interface GroupsPage {
+  groups?: number;
+  alertsPerGroup?: number;
+  totals?: { groups: number; alerts: number };
+}
+
 /** Strings per rendered piece: about 200 small alerts (sendAmJsonPieces writes ~64 KiB at a time). */
 const PIECE_PARTS = 4096;
 /**
@@ -413,7 +420,13 @@ export class Engine {
   }
 
   /** GET /api/v2/alerts/groups as JSON, rendered piece by piece. */
-  groupsJson(q: AlertQuery): JsonPieces {
+  /**
+   * /alerts/groups, in 0.25's order and shape. With `page` (ctl's paging of the answer, for the web
+   * console's first render): only the first `page.groups` groups, each with its first
+   * `page.alertsPerGroup` alerts and their number before the cut (`ctlAlertsTotal`); `page.totals`
+   * is set to the groups and alerts of the whole answer before anything is rendered.
+   */
+  groupsJson(q: AlertQuery, page?: GroupsPage): JsonPieces {
     const now = this.clock.now();
     const silences = this.silences.index(now);
     const inhibitor = this.config.inhibitRules.length > 0 ? this.readyInhibitor() : this.inhibitor;
@@ -459,24 +472,32 @@ export class Engine {
       if (labelSetsEqual(x.labels, y.labels)) return x.route.receiver < y.route.receiver ? -1 : x.route.receiver > y.route.receiver ? 1 : 0;
       return compareLabelSets(x.labels, y.labels);
     });
+    if (page) {
+      let alerts = 0;
+      for (const g of sorted) alerts += g.alerts.length;
+      page.totals = { groups: sorted.length, alerts };
+    }
+    const groupCount = page?.groups === undefined ? sorted.length : Math.min(page.groups, sorted.length);
+    const perGroup = page?.alertsPerGroup;
     const store = this.alerts;
     return (function* () {
       const release = store.pin();
       try {
         const out = new PieceBuffer();
         out.push('[');
-        for (let i = 0; i < sorted.length; i++) {
+        for (let i = 0; i < groupCount; i++) {
           const g = sorted[i]!;
           const order = g.alerts.map((_, j) => j).sort((x, y) => compareAlertOrder(g.alerts[x]!.labels, g.alerts[y]!.labels));
           out.push(i > 0 ? ',{"alerts":[' : '{"alerts":[');
-          for (let n = 0; n < order.length; n++) {
+          const shown = perGroup === undefined ? order.length : Math.min(perGroup, order.length);
+          for (let n = 0; n < shown; n++) {
             const a = g.alerts[order[n]!]!;
             if (n > 0) out.push(',');
             pushAlert(out, a, receiversFor(a), g.statuses[order[n]!]!);
             const piece = out.full();
             if (piece !== undefined) yield piece;
           }
-          out.push('],"labels":' + goJsonLabelSet(g.labels) + ',"receiver":{"name":' + goJsonString(g.route.receiver) + '}}');
+          out.push('],"labels":' + goJsonLabelSet(g.labels) + ',"receiver":{"name":' + goJsonString(g.route.receiver) + (perGroup === undefined ? '}}' : '},"ctlAlertsTotal":' + order.length + '}'));
         }
         out.push(']\n');
         yield out.take();

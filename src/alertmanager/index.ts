@@ -22,7 +22,7 @@ import type { PostableAlert } from './api/bodies.js';
 import { loadTemplateFiles } from './template/load.js';
 import type { Templates } from '../gotemplate/index.js';
 import { MIGRATIONS, SqlitePersistence } from './persist.js';
-import { registerApiRoutes } from './api/routes.js';
+import { registerApiRoutes, type ClusterMembership } from './api/routes.js';
 import { EngineEvents, registerEventRoutes } from './api/events.js';
 import { beforeAm, negotiate, renderAmError } from './api/http.js';
 import { parseModelDuration } from './timefmt.js';
@@ -264,6 +264,7 @@ export const alertmanagerComponent: ComponentDefinition = {
           await shared.alerts.written();
           return errors;
         }),
+      membership: () => ctx.handleOf<ClusterMembership>('membership'),
       versionInfo: { branch: VERSION_INFO_BASE.branch, buildDate: '', buildUser: VERSION_INFO_BASE.buildUser, goVersion: VERSION_INFO_BASE.goVersion, revision: ctx.version, version: VERSION_INFO_BASE.version },
     });
     // The web console at / (Alertmanager's hash routes: #/alerts, #/silences, #/status).

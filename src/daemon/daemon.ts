@@ -42,6 +42,7 @@ import { stateArchive } from './state-archive.js';
 import { COMPONENTS } from './components.js';
 import { alertsEnabled, ComponentAlerts, type AlertSink } from './internal-alerts.js';
 import { ClusterAlerts } from './cluster-alerts.js';
+import { DaemonPresence } from './presence.js';
 import type { createRateLimiter, RateLimiter } from '../ratelimit/index.js';
 
 export interface DaemonOptions {
@@ -102,6 +103,8 @@ export class Daemon implements DaemonControl {
   private shared?: SharedState;
   /** With storage.postgres: the cluster's one view of internal alerts (components post there). */
   private clusterAlerts?: ClusterAlerts;
+  /** With storage.postgres: this daemon's row among the live daemons (components get it as the `membership` handle). */
+  private presence?: DaemonPresence;
   private ips = new ClientIpResolver();
   private limiter?: RateLimiter;
   private readonly mutex = new Mutex();
@@ -195,6 +198,8 @@ export class Daemon implements DaemonControl {
     for (const a of this.componentAlerts.values()) a.start();
     // The alert manager holds the cluster's internal alerts from the start (its journal may hold older states).
     this.syncClusterAlerts();
+    // Listed among the live daemons once its listeners are bound (their addresses are in the row).
+    this.presence?.start();
     this.state = 'ready';
     const timing = { socket: this.paths.socket, ms: Math.round(performance.now() - t0), processMs: Math.round(process.uptime() * 1000), createMs };
     const why = this.notReady();
@@ -275,6 +280,8 @@ export class Daemon implements DaemonControl {
     if (shared.postgres) {
       const alertmanager = () => this.handles.get('alertmanager') as AlertSink | undefined;
       this.clusterAlerts = await ClusterAlerts.open(shared.postgres, shared.daemonId, alertmanager, this.clock, this.log.child({ component: 'internal-alerts' }));
+      this.presence = await DaemonPresence.open(shared.postgres, shared.daemonId, () => this.boundServers(), this.log.child({ component: 'presence' }));
+      this.handles.set('membership', this.presence);
     }
     this.log.info(
       { daemonId: shared.daemonId, postgres: storage.postgres ? redactUrl(storage.postgres) : undefined, redis: storage.redis ? redactUrl(storage.redis) : undefined },
@@ -627,6 +634,9 @@ export class Daemon implements DaemonControl {
     this.startup.storage = { ...s };
     this.clusterAlerts?.close();
     this.clusterAlerts = undefined;
+    await this.presence?.close();
+    this.presence = undefined;
+    this.handles.delete('membership');
     await this.shared?.postgres?.close();
     await this.shared?.redis?.close();
     this.shared = undefined;
@@ -634,6 +644,15 @@ export class Daemon implements DaemonControl {
     // Components take shared state when they are created: create them again on it.
     for (const def of this.defs) if (def.name !== 'core') await this.restartComponent(def).catch((e) => this.log.error({ component: def.name, err: (e as Error).message }, 'restart on the shared storage failed'));
     this.syncClusterAlerts();
+    // connectSharedStorage opened it again (narrowed to undefined above).
+    (this.presence as DaemonPresence | undefined)?.start();
+  }
+
+  /** Each server's bound address (host:port), for the servers listening now. */
+  private boundServers(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [name, slot] of this.slots) if (slot.listener?.boundAddress) out[name] = slot.listener.boundAddress;
+    return out;
   }
 
   /** Post the cluster's internal alerts to this daemon's alert manager (it started or restarted). */
@@ -855,6 +874,7 @@ export class Daemon implements DaemonControl {
     await this.limiter?.close().catch(() => undefined);
     for (const s of this.stores) s.close();
     this.clusterAlerts?.close();
+    await this.presence?.close();
     await this.shared?.postgres?.close();
     await this.shared?.redis?.close();
     await this.egress?.close().catch(() => undefined);

@@ -230,6 +230,30 @@ describe('alerts (§12 15-25)', () => {
     expect(g.alerts[0].receivers).toEqual([{ name: 'team-a' }, { name: 'team-ab' }]);
     expect((await get('/api/v2/alerts/groups?receiver=team-ab')).json().length).toBe(1);
   });
+  it('26 (ctl): ctl_groups and ctl_alerts_per_group page the groups, with the totals in headers', async () => {
+    await post('/api/v2/alerts', [
+      { labels: { alertname: 'G', team: 'a', job: 'b', instance: '2' } },
+      { labels: { alertname: 'G', team: 'a', job: 'a' } },
+      { labels: { alertname: 'G', team: 'a', job: 'a', instance: '1' } },
+      { labels: { zzz: '1' } },
+    ]);
+    const whole = await get('/api/v2/alerts/groups');
+    expect(whole.headers['ctl-groups-total']).toBeUndefined();
+    expect(whole.text).not.toContain('ctlAlertsTotal');
+    const r = await get('/api/v2/alerts/groups?ctl_groups=2&ctl_alerts_per_group=2');
+    expect(r.status).toBe(200);
+    expect([r.headers['ctl-groups-total'], r.headers['ctl-alerts-total']]).toEqual(['3', '7']);
+    const paged = r.json();
+    const all = whole.json();
+    // The first groups, each cut to its first alerts in the same order, with its number before the cut.
+    expect(paged).toEqual(all.slice(0, 2).map((g: { alerts: unknown[] }) => ({ ...g, alerts: g.alerts.slice(0, 2), ctlAlertsTotal: g.alerts.length })));
+    // The 0.25 parameters apply first.
+    const f = await get(`/api/v2/alerts/groups?receiver=team-ab&ctl_groups=5&ctl_alerts_per_group=0`);
+    expect([f.headers['ctl-groups-total'], f.headers['ctl-alerts-total']]).toEqual(['1', '3']);
+    expect(f.json()).toEqual([{ alerts: [], labels: { alertname: 'G' }, receiver: { name: 'team-ab' }, ctlAlertsTotal: 3 }]);
+    const bad = await get('/api/v2/alerts/groups?ctl_groups=-1');
+    expect([bad.status, bad.text]).toEqual([400, '"ctl_groups: want a whole number from 0 to 1000000, got \\"-1\\""\n']);
+  });
 });
 
 describe('status, receivers, HTTP (§12 27-29)', () => {

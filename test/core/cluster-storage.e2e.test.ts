@@ -72,6 +72,10 @@ describe.skipIf(!PG_BIN)('joining a cluster hands over its storage settings', ()
       if (!seen) await new Promise((r) => setTimeout(r, 50));
     }
     expect(seen).toBe(true);
+    // The joiner, on the cluster's storage now, is one of the alert manager's cluster peers (listed once its row is written).
+    await expect
+      .poll(async () => ((await b.request('alertmanager', 'GET', '/api/v2/status')).json.cluster as { peers: unknown[]; status: string }), { timeout: 15_000, interval: 100 })
+      .toMatchObject({ status: 'ready', peers: [{}, {}] });
     // And after a restart b still runs on the shared database.
     await b.restart();
     expect(((await b.request('alertmanager', 'GET', '/api/v2/silences')).json as { id: string }[]).some((x) => x.id === id)).toBe(true);

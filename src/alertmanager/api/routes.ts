@@ -8,7 +8,7 @@ import { HttpError } from '../../http/errors.js';
 import { sendEmpty, sendText } from '../../http/respond.js';
 import type { Router } from '../../http/router.js';
 import { countReceived, type AlertmanagerMetrics } from '../metrics.js';
-import type { Engine, AlertQuery, JsonPieces } from '../engine.js';
+import type { Engine, AlertQuery, GroupsPage, JsonPieces } from '../engine.js';
 import { parseMatcher, MatcherParseError, type Matcher } from '../matchers.js';
 import { compileAnchored, RegexError } from '../regex.js';
 import { SilenceInvalid, SilenceNotFound } from '../silences.js';
@@ -28,6 +28,16 @@ export interface ApiDeps {
    * are written there (rejects with StorageUnavailable when the database refused them).
    */
   postAlerts?(alerts: PostableAlert[]): Promise<string[]>;
+  /**
+   * The daemons sharing this daemon's storage (the daemon's `membership` handle, present with
+   * storage.postgres): the cluster status lists the live ones that run an alert manager.
+   */
+  membership?: () => ClusterMembership | undefined;
+}
+
+/** What the daemon's `membership` handle answers (src/daemon/presence.ts; components do not import the daemon). */
+export interface ClusterMembership {
+  status(server: string): Promise<{ name: string; status: 'ready' | 'settling'; peers: Array<{ name: string; address: string }> }>;
 }
 
 /** A handler error: a JSON string and a newline, as go-swagger responders write payload strings. */
@@ -91,6 +101,15 @@ export function boolParam(ctx: RequestContext, name: string): boolean {
   return TRUE_WORDS.has(raw.toLowerCase());
 }
 
+/** A ctl paging parameter: absent, or a whole number from 0 to 1,000,000 (else 400). */
+function countParam(ctx: RequestContext, name: string): number | undefined {
+  const all = ctx.query.getAll(name);
+  if (all.length === 0) return undefined;
+  const raw = all[all.length - 1]!;
+  if (!/^\d{1,7}$/.test(raw) || Number(raw) > 1_000_000) throw amError(400, `${name}: want a whole number from 0 to 1000000, got ${goQuote(raw)}`);
+  return Number(raw);
+}
+
 /** `filter` values, each one matcher (a bad one is a 400 string, as the handlers answer). */
 export function filterParam(ctx: RequestContext): Matcher[] {
   return ctx.query.getAll('filter').map((f) => {
@@ -129,9 +148,17 @@ function silenceIdParam(ctx: RequestContext): string {
 export function registerApiRoutes(router: Router, deps: ApiDeps): void {
   const { engine } = deps;
 
-  router.get('/api/v2/status', (ctx) => {
+  router.get('/api/v2/status', async (ctx) => {
+    // Alertmanager 0.25 without clustering: {"peers":[],"status":"disabled"} and no name. With other
+    // daemons on the same PostgreSQL: its clusterStatus (name, peers with this one among them, status).
+    const m = deps.membership?.();
+    let cluster: unknown = { peers: [], status: 'disabled' };
+    if (m) {
+      const s = await m.status('alertmanager');
+      cluster = { name: s.name, peers: s.peers.map((p) => ({ address: p.address, name: p.name })), status: s.status };
+    }
     const body = {
-      cluster: { peers: [], status: 'disabled' },
+      cluster,
       config: { original: engine.config.original },
       uptime: formatTime(engine.startedAt),
       versionInfo: deps.versionInfo,
@@ -203,7 +230,16 @@ export function registerApiRoutes(router: Router, deps: ApiDeps): void {
   });
 
   router.get('/api/v2/alerts/groups', (ctx) => {
-    return sendAmJsonPieces(ctx, engine.groupsJson(alertQuery(ctx)));
+    const q = alertQuery(ctx);
+    // ctl's paging for the web console's first render (not in 0.25; without it the answer is 0.25's).
+    const groups = countParam(ctx, 'ctl_groups');
+    const alertsPerGroup = countParam(ctx, 'ctl_alerts_per_group');
+    if (groups === undefined && alertsPerGroup === undefined) return sendAmJsonPieces(ctx, engine.groupsJson(q));
+    const page: GroupsPage = { groups, alertsPerGroup };
+    const pieces = engine.groupsJson(q, page);
+    ctx.res.setHeader('Ctl-Groups-Total', String(page.totals!.groups));
+    ctx.res.setHeader('Ctl-Alerts-Total', String(page.totals!.alerts));
+    return sendAmJsonPieces(ctx, pieces);
   });
 
   router.get('/metrics', async (ctx) => {

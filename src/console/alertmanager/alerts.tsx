@@ -3,12 +3,16 @@
  * filter applied as you type, a receiver selector, and the silenced and inhibited alerts shown
  * on request. The query string is Alertmanager's: filter={...}, receiver, silenced, inhibited.
  * Everything is fetched once (and again on a change) and filtered in the page; only the first
- * groups and the first alerts of each are drawn, with buttons for more.
+ * groups and the first alerts of each are drawn, with buttons for more. The first render does not
+ * wait for everything (10,000 alerts are 6 MB of JSON): a first, small request asks the server for
+ * just the groups drawn first (ctl's `ctl_groups`/`ctl_alerts_per_group`, with the totals in
+ * headers), and the whole answer, fetched right after it, takes over once it is read.
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { Banner, Chip } from '../kit/components.js';
 import { localTime, relative } from '../kit/format.js';
 import { hashHref, type HashRoute } from '../kit/router.js';
+import { qs } from '../kit/api.js';
 import { useFetch } from '../kit/data.js';
 import { formatMatcher, formatMatchers, matchesAll, parseMatchers, type Matcher } from './matchers.js';
 import type { Alert, AlertGroup } from './types.js';
@@ -21,6 +25,53 @@ interface ShownGroup {
   labels: Record<string, string>;
   receiver: string;
   alerts: Alert[];
+  /** The group's alerts when `alerts` holds only its first ones (the first, small answer). */
+  total?: number;
+}
+
+/** The first, small answer: the groups drawn first and the totals, for the query it was asked with. */
+interface Preview {
+  query: string;
+  groups: ShownGroup[];
+  totalGroups: number;
+  totalAlerts: number;
+}
+
+/** The server-side form of the page's filter (Alertmanager's own query parameters, plus ctl's paging). */
+function previewQuery(f: { matchers: Matcher[]; receiver: string; silenced: boolean; inhibited: boolean }): string {
+  const pairs: Array<[string, string | number | boolean]> = [
+    ['silenced', f.silenced],
+    ['inhibited', f.inhibited],
+  ];
+  for (const m of f.matchers) pairs.push(['filter', formatMatcher(m)]);
+  // A receiver that is not a regular expression filters nothing in the page: nor here.
+  if (f.receiver && validRegExp(f.receiver)) pairs.push(['receiver', f.receiver]);
+  pairs.push(['ctl_groups', GROUPS_PAGE], ['ctl_alerts_per_group', ALERTS_PAGE]);
+  return qs(pairs);
+}
+
+function validRegExp(re: string): boolean {
+  try {
+    new RegExp(`^(?:${re})$`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function fetchPreview(query: string): Promise<Preview | undefined> {
+  const res = await fetch(`api/v2/alerts/groups${query}`, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+  const totalGroups = Number(res.headers.get('Ctl-Groups-Total'));
+  const totalAlerts = Number(res.headers.get('Ctl-Alerts-Total'));
+  // A server without ctl's paging (or a filter it reads otherwise): wait for the whole answer.
+  if (!res.ok || !res.headers.has('Ctl-Groups-Total') || !Number.isFinite(totalGroups) || !Number.isFinite(totalAlerts)) return undefined;
+  const body = (await res.json()) as Array<AlertGroup & { ctlAlertsTotal?: number }>;
+  return {
+    query,
+    totalGroups,
+    totalAlerts,
+    groups: body.map((g) => ({ key: `${g.receiver.name}\u0001${sameLabels(g.labels)}`, labels: g.labels, receiver: g.receiver.name, alerts: g.alerts, total: g.ctlAlertsTotal ?? g.alerts.length })),
+  };
 }
 
 function boolQuery(q: URLSearchParams, name: string, fallback: boolean): boolean {
@@ -95,7 +146,23 @@ export function AlertsPage({ route }: { route: HashRoute }) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [linked]);
 
-  const groups = useFetch<AlertGroup[]>('api/v2/alerts/groups');
+  // The first, small answer (route grouping only), then the whole one.
+  const [preview, setPreview] = useState<Preview | undefined>();
+  const [previewDone, setPreviewDone] = useState(() => (q.get('groupBy') ?? '') !== '');
+  useEffect(() => {
+    if (previewDone) return;
+    let matchers: Matcher[] = [];
+    try {
+      matchers = parseMatchers(q.get('filter') ?? '');
+    } catch {
+      /* the whole answer shows the error */
+    }
+    fetchPreview(previewQuery({ matchers, receiver: q.get('receiver') ?? '', silenced: boolQuery(q, 'silenced', false), inhibited: boolQuery(q, 'inhibited', false) }))
+      .then(setPreview, () => undefined)
+      .finally(() => setPreviewDone(true));
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+  const groups = useFetch<AlertGroup[]>(previewDone ? 'api/v2/alerts/groups' : null);
   const receivers = useFetch<Array<{ name: string }>>('api/v2/receivers');
 
   const parsed = useMemo(() => {
@@ -124,7 +191,11 @@ export function AlertsPage({ route }: { route: HashRoute }) {
     () => (groups.data ? filterGroups(groups.data, { matchers, receiver: receiverRe, silenced, inhibited, groupBy: groupByList }) : []),
     [groups.data, matchers, receiverRe, silenced, inhibited, groupByList],
   );
-  const total = useMemo(() => shown.reduce((n, g) => n + g.alerts.length, 0), [shown]);
+  // Until the whole answer is read, the first one stands in while it answers the current filter.
+  const early = !groups.data && preview && !groupByList.length && preview.query === previewQuery({ matchers, receiver, silenced, inhibited }) ? preview : undefined;
+  const total = useMemo(() => (early ? early.totalAlerts : shown.reduce((n, g) => n + g.alerts.length, 0)), [shown, early]);
+  const groupTotal = early ? early.totalGroups : shown.length;
+  const drawn = early ? early.groups : shown;
 
   // Keep the address in step (replaceState: no history entry per key typed).
   useEffect(() => {
@@ -242,19 +313,19 @@ export function AlertsPage({ route }: { route: HashRoute }) {
         )}
       </div>
       <Banner error={groups.error} />
-      {groups.loading && !groups.data ? (
+      {!groups.data && !early ? (
         <p class="muted">Loading…</p>
       ) : (
         <p class="muted" data-testid="alert-count" aria-live="polite">
-          {total} {total === 1 ? 'alert' : 'alerts'} in {shown.length} {shown.length === 1 ? 'group' : 'groups'}
+          {total} {total === 1 ? 'alert' : 'alerts'} in {groupTotal} {groupTotal === 1 ? 'group' : 'groups'}
         </p>
       )}
-      {shown.slice(0, limit).map((g) => (
+      {drawn.slice(0, limit).map((g) => (
         <GroupCard key={g.key} group={g} onLabel={addMatcher} />
       ))}
-      {shown.length > limit && (
-        <button type="button" onClick={() => setLimit(limit + GROUPS_PAGE)}>
-          Show {Math.min(GROUPS_PAGE, shown.length - limit)} more groups ({shown.length - limit} not shown)
+      {groupTotal > limit && (
+        <button type="button" disabled={early !== undefined} onClick={() => setLimit(limit + GROUPS_PAGE)}>
+          Show {Math.min(GROUPS_PAGE, groupTotal - limit)} more groups ({groupTotal - limit} not shown)
         </button>
       )}
     </section>
@@ -266,6 +337,9 @@ function GroupCard({ group, onLabel }: { group: ShownGroup; onLabel: (n: string,
   const [all, setAll] = useState(false);
   const names = Object.keys(group.labels).sort();
   const alerts = all ? group.alerts : group.alerts.slice(0, ALERTS_PAGE);
+  const count = group.total ?? group.alerts.length;
+  // The first, small answer holds the first alerts only: "Show all" waits for the whole one.
+  const partial = count > group.alerts.length;
   return (
     <article class="card group" data-testid="alert-group">
       <header>
@@ -279,7 +353,7 @@ function GroupCard({ group, onLabel }: { group: ShownGroup; onLabel: (n: string,
           </Chip>
         ))}
         {group.receiver && <span class="badge">receiver: {group.receiver}</span>}
-        <span class="badge">{group.alerts.length}</span>
+        <span class="badge">{count}</span>
       </header>
       {open && (
         <div class="body">
@@ -288,9 +362,9 @@ function GroupCard({ group, onLabel }: { group: ShownGroup; onLabel: (n: string,
               <AlertRow key={a.fingerprint} alert={a} hide={group.labels} onLabel={onLabel} />
             ))}
           </ul>
-          {group.alerts.length > ALERTS_PAGE && (
-            <button type="button" onClick={() => setAll(!all)}>
-              {all ? 'Show fewer' : `Show all ${group.alerts.length} alerts`}
+          {count > ALERTS_PAGE && (
+            <button type="button" disabled={partial} onClick={() => setAll(!all)}>
+              {all ? 'Show fewer' : `Show all ${count} alerts`}
             </button>
           )}
         </div>

@@ -45,7 +45,7 @@ export function StatusPage() {
               </thead>
               <tbody>
                 {s.cluster.peers.map((p) => (
-                  <tr key={p.name}>
+                  <tr key={p.name} data-testid="cluster-peer">
                     <td class="mono">{p.name}</td>
                     <td class="mono">{p.address}</td>
                   </tr>
