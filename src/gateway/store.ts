@@ -11,7 +11,8 @@ import { BatchStore, type BatchData } from './batches/store.js';
 import { SqliteDeliveryQueue, type DeliveryQueue } from './webhooks/store.js';
 import { MODALITY_SQL, modalityOf } from './modality.js';
 import { SqliteLogReader, type RequestLogReader } from './analytics/log-reader.js';
-import type { Migration, Store } from '../store/index.js';
+import type { Store } from '../store/index.js';
+import type { SchemaStep } from './schema.js';
 import type { ProviderKind } from './canonical.js';
 import type {
   ApiKeyRecord,
@@ -27,7 +28,12 @@ import type {
 } from './types.js';
 import { MEDIA_PRICE_FIELDS } from './types.js';
 
-export const GATEWAY_MIGRATIONS: Migration[] = [
+/**
+ * Provider connections and their accounts, custom models, aliases, combos, model-combo mappings, API
+ * keys (hashed), pricing overrides and settings: this capability's share of the gateway's SQLite
+ * migrations (placed by version in gateway/schema.ts).
+ */
+export const CONFIG_SCHEMA: SchemaStep[] = [
   {
     version: 1,
     up: `
@@ -112,11 +118,50 @@ CREATE TABLE settings (
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL
 );
+`,
+  },
+  {
+    // Prices of media (per image, per second of audio, per character, per search unit, per request), kept
+    // as one JSON object beside the token prices.
+    version: 3,
+    up: `ALTER TABLE pricing ADD COLUMN media TEXT;`,
+  },
+  {
+    // An API key pinned to a provider account (registered keys ask for it).
+    version: 12,
+    up: `ALTER TABLE api_keys ADD COLUMN account_id TEXT;`,
+  },
+  {
+    // Options of the rules and sla-aware combo strategies ({rules?, sla?} as JSON).
+    version: 15,
+    up: `ALTER TABLE combos ADD COLUMN options TEXT;`,
+  },
+  {
+    // Requests per minute per API key.
+    version: 19,
+    up: `ALTER TABLE api_keys ADD COLUMN rpm INTEGER;`,
+  },
+];
+
+/** Login sessions of the management UI (token hashes): this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const SESSIONS_SCHEMA: SchemaStep[] = [
+  {
+    version: 1,
+    up: `
 CREATE TABLE sessions (
   token_hash TEXT PRIMARY KEY,
   created_at INTEGER NOT NULL,
   expires_at INTEGER NOT NULL
 );
+`,
+  },
+];
+
+/** The request log: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const REQUEST_LOG_SCHEMA: SchemaStep[] = [
+  {
+    version: 1,
+    up: `
 CREATE TABLE request_log (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   request_id TEXT NOT NULL,
@@ -149,494 +194,19 @@ CREATE INDEX request_log_combo ON request_log(combo, ts);
 `,
   },
   {
-    // Issue 6: resilience state, response cache, budgets and token limits; cache and prompt-cache
-    // columns of the request log.
+    // Cache and prompt-cache columns.
     version: 2,
     up: `
 ALTER TABLE request_log ADD COLUMN cache TEXT;
 ALTER TABLE request_log ADD COLUMN cost_saved REAL NOT NULL DEFAULT 0;
 ALTER TABLE request_log ADD COLUMN tokens_cache_write INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX request_log_key_ts ON request_log(api_key_id, ts);
--- Breaker and connection-cooldown state that must survive a restart (written in batches).
-CREATE TABLE resilience_state (
-  kind TEXT NOT NULL,
-  key TEXT NOT NULL,
-  data TEXT NOT NULL,
-  updated_at INTEGER NOT NULL,
-  PRIMARY KEY (kind, key)
-);
--- Exact-signature response cache (the memory LRU is in front of it).
-CREATE TABLE response_cache (
-  signature TEXT PRIMARY KEY,
-  namespace TEXT NOT NULL,
-  model TEXT NOT NULL,
-  answer TEXT NOT NULL,
-  size INTEGER NOT NULL,
-  tokens_in INTEGER NOT NULL DEFAULT 0,
-  tokens_out INTEGER NOT NULL DEFAULT 0,
-  hit_count INTEGER NOT NULL DEFAULT 0,
-  created_at INTEGER NOT NULL,
-  expires_at INTEGER NOT NULL
-);
-CREATE INDEX response_cache_expires ON response_cache(expires_at);
-CREATE TABLE budgets (
-  api_key_id TEXT PRIMARY KEY,
-  daily_limit_usd REAL,
-  weekly_limit_usd REAL,
-  monthly_limit_usd REAL,
-  warning_threshold REAL NOT NULL,
-  reset_interval TEXT,
-  reset_time TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
-);
-CREATE TABLE token_limits (
-  id TEXT PRIMARY KEY,
-  api_key_id TEXT NOT NULL,
-  scope_type TEXT NOT NULL,
-  scope_value TEXT,
-  token_limit INTEGER NOT NULL,
-  reset_interval TEXT NOT NULL,
-  reset_time TEXT NOT NULL,
-  enabled INTEGER NOT NULL DEFAULT 1,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
-);
-CREATE INDEX token_limits_key ON token_limits(api_key_id);
 `,
   },
   {
-    // Issue 16: prices of media (per image, per second of audio, per character, per search unit,
-    // per request), kept as one JSON object beside the token prices.
-    version: 3,
-    up: `ALTER TABLE pricing ADD COLUMN media TEXT;`,
-  },
-  {
-    // Issue 17: uploaded files (their bytes live under uploads/gateway/files/), batches, and each
-    // batch line's recorded result (a line with a result never runs again, even after kill -9).
-    version: 4,
-    up: `
-CREATE TABLE files (
-  id TEXT PRIMARY KEY,
-  owner TEXT NOT NULL,
-  purpose TEXT NOT NULL,
-  filename TEXT NOT NULL,
-  bytes INTEGER NOT NULL,
-  sha256 TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  expires_at INTEGER
-);
-CREATE INDEX files_owner ON files(owner, created_at, id);
-CREATE INDEX files_expiry ON files(expires_at) WHERE expires_at IS NOT NULL;
-CREATE TABLE batches (
-  id TEXT PRIMARY KEY,
-  owner TEXT NOT NULL,
-  endpoint TEXT NOT NULL,
-  input_file_id TEXT NOT NULL,
-  completion_window TEXT NOT NULL,
-  status TEXT NOT NULL,
-  metadata TEXT,
-  errors TEXT,
-  total INTEGER NOT NULL DEFAULT 0,
-  output_file_id TEXT,
-  error_file_id TEXT,
-  created_at INTEGER NOT NULL,
-  expires_at INTEGER NOT NULL,
-  in_progress_at INTEGER,
-  finalizing_at INTEGER,
-  completed_at INTEGER,
-  failed_at INTEGER,
-  expired_at INTEGER,
-  cancelling_at INTEGER,
-  cancelled_at INTEGER
-);
-CREATE INDEX batches_owner ON batches(owner, created_at, id);
-CREATE TABLE batch_results (
-  batch_id TEXT NOT NULL,
-  line INTEGER NOT NULL,
-  ok INTEGER NOT NULL,
-  result TEXT NOT NULL,
-  PRIMARY KEY (batch_id, line)
-) WITHOUT ROWID;
-`,
-  },
-  {
-    // Issue 20: outbound webhooks, their persisted delivery queue, and every delivery attempt.
-    version: 5,
-    up: `
-CREATE TABLE webhooks (
-  id TEXT PRIMARY KEY,
-  url TEXT NOT NULL,
-  events TEXT NOT NULL,
-  secret TEXT NOT NULL,
-  description TEXT NOT NULL DEFAULT '',
-  enabled INTEGER NOT NULL DEFAULT 1,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
-);
-CREATE TABLE webhook_deliveries (
-  id TEXT PRIMARY KEY,
-  webhook_id TEXT NOT NULL,
-  event TEXT NOT NULL,
-  payload TEXT NOT NULL,
-  status TEXT NOT NULL,
-  attempts INTEGER NOT NULL DEFAULT 0,
-  next_attempt_at INTEGER,
-  last_status INTEGER,
-  last_error TEXT,
-  created_at INTEGER NOT NULL,
-  delivered_at INTEGER
-);
-CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE status = 'pending';
-CREATE INDEX webhook_deliveries_hook ON webhook_deliveries(webhook_id, created_at);
-CREATE TABLE webhook_attempts (
-  delivery_id TEXT NOT NULL,
-  attempt INTEGER NOT NULL,
-  at INTEGER NOT NULL,
-  status INTEGER,
-  error TEXT,
-  duration_ms INTEGER NOT NULL,
-  PRIMARY KEY (delivery_id, attempt)
-) WITHOUT ROWID;
-`,
-  },
-  {
-    // Issue 20: persistent memory with an FTS5 index over key and content (kept in step by
-    // triggers), and skills with their executions, and prompt-based agent skills.
-    version: 6,
-    up: `
-CREATE TABLE memories (
-  rowid INTEGER PRIMARY KEY,
-  id TEXT NOT NULL UNIQUE,
-  key TEXT NOT NULL DEFAULT '',
-  content TEXT NOT NULL,
-  type TEXT NOT NULL,
-  scope TEXT NOT NULL,
-  session_id TEXT,
-  api_key_id TEXT,
-  metadata TEXT NOT NULL DEFAULT '{}',
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL,
-  expires_at INTEGER
-);
-CREATE INDEX memories_key ON memories(api_key_id, created_at);
-CREATE INDEX memories_session ON memories(session_id) WHERE session_id IS NOT NULL;
-CREATE INDEX memories_expiry ON memories(expires_at) WHERE expires_at IS NOT NULL;
-CREATE VIRTUAL TABLE memories_fts USING fts5(key, content, content='memories', content_rowid='rowid');
-CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
-  INSERT INTO memories_fts(rowid, key, content) VALUES (new.rowid, new.key, new.content);
-END;
-CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
-  INSERT INTO memories_fts(memories_fts, rowid, key, content) VALUES ('delete', old.rowid, old.key, old.content);
-END;
-CREATE TRIGGER memories_au AFTER UPDATE ON memories BEGIN
-  INSERT INTO memories_fts(memories_fts, rowid, key, content) VALUES ('delete', old.rowid, old.key, old.content);
-  INSERT INTO memories_fts(rowid, key, content) VALUES (new.rowid, new.key, new.content);
-END;
-CREATE TABLE skills (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  version TEXT NOT NULL,
-  description TEXT NOT NULL,
-  schema TEXT NOT NULL,
-  handler_code TEXT NOT NULL,
-  api_key_id TEXT,
-  mode TEXT NOT NULL,
-  source TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
-);
-CREATE UNIQUE INDEX skills_name ON skills(name, ifnull(api_key_id, ''));
-CREATE TABLE skill_executions (
-  id TEXT PRIMARY KEY,
-  skill_id TEXT NOT NULL,
-  skill_name TEXT NOT NULL,
-  api_key_id TEXT,
-  session_id TEXT,
-  input TEXT,
-  output TEXT,
-  status TEXT NOT NULL,
-  error TEXT,
-  duration_ms INTEGER NOT NULL,
-  created_at INTEGER NOT NULL
-);
-CREATE INDEX skill_executions_key ON skill_executions(api_key_id, created_at);
-CREATE INDEX skill_executions_time ON skill_executions(created_at);
-CREATE TABLE agent_skills (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL UNIQUE,
-  description TEXT NOT NULL,
-  prompt TEXT NOT NULL,
-  model TEXT,
-  temperature REAL,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
-);
-`,
-  },
-  {
-    // Issue 18: the MCP audit log and A2A tasks.
-    version: 7,
-    up: `
-CREATE TABLE mcp_audit (
-  id INTEGER PRIMARY KEY,
-  at INTEGER NOT NULL,
-  tool TEXT NOT NULL,
-  success INTEGER NOT NULL,
-  duration_ms REAL NOT NULL,
-  api_key_id TEXT,
-  session_id TEXT,
-  error TEXT
-);
-CREATE INDEX mcp_audit_tool ON mcp_audit(tool, id);
-CREATE TABLE a2a_tasks (
-  id TEXT PRIMARY KEY,
-  skill TEXT NOT NULL,
-  state TEXT NOT NULL,
-  messages TEXT NOT NULL,
-  artifacts TEXT NOT NULL DEFAULT '[]',
-  metadata TEXT NOT NULL DEFAULT '{}',
-  error TEXT,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
-);
-CREATE INDEX a2a_tasks_time ON a2a_tasks(created_at);
-`,
-  },
-  {
-    // Issue 19: the guardrails that fired on a request (`name:action`, comma-separated).
+    // The guardrails that fired on a request (`name:action`, comma-separated).
     version: 8,
     up: `ALTER TABLE request_log ADD COLUMN guardrails TEXT;`,
-  },
-  {
-    // Issue 19: compression — what each request saved, compression combos, and raw tool outputs kept.
-    version: 9,
-    up: `
-CREATE TABLE compression_log (
-  id INTEGER PRIMARY KEY,
-  ts INTEGER NOT NULL,
-  request_id TEXT NOT NULL,
-  mode TEXT NOT NULL,
-  source TEXT NOT NULL,
-  engines TEXT NOT NULL,
-  tokens_before INTEGER NOT NULL,
-  tokens_after INTEGER NOT NULL
-);
-CREATE INDEX compression_log_ts ON compression_log(ts);
-CREATE TABLE compression_combos (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  description TEXT NOT NULL DEFAULT '',
-  pipeline TEXT NOT NULL,
-  assignments TEXT NOT NULL DEFAULT '[]',
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
-);
-CREATE TABLE rtk_raw (
-  id TEXT PRIMARY KEY,
-  ts INTEGER NOT NULL,
-  content TEXT NOT NULL
-);
-CREATE INDEX rtk_raw_ts ON rtk_raw(ts);
-`,
-  },
-  {
-    // Issue 21: routing policies and the compliance audit log (append-only: nothing updates or deletes it).
-    version: 10,
-    up: `
-CREATE TABLE policies (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  api_key_id TEXT,
-  allow_models TEXT NOT NULL DEFAULT '[]',
-  deny_models TEXT NOT NULL DEFAULT '[]',
-  max_tokens INTEGER,
-  enabled INTEGER NOT NULL DEFAULT 1,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
-);
-CREATE TABLE audit_log (
-  id INTEGER PRIMARY KEY,
-  ts INTEGER NOT NULL,
-  actor TEXT NOT NULL,
-  method TEXT NOT NULL,
-  path TEXT NOT NULL,
-  status INTEGER NOT NULL,
-  before TEXT,
-  after TEXT
-);
-CREATE INDEX audit_log_ts ON audit_log(ts);
-CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-`,
-  },
-  {
-    // Issue 21: the outbound proxy registry, its assignments (global '', a provider id, an account id) and probe history.
-    version: 11,
-    up: `
-CREATE TABLE proxies (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  type TEXT NOT NULL,
-  host TEXT NOT NULL,
-  port INTEGER NOT NULL,
-  username TEXT,
-  password TEXT,
-  enabled INTEGER NOT NULL DEFAULT 1,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
-);
-CREATE TABLE proxy_assignments (
-  scope TEXT NOT NULL,
-  scope_id TEXT NOT NULL,
-  proxy_id TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  PRIMARY KEY (scope, scope_id)
-);
-CREATE INDEX proxy_assignments_proxy ON proxy_assignments(proxy_id);
-CREATE TABLE proxy_probes (
-  id INTEGER PRIMARY KEY,
-  proxy_id TEXT NOT NULL,
-  ts INTEGER NOT NULL,
-  ok INTEGER NOT NULL,
-  latency_ms INTEGER,
-  target TEXT,
-  error TEXT
-);
-CREATE INDEX proxy_probes_ts ON proxy_probes(proxy_id, ts);
-`,
-  },
-  {
-    // Issue 21: registered keys (API keys issued through /api/v1/registered-keys), pinned to a provider
-    // account when asked; hourly budgets.
-    version: 12,
-    up: `
-ALTER TABLE budgets ADD COLUMN hourly_limit_usd REAL;
-ALTER TABLE api_keys ADD COLUMN account_id TEXT;
-CREATE TABLE registered_keys (
-  key_id TEXT PRIMARY KEY,
-  issuer TEXT NOT NULL,
-  provider TEXT,
-  account_id TEXT,
-  idempotency_key TEXT,
-  created_at INTEGER NOT NULL
-);
-CREATE UNIQUE INDEX registered_keys_idempotency ON registered_keys(issuer, idempotency_key) WHERE idempotency_key IS NOT NULL;
-CREATE INDEX registered_keys_issued ON registered_keys(issuer, created_at);
-`,
-  },
-  {
-    // Issue 25: eval suites, their runs and the graded result of every case and model.
-    version: 13,
-    up: `
-CREATE TABLE eval_suites (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL UNIQUE,
-  description TEXT,
-  grader TEXT,
-  cases TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
-);
-CREATE TABLE eval_runs (
-  id TEXT PRIMARY KEY,
-  suite_id TEXT NOT NULL,
-  models TEXT NOT NULL,
-  judge_model TEXT,
-  status TEXT NOT NULL,
-  summary TEXT,
-  error TEXT,
-  started_at INTEGER NOT NULL,
-  finished_at INTEGER
-);
-CREATE INDEX eval_runs_suite ON eval_runs(suite_id, started_at);
-CREATE TABLE eval_results (
-  run_id TEXT NOT NULL,
-  case_id TEXT NOT NULL,
-  model TEXT NOT NULL,
-  passed INTEGER NOT NULL,
-  score REAL NOT NULL,
-  output TEXT,
-  reason TEXT,
-  error TEXT,
-  latency_ms INTEGER,
-  cost REAL,
-  PRIMARY KEY (run_id, case_id, model)
-);
-`,
-  },
-  {
-    // Issue 25: installed plugins (their code lives in DIR/plugins/<name>).
-    version: 14,
-    up: `
-CREATE TABLE plugins (
-  name TEXT PRIMARY KEY,
-  version TEXT NOT NULL,
-  description TEXT,
-  hooks TEXT NOT NULL,
-  config_schema TEXT,
-  config TEXT NOT NULL DEFAULT '{}',
-  active INTEGER NOT NULL DEFAULT 0,
-  last_error TEXT,
-  installed_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
-);
-`,
-  },
-  {
-    // Issue 25: options of the rules and sla-aware combo strategies ({rules?, sla?} as JSON).
-    version: 15,
-    up: `ALTER TABLE combos ADD COLUMN options TEXT;`,
-  },
-  {
-    // Issue 25: tasks sent to cloud agent providers (/api/v1/agents/tasks).
-    version: 16,
-    up: `
-CREATE TABLE agent_tasks (
-  id TEXT PRIMARY KEY,
-  provider_id TEXT NOT NULL,
-  external_id TEXT,
-  status TEXT NOT NULL,
-  prompt TEXT NOT NULL,
-  source TEXT,
-  options TEXT,
-  result TEXT,
-  url TEXT,
-  error TEXT,
-  messages TEXT NOT NULL DEFAULT '[]',
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
-);
-CREATE INDEX agent_tasks_created ON agent_tasks(created_at);
-`,
-  },
-  {
-    // Issue 25: OAuth tokens of provider accounts, encrypted (AES-256-GCM, the key in DIR/secrets).
-    version: 17,
-    up: `
-CREATE TABLE oauth_tokens (
-  account_id TEXT PRIMARY KEY,
-  provider_id TEXT NOT NULL,
-  label TEXT NOT NULL,
-  sealed TEXT NOT NULL,
-  expires_at INTEGER,
-  scopes TEXT,
-  last_error TEXT,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
-);
-`,
-  },
-  {
-    // A2A tasks record who created them (the API key's id; NULL for an anonymous caller), so a
-    // caller lists and reads its own tasks only.
-    version: 18,
-    up: `ALTER TABLE a2a_tasks ADD COLUMN owner TEXT;`,
-  },
-  {
-    // Requests per minute per API key.
-    version: 19,
-    up: `ALTER TABLE api_keys ADD COLUMN rpm INTEGER;`,
   },
 ];
 

@@ -428,7 +428,8 @@ const CACHED_STREAM_BODY = JSON.stringify({ model: 'mock/m1', temperature: 0, me
 async function bookkeepingMicrobench(): Promise<{ basicUs: number; resilientUs: number; checksUs: number }> {
   const { Catalog } = await import('../../src/gateway/catalog.js');
   const { parseConfigText } = await import('../../src/gateway/config-file.js');
-  const { GATEWAY_MIGRATIONS, GatewayStore } = await import('../../src/gateway/store.js');
+  const { GatewayStore } = await import('../../src/gateway/store.js');
+  const { GATEWAY_MIGRATIONS } = await import('../../src/gateway/schema.js');
   const { openStore } = await import('../../src/store/index.js');
   const { BasicPolicy } = await import('../../src/gateway/routing/policy.js');
   const { ResilientPolicy } = await import('../../src/gateway/resilience/policy.js');

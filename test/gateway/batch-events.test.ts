@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { BatchService, type BatchEvent } from '../../src/gateway/batches/service.js';
 import { FileService } from '../../src/gateway/files/service.js';
-import { GATEWAY_MIGRATIONS } from '../../src/gateway/store.js';
+import { GATEWAY_MIGRATIONS } from '../../src/gateway/schema.js';
 import { ManualClock } from '../../src/http/clock.js';
 import { openStore } from '../../src/store/index.js';
 

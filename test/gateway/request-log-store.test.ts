@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
-import { GATEWAY_MIGRATIONS, GatewayStore, type RequestLogEntry } from '../../src/gateway/store.js';
+import { GatewayStore, type RequestLogEntry } from '../../src/gateway/store.js';
+import { GATEWAY_MIGRATIONS } from '../../src/gateway/schema.js';
 
 function entry(i: number): RequestLogEntry {
   const odd = i % 2 === 1;

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
-import { GATEWAY_MIGRATIONS } from '../../src/gateway/store.js';
+import { GATEWAY_MIGRATIONS } from '../../src/gateway/schema.js';
 
 const fixture = (name: string) => join(import.meta.dirname, 'fixtures', name);
 

@@ -1,5 +1,26 @@
 /** SQL of agent skills: named prompts (with an optional model and temperature). */
 import type { Store } from '../../store/index.js';
+import type { SchemaStep } from '../schema.js';
+
+/** Agent skills: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const AGENT_SKILLS_SCHEMA: SchemaStep[] = [
+  {
+    // Prompt-based agent skills.
+    version: 6,
+    up: `
+CREATE TABLE agent_skills (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  description TEXT NOT NULL,
+  prompt TEXT NOT NULL,
+  model TEXT,
+  temperature REAL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+`,
+  },
+];
 
 export interface AgentSkillRecord {
   id: string;

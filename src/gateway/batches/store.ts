@@ -3,6 +3,48 @@
  * database of several daemons in shared/batch-store.ts, which also hands out lines to run.
  */
 import type { Store } from '../../store/index.js';
+import type { SchemaStep } from '../schema.js';
+
+/** Batches: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const BATCHES_SCHEMA: SchemaStep[] = [
+  {
+    // Batches, and each batch line's recorded result (a line with a result never runs again, even after
+    // kill -9).
+    version: 4,
+    up: `
+CREATE TABLE batches (
+  id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  endpoint TEXT NOT NULL,
+  input_file_id TEXT NOT NULL,
+  completion_window TEXT NOT NULL,
+  status TEXT NOT NULL,
+  metadata TEXT,
+  errors TEXT,
+  total INTEGER NOT NULL DEFAULT 0,
+  output_file_id TEXT,
+  error_file_id TEXT,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  in_progress_at INTEGER,
+  finalizing_at INTEGER,
+  completed_at INTEGER,
+  failed_at INTEGER,
+  expired_at INTEGER,
+  cancelling_at INTEGER,
+  cancelled_at INTEGER
+);
+CREATE INDEX batches_owner ON batches(owner, created_at, id);
+CREATE TABLE batch_results (
+  batch_id TEXT NOT NULL,
+  line INTEGER NOT NULL,
+  ok INTEGER NOT NULL,
+  result TEXT NOT NULL,
+  PRIMARY KEY (batch_id, line)
+) WITHOUT ROWID;
+`,
+  },
+];
 
 export type BatchStatus = 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
 export const TERMINAL: ReadonlySet<BatchStatus> = new Set(['failed', 'completed', 'expired', 'cancelled']);

@@ -11,6 +11,31 @@ import type { Store } from '../../store/index.js';
 import type { StoredAnswer } from './answer.js';
 import type { SharedCacheTier } from '../shared/response-cache.js';
 import type { CacheSettings } from './settings.js';
+import type { SchemaStep } from '../schema.js';
+
+/** The response cache: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const RESPONSE_CACHE_SCHEMA: SchemaStep[] = [
+  {
+    // Exact-signature response cache (the memory LRU is in front of it).
+    version: 2,
+    up: `
+-- Exact-signature response cache (the memory LRU is in front of it).
+CREATE TABLE response_cache (
+  signature TEXT PRIMARY KEY,
+  namespace TEXT NOT NULL,
+  model TEXT NOT NULL,
+  answer TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  tokens_in INTEGER NOT NULL DEFAULT 0,
+  tokens_out INTEGER NOT NULL DEFAULT 0,
+  hit_count INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX response_cache_expires ON response_cache(expires_at);
+`,
+  },
+];
 
 interface MemEntry {
   signature: string;

@@ -1,6 +1,43 @@
 /** SQL of compression: the per-request savings log, compression combos, and raw tool outputs kept by RTK. */
 import type { Store } from '../../store/index.js';
 import type { Step } from './modes.js';
+import type { SchemaStep } from '../schema.js';
+
+/** Compression: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const COMPRESSION_SCHEMA: SchemaStep[] = [
+  {
+    // What each request saved, compression combos, and raw tool outputs kept.
+    version: 9,
+    up: `
+CREATE TABLE compression_log (
+  id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  request_id TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  source TEXT NOT NULL,
+  engines TEXT NOT NULL,
+  tokens_before INTEGER NOT NULL,
+  tokens_after INTEGER NOT NULL
+);
+CREATE INDEX compression_log_ts ON compression_log(ts);
+CREATE TABLE compression_combos (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  description TEXT NOT NULL DEFAULT '',
+  pipeline TEXT NOT NULL,
+  assignments TEXT NOT NULL DEFAULT '[]',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE rtk_raw (
+  id TEXT PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  content TEXT NOT NULL
+);
+CREATE INDEX rtk_raw_ts ON rtk_raw(ts);
+`,
+  },
+];
 
 export interface CompressionCombo {
   id: string;

@@ -1,6 +1,51 @@
 /** Eval suites, runs and results in the gateway database. */
 import type { Store } from '../../store/index.js';
 import type { Grader } from './graders.js';
+import type { SchemaStep } from '../schema.js';
+
+/** Evals: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const EVALS_SCHEMA: SchemaStep[] = [
+  {
+    // Eval suites, their runs and the graded result of every case and model.
+    version: 13,
+    up: `
+CREATE TABLE eval_suites (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  description TEXT,
+  grader TEXT,
+  cases TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE eval_runs (
+  id TEXT PRIMARY KEY,
+  suite_id TEXT NOT NULL,
+  models TEXT NOT NULL,
+  judge_model TEXT,
+  status TEXT NOT NULL,
+  summary TEXT,
+  error TEXT,
+  started_at INTEGER NOT NULL,
+  finished_at INTEGER
+);
+CREATE INDEX eval_runs_suite ON eval_runs(suite_id, started_at);
+CREATE TABLE eval_results (
+  run_id TEXT NOT NULL,
+  case_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  passed INTEGER NOT NULL,
+  score REAL NOT NULL,
+  output TEXT,
+  reason TEXT,
+  error TEXT,
+  latency_ms INTEGER,
+  cost REAL,
+  PRIMARY KEY (run_id, case_id, model)
+);
+`,
+  },
+];
 
 export interface EvalCase {
   id: string;

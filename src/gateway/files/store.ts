@@ -4,6 +4,29 @@
  * which keeps the bytes as well.
  */
 import type { Store } from '../../store/index.js';
+import type { SchemaStep } from '../schema.js';
+
+/** Uploaded files: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const FILES_SCHEMA: SchemaStep[] = [
+  {
+    // Uploaded files (their bytes live under uploads/gateway/files/).
+    version: 4,
+    up: `
+CREATE TABLE files (
+  id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  purpose TEXT NOT NULL,
+  filename TEXT NOT NULL,
+  bytes INTEGER NOT NULL,
+  sha256 TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER
+);
+CREATE INDEX files_owner ON files(owner, created_at, id);
+CREATE INDEX files_expiry ON files(expires_at) WHERE expires_at IS NOT NULL;
+`,
+  },
+];
 
 export interface FileRecord {
   id: string;

@@ -1,6 +1,45 @@
 /** SQL of budgets and token limits, and the request-log sums their windows start from. */
 import type { Store } from '../../store/index.js';
 import type { ResetInterval } from './windows.js';
+import type { SchemaStep } from '../schema.js';
+
+/** Budgets and token limits: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const LIMITS_SCHEMA: SchemaStep[] = [
+  {
+    version: 2,
+    up: `
+CREATE TABLE budgets (
+  api_key_id TEXT PRIMARY KEY,
+  daily_limit_usd REAL,
+  weekly_limit_usd REAL,
+  monthly_limit_usd REAL,
+  warning_threshold REAL NOT NULL,
+  reset_interval TEXT,
+  reset_time TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE token_limits (
+  id TEXT PRIMARY KEY,
+  api_key_id TEXT NOT NULL,
+  scope_type TEXT NOT NULL,
+  scope_value TEXT,
+  token_limit INTEGER NOT NULL,
+  reset_interval TEXT NOT NULL,
+  reset_time TEXT NOT NULL,
+  enabled INTEGER NOT NULL DEFAULT 1,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX token_limits_key ON token_limits(api_key_id);
+`,
+  },
+  {
+    // Hourly budgets.
+    version: 12,
+    up: `ALTER TABLE budgets ADD COLUMN hourly_limit_usd REAL;`,
+  },
+];
 
 export interface BudgetConfig {
   apiKeyId: string;

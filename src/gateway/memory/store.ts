@@ -1,5 +1,44 @@
 /** SQL of persistent memory: rows in `memories`, ranked search through the `memories_fts` FTS5 index. */
 import type { Store } from '../../store/index.js';
+import type { SchemaStep } from '../schema.js';
+
+/** Persistent memory: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const MEMORY_SCHEMA: SchemaStep[] = [
+  {
+    // Persistent memory with an FTS5 index over key and content (kept in step by triggers).
+    version: 6,
+    up: `
+CREATE TABLE memories (
+  rowid INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  key TEXT NOT NULL DEFAULT '',
+  content TEXT NOT NULL,
+  type TEXT NOT NULL,
+  scope TEXT NOT NULL,
+  session_id TEXT,
+  api_key_id TEXT,
+  metadata TEXT NOT NULL DEFAULT '{}',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  expires_at INTEGER
+);
+CREATE INDEX memories_key ON memories(api_key_id, created_at);
+CREATE INDEX memories_session ON memories(session_id) WHERE session_id IS NOT NULL;
+CREATE INDEX memories_expiry ON memories(expires_at) WHERE expires_at IS NOT NULL;
+CREATE VIRTUAL TABLE memories_fts USING fts5(key, content, content='memories', content_rowid='rowid');
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+  INSERT INTO memories_fts(rowid, key, content) VALUES (new.rowid, new.key, new.content);
+END;
+CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+  INSERT INTO memories_fts(memories_fts, rowid, key, content) VALUES ('delete', old.rowid, old.key, old.content);
+END;
+CREATE TRIGGER memories_au AFTER UPDATE ON memories BEGIN
+  INSERT INTO memories_fts(memories_fts, rowid, key, content) VALUES ('delete', old.rowid, old.key, old.content);
+  INSERT INTO memories_fts(rowid, key, content) VALUES (new.rowid, new.key, new.content);
+END;
+`,
+  },
+];
 
 export const MEMORY_TYPES = ['FACTUAL', 'EPISODIC', 'SEMANTIC', 'PROCEDURAL'] as const;
 export type MemoryType = (typeof MEMORY_TYPES)[number];

@@ -14,6 +14,28 @@ import type { GatewayState } from '../state.js';
 import type { GatewayStore } from '../store.js';
 import type { OAuthProviderConfig } from './config.js';
 import type { Vault } from './vault.js';
+import type { SchemaStep } from '../schema.js';
+
+/** OAuth tokens: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const OAUTH_SCHEMA: SchemaStep[] = [
+  {
+    // OAuth tokens of provider accounts, encrypted (AES-256-GCM, the key in DIR/secrets).
+    version: 17,
+    up: `
+CREATE TABLE oauth_tokens (
+  account_id TEXT PRIMARY KEY,
+  provider_id TEXT NOT NULL,
+  label TEXT NOT NULL,
+  sealed TEXT NOT NULL,
+  expires_at INTEGER,
+  scopes TEXT,
+  last_error TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+`,
+  },
+];
 
 interface Tokens {
   access_token: string;

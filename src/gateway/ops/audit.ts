@@ -5,6 +5,30 @@
  * redacted. Append-only: database triggers refuse updates and deletes.
  */
 import type { Store } from '../../store/index.js';
+import type { SchemaStep } from '../schema.js';
+
+/** The compliance audit log: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const AUDIT_SCHEMA: SchemaStep[] = [
+  {
+    // Append-only: nothing updates or deletes it.
+    version: 10,
+    up: `
+CREATE TABLE audit_log (
+  id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  actor TEXT NOT NULL,
+  method TEXT NOT NULL,
+  path TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  before TEXT,
+  after TEXT
+);
+CREATE INDEX audit_log_ts ON audit_log(ts);
+CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+`,
+  },
+];
 
 export interface AuditRow {
   id: number;

@@ -6,6 +6,27 @@
 import { HttpError } from '../../http/errors.js';
 import type { Store } from '../../store/index.js';
 import { modelAllowed } from '../auth.js';
+import type { SchemaStep } from '../schema.js';
+
+/** Routing policies: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const POLICIES_SCHEMA: SchemaStep[] = [
+  {
+    version: 10,
+    up: `
+CREATE TABLE policies (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  api_key_id TEXT,
+  allow_models TEXT NOT NULL DEFAULT '[]',
+  deny_models TEXT NOT NULL DEFAULT '[]',
+  max_tokens INTEGER,
+  enabled INTEGER NOT NULL DEFAULT 1,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+`,
+  },
+];
 
 export interface Policy {
   id: string;

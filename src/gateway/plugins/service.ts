@@ -19,6 +19,29 @@ import type { Store } from '../../store/index.js';
 import type { CanonicalRequest, CanonicalResponse, ContentPart, Message } from '../canonical.js';
 import { SandboxPool } from '../skills/sandbox/pool.js';
 import type { Hook, PluginPackage } from './package.js';
+import type { SchemaStep } from '../schema.js';
+
+/** Installed plugins: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const PLUGINS_SCHEMA: SchemaStep[] = [
+  {
+    // Installed plugins (their code lives in DIR/plugins/<name>).
+    version: 14,
+    up: `
+CREATE TABLE plugins (
+  name TEXT PRIMARY KEY,
+  version TEXT NOT NULL,
+  description TEXT,
+  hooks TEXT NOT NULL,
+  config_schema TEXT,
+  config TEXT NOT NULL DEFAULT '{}',
+  active INTEGER NOT NULL DEFAULT 0,
+  last_error TEXT,
+  installed_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+`,
+  },
+];
 
 export interface PluginRecord {
   name: string;

@@ -10,6 +10,47 @@ import { HttpError, badRequest } from '../../http/errors.js';
 import type { Egress } from '../../egress/index.js';
 import { proxyDisplayUrl, proxyUrlOf, type ProxyProtocol, type ProxySpec } from '../../egress/proxy.js';
 import type { Store } from '../../store/index.js';
+import type { SchemaStep } from '../schema.js';
+
+/** Outbound proxies: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const PROXIES_SCHEMA: SchemaStep[] = [
+  {
+    // The proxy registry, its assignments (global '', a provider id, an account id) and probe history.
+    version: 11,
+    up: `
+CREATE TABLE proxies (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  type TEXT NOT NULL,
+  host TEXT NOT NULL,
+  port INTEGER NOT NULL,
+  username TEXT,
+  password TEXT,
+  enabled INTEGER NOT NULL DEFAULT 1,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE proxy_assignments (
+  scope TEXT NOT NULL,
+  scope_id TEXT NOT NULL,
+  proxy_id TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (scope, scope_id)
+);
+CREATE INDEX proxy_assignments_proxy ON proxy_assignments(proxy_id);
+CREATE TABLE proxy_probes (
+  id INTEGER PRIMARY KEY,
+  proxy_id TEXT NOT NULL,
+  ts INTEGER NOT NULL,
+  ok INTEGER NOT NULL,
+  latency_ms INTEGER,
+  target TEXT,
+  error TEXT
+);
+CREATE INDEX proxy_probes_ts ON proxy_probes(proxy_id, ts);
+`,
+  },
+];
 
 export type ProxyType = 'http' | 'https' | 'socks5' | 'socks5h';
 export type AssignmentScope = 'global' | 'provider' | 'connection';

@@ -15,6 +15,27 @@ import type { GatewayState } from '../state.js';
 import type { ApiKeyRecord } from '../types.js';
 import { generateKey, keyPrefix } from '../validate.js';
 import { modelAllowed } from '../auth.js';
+import type { SchemaStep } from '../schema.js';
+
+/** Registered keys: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const REGISTERED_KEYS_SCHEMA: SchemaStep[] = [
+  {
+    // API keys issued through /api/v1/registered-keys, pinned to a provider account when asked.
+    version: 12,
+    up: `
+CREATE TABLE registered_keys (
+  key_id TEXT PRIMARY KEY,
+  issuer TEXT NOT NULL,
+  provider TEXT,
+  account_id TEXT,
+  idempotency_key TEXT,
+  created_at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX registered_keys_idempotency ON registered_keys(issuer, idempotency_key) WHERE idempotency_key IS NOT NULL;
+CREATE INDEX registered_keys_issued ON registered_keys(issuer, created_at);
+`,
+  },
+];
 
 export interface RegisteredKeyQuotas {
   maxActivePerIssuer: number;

@@ -10,6 +10,25 @@ import type { BreakerRecord } from './breaker.js';
 import type { CooldownRecord } from './cooldown.js';
 import type { ResilientPolicy } from './policy.js';
 import type { SharedResilience } from '../shared/resilience.js';
+import type { SchemaStep } from '../schema.js';
+
+/** Resilience state: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const RESILIENCE_SCHEMA: SchemaStep[] = [
+  {
+    // Breaker and connection-cooldown state that must survive a restart (written in batches).
+    version: 2,
+    up: `
+-- Breaker and connection-cooldown state that must survive a restart (written in batches).
+CREATE TABLE resilience_state (
+  kind TEXT NOT NULL,
+  key TEXT NOT NULL,
+  data TEXT NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (kind, key)
+);
+`,
+  },
+];
 
 export class ResilienceState {
   private timer: NodeJS.Timeout | undefined;

@@ -1,5 +1,45 @@
 /** SQL of skills and their executions. */
 import type { Store } from '../../store/index.js';
+import type { SchemaStep } from '../schema.js';
+
+/** Skills: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const SKILLS_SCHEMA: SchemaStep[] = [
+  {
+    // Skills and their executions.
+    version: 6,
+    up: `
+CREATE TABLE skills (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  version TEXT NOT NULL,
+  description TEXT NOT NULL,
+  schema TEXT NOT NULL,
+  handler_code TEXT NOT NULL,
+  api_key_id TEXT,
+  mode TEXT NOT NULL,
+  source TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX skills_name ON skills(name, ifnull(api_key_id, ''));
+CREATE TABLE skill_executions (
+  id TEXT PRIMARY KEY,
+  skill_id TEXT NOT NULL,
+  skill_name TEXT NOT NULL,
+  api_key_id TEXT,
+  session_id TEXT,
+  input TEXT,
+  output TEXT,
+  status TEXT NOT NULL,
+  error TEXT,
+  duration_ms INTEGER NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX skill_executions_key ON skill_executions(api_key_id, created_at);
+CREATE INDEX skill_executions_time ON skill_executions(created_at);
+`,
+  },
+];
 
 export const SKILL_MODES = ['on', 'off', 'auto'] as const;
 export type SkillMode = (typeof SKILL_MODES)[number];

@@ -3,6 +3,51 @@
  * daemon's SQLite file here, the shared database of several daemons in shared/webhook-queue.ts.
  */
 import type { Store } from '../../store/index.js';
+import type { SchemaStep } from '../schema.js';
+
+/** Outbound webhooks: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const WEBHOOKS_SCHEMA: SchemaStep[] = [
+  {
+    // Outbound webhooks, their persisted delivery queue, and every delivery attempt.
+    version: 5,
+    up: `
+CREATE TABLE webhooks (
+  id TEXT PRIMARY KEY,
+  url TEXT NOT NULL,
+  events TEXT NOT NULL,
+  secret TEXT NOT NULL,
+  description TEXT NOT NULL DEFAULT '',
+  enabled INTEGER NOT NULL DEFAULT 1,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE webhook_deliveries (
+  id TEXT PRIMARY KEY,
+  webhook_id TEXT NOT NULL,
+  event TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  status TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at INTEGER,
+  last_status INTEGER,
+  last_error TEXT,
+  created_at INTEGER NOT NULL,
+  delivered_at INTEGER
+);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE status = 'pending';
+CREATE INDEX webhook_deliveries_hook ON webhook_deliveries(webhook_id, created_at);
+CREATE TABLE webhook_attempts (
+  delivery_id TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  at INTEGER NOT NULL,
+  status INTEGER,
+  error TEXT,
+  duration_ms INTEGER NOT NULL,
+  PRIMARY KEY (delivery_id, attempt)
+) WITHOUT ROWID;
+`,
+  },
+];
 
 export interface WebhookRecord {
   id: string;

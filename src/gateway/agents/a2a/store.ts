@@ -1,5 +1,33 @@
 /** SQL of A2A tasks. */
 import type { Store } from '../../../store/index.js';
+import type { SchemaStep } from '../../schema.js';
+
+/** A2A tasks: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const A2A_SCHEMA: SchemaStep[] = [
+  {
+    version: 7,
+    up: `
+CREATE TABLE a2a_tasks (
+  id TEXT PRIMARY KEY,
+  skill TEXT NOT NULL,
+  state TEXT NOT NULL,
+  messages TEXT NOT NULL,
+  artifacts TEXT NOT NULL DEFAULT '[]',
+  metadata TEXT NOT NULL DEFAULT '{}',
+  error TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX a2a_tasks_time ON a2a_tasks(created_at);
+`,
+  },
+  {
+    // A2A tasks record who created them (the API key's id; NULL for an anonymous caller), so a caller
+    // lists and reads its own tasks only.
+    version: 18,
+    up: `ALTER TABLE a2a_tasks ADD COLUMN owner TEXT;`,
+  },
+];
 
 export const TASK_STATES = ['submitted', 'working', 'completed', 'failed', 'cancelled'] as const;
 export type TaskState = (typeof TASK_STATES)[number];

@@ -1,5 +1,26 @@
 /** The MCP audit log: one row per tool call (tool, outcome, duration, caller), in the gateway's database. */
 import type { Store } from '../../../store/index.js';
+import type { SchemaStep } from '../../schema.js';
+
+/** The MCP audit log: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const MCP_AUDIT_SCHEMA: SchemaStep[] = [
+  {
+    version: 7,
+    up: `
+CREATE TABLE mcp_audit (
+  id INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  tool TEXT NOT NULL,
+  success INTEGER NOT NULL,
+  duration_ms REAL NOT NULL,
+  api_key_id TEXT,
+  session_id TEXT,
+  error TEXT
+);
+CREATE INDEX mcp_audit_tool ON mcp_audit(tool, id);
+`,
+  },
+];
 
 export interface AuditEntry {
   id: number;

@@ -10,6 +10,33 @@ import { HttpError, badRequest, notFound } from '../../../http/errors.js';
 import type { Egress } from '../../../egress/index.js';
 import type { Store } from '../../../store/index.js';
 import { ApiFailure, callJsonApi } from '../../providers/api-call.js';
+import type { SchemaStep } from '../../schema.js';
+
+/** Cloud agent tasks: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const AGENT_TASKS_SCHEMA: SchemaStep[] = [
+  {
+    // Tasks sent to cloud agent providers (/api/v1/agents/tasks).
+    version: 16,
+    up: `
+CREATE TABLE agent_tasks (
+  id TEXT PRIMARY KEY,
+  provider_id TEXT NOT NULL,
+  external_id TEXT,
+  status TEXT NOT NULL,
+  prompt TEXT NOT NULL,
+  source TEXT,
+  options TEXT,
+  result TEXT,
+  url TEXT,
+  error TEXT,
+  messages TEXT NOT NULL DEFAULT '[]',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX agent_tasks_created ON agent_tasks(created_at);
+`,
+  },
+];
 
 export interface AgentProvider {
   id: string;
