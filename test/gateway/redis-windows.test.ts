@@ -1,5 +1,5 @@
 /**
- * Limit windows as reservations (gateway/limits/limit-windows.ts, gateway/shared/redis-windows.ts):
+ * Limit windows as reservations (gateway/limits/limit-windows.ts, gateway/limits/redis-windows.ts):
  * in-process and on a private Redis, calls arriving together on one daemon or on three never get
  * more than the limit (20 simultaneous $0.10 calls on $1: exactly 10); a reservation Redis ran
  * after the client gave up (Redis frozen) is released by id; an unreleased one expires with its
@@ -10,7 +10,7 @@ import pino from 'pino';
 import { Egress } from '../../src/egress/index.js';
 import { SharedRedis } from '../../src/store/redis.js';
 import { LocalWindows, type LimitWindows, type ReserveWindow } from '../../src/gateway/limits/limit-windows.js';
-import { RedisWindows } from '../../src/gateway/shared/redis-windows.js';
+import { RedisWindows } from '../../src/gateway/limits/redis-windows.js';
 import { REDIS_SERVER, REDIS_SKIP_REASON, RedisServer } from '../helpers/redis-server.js';
 
 const win = (key: string, limit: number): ReserveWindow => ({ key, start: 0, end: Date.now() + 86_400_000, limit, seed: () => 0 });

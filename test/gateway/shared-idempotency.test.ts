@@ -1,5 +1,5 @@
 /**
- * Idempotency keys across daemons (gateway/shared/idempotency.ts) on a private Redis that freezes
+ * Idempotency keys across daemons (gateway/cache/redis-idempotency.ts) on a private Redis that freezes
  * (SIGSTOP): a claim made while Redis does not answer fails at once (503 for the client) and is given
  * up by its token, so the client's retry is served as soon as Redis answers again instead of waiting
  * for the stale claim to expire; a claim whose daemon is gone ends with IN_FLIGHT_MS.
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { Egress } from '../../src/egress/index.js';
 import { SharedRedis } from '../../src/store/redis.js';
-import { IN_FLIGHT_MS, SharedIdempotency } from '../../src/gateway/shared/idempotency.js';
+import { IN_FLIGHT_MS, SharedIdempotency } from '../../src/gateway/cache/redis-idempotency.js';
 import { REDIS_SERVER, REDIS_SKIP_REASON, RedisServer } from '../helpers/redis-server.js';
 
 describe.skipIf(!REDIS_SERVER)('idempotency claims across daemons while Redis stalls', () => {

@@ -1,5 +1,5 @@
 /**
- * The shared request log (gateway/shared/request-log.ts) on a private PostgreSQL that stops and
+ * The shared request log (gateway/request-log/pg-store.ts) on a private PostgreSQL that stops and
  * starts again in the middle of the load: every row queued meanwhile is written once the server is
  * back (the log used to stop for good: its retry kept a settled flush), and a queue that overflows
  * drops its oldest rows, counted and logged, never silently.
@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { SharedPostgres } from '../../src/store/postgres.js';
-import { PgRequestLog, REQUEST_LOG_MIGRATION } from '../../src/gateway/shared/request-log.js';
+import { PgRequestLog, REQUEST_LOG_MIGRATION } from '../../src/gateway/request-log/pg-store.js';
 import type { RequestLogEntry } from '../../src/gateway/store.js';
 import { PG_BIN, PG_SKIP_REASON, PostgresServer } from '../helpers/postgres-server.js';
 

@@ -1,7 +1,7 @@
 /**
  * Reads of the request log as the management and analytics routes make them. Asynchronous, so the
  * log may live in the daemon's own SQLite file (SqliteLogReader, answering at once) or in the
- * database several daemons share (shared/request-log.ts).
+ * database several daemons share (request-log/pg-store.ts).
  */
 import { AnalyticsStore, type CacheRow, type LatencyRow, type RoutingRow } from './store.js';
 import type { GatewayStore, HistoryBucket, LogQuery, RequestLogRow } from '../store.js';

@@ -1,6 +1,6 @@
 /**
  * SQL of batches and of each line's recorded result: the daemon's SQLite file here; the PostgreSQL
- * database of several daemons in shared/batch-store.ts, which also hands out lines to run.
+ * database of several daemons in pg-store.ts, which also hands out lines to run.
  */
 import type { Store } from '../../store/index.js';
 import type { SchemaStep } from '../schema.js';

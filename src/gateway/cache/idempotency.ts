@@ -10,7 +10,7 @@
 import type { Logger } from 'pino';
 import { HttpError } from '../../http/errors.js';
 import type { StoredAnswer } from './answer.js';
-import type { SharedIdempotency } from '../shared/idempotency.js';
+import type { SharedIdempotency } from './redis-idempotency.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 5000;
 

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../http/clock.js';
 import type { Store } from '../../store/index.js';
 import type { StoredAnswer } from './answer.js';
-import type { SharedCacheTier } from '../shared/response-cache.js';
+import type { SharedCacheTier } from './redis-response-cache.js';
 import type { CacheSettings } from './settings.js';
 import type { SchemaStep } from '../schema.js';
 
@@ -96,7 +96,7 @@ export class ResponseCache {
   hits = 0;
   misses = 0;
   private metricsDirty = false;
-  /** With storage.redis: the tier every gateway shares (shared/response-cache.ts). */
+  /** With storage.redis: the tier every gateway shares (redis-response-cache.ts). */
   private shared?: SharedCacheTier;
 
   useShared(tier: SharedCacheTier): void {

@@ -1,6 +1,6 @@
 /**
  * SQL of uploaded files: one row per file (its bytes are on disk, under the files directory). The
- * daemon's SQLite file answers here; several daemons share the PostgreSQL one (shared/file-store.ts),
+ * daemon's SQLite file answers here; several daemons share the PostgreSQL one (pg-store.ts),
  * which keeps the bytes as well.
  */
 import type { Store } from '../../store/index.js';

@@ -8,7 +8,7 @@
  * real use is spent (settle).
  *
  * Two implementations: `LocalWindows` (in-process, one daemon) below and `RedisWindows`
- * (../shared/redis-windows.ts, one Lua script per reservation, for the cluster). Each reservation
+ * (redis-windows.ts, one Lua script per reservation, for the cluster). Each reservation
  * carries the call's id and a lease: settling or releasing it by id is idempotent, and one never
  * settled expires at the end of its lease.
  */

@@ -1,6 +1,6 @@
 /**
  * What the memory routes and injection need from storage: the daemon's SQLite file (store.ts,
- * synchronous, FTS5) or the PostgreSQL database several gateways share (shared/memory-store.ts).
+ * synchronous, FTS5) or the PostgreSQL database several gateways share (pg-store.ts).
  * Callers await every answer except `any()`, which both answer from memory (the chat path asks it
  * on every request).
  */

@@ -9,7 +9,7 @@ import type { Store } from '../../store/index.js';
 import type { BreakerRecord } from './breaker.js';
 import type { CooldownRecord } from './cooldown.js';
 import type { ResilientPolicy } from './policy.js';
-import type { SharedResilience } from '../shared/resilience.js';
+import type { SharedResilience } from './redis.js';
 import type { SchemaStep } from '../schema.js';
 
 /** Resilience state: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
@@ -32,7 +32,7 @@ CREATE TABLE resilience_state (
 
 export class ResilienceState {
   private timer: NodeJS.Timeout | undefined;
-  /** With storage.redis: changes are published to the other daemons too (shared/resilience.ts). */
+  /** With storage.redis: changes are published to the other daemons too (redis.ts). */
   private shared?: SharedResilience;
 
   constructor(

@@ -2,8 +2,8 @@
  * The gateway's configuration in the database several daemons share (ctl.yaml `storage.postgres`):
  * providers with their accounts, custom models, aliases, combos, model-combo mappings, API keys,
  * pricing and settings; and it opens the other shared stores the gateway asks for: the request log
- * (shared/request-log.ts), memory, files, batches and the webhook queue (shared/*-store.ts,
- * shared/webhook-queue.ts). What no shared store covers (OAuth tokens, caches, audit and the like)
+ * (request-log/pg-store.ts), memory, files, batches and the webhook queue (memory/, files/ and
+ * batches/pg-store.ts, webhooks/pg-queue.ts). What no shared store covers (OAuth tokens, caches, audit and the like)
  * stays in the daemon's own SQLite file.
  *
  * Each record is one row of `gw_config (kind, id, data)`. The gateway reads its configuration
@@ -23,11 +23,11 @@ import type { Store } from '../../store/index.js';
 import { GatewayStore, withAccountKey, type ProviderModelRecord, type RequestLogEntry } from '../store.js';
 import { storedAccount } from '../oauth/account-key.js';
 import type { RequestLogReader } from '../analytics/log-reader.js';
-import { PgRequestLog, REQUEST_LOG_MIGRATION } from './request-log.js';
-import { MEMORY_MIGRATION, PgMemoryStore } from './memory-store.js';
-import { FILES_MIGRATION, PgFileStore } from './file-store.js';
-import { BATCHES_MIGRATION, PgBatchStore } from './batch-store.js';
-import { PgDeliveryQueue, WEBHOOK_QUEUE_MIGRATION } from './webhook-queue.js';
+import { PgRequestLog, REQUEST_LOG_MIGRATION } from '../request-log/pg-store.js';
+import { MEMORY_MIGRATION, PgMemoryStore } from '../memory/pg-store.js';
+import { FILES_MIGRATION, PgFileStore } from '../files/pg-store.js';
+import { BATCHES_MIGRATION, PgBatchStore } from '../batches/pg-store.js';
+import { PgDeliveryQueue, WEBHOOK_QUEUE_MIGRATION } from '../webhooks/pg-queue.js';
 import type { DeliveryQueue } from '../webhooks/store.js';
 import type { FileData } from '../files/store.js';
 import type { BatchData } from '../batches/store.js';

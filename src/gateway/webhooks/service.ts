@@ -42,9 +42,9 @@ export class WebhookService implements WebhookEmitter {
   private ticking = false;
 
   constructor(
-    /** The subscriptions (shared/webhook-store.ts with shared storage). */
+    /** The subscriptions (shared-store.ts with shared storage). */
     readonly store: WebhookStore,
-    /** Deliveries and attempts (shared/webhook-queue.ts with shared storage). */
+    /** Deliveries and attempts (pg-queue.ts with shared storage). */
     readonly queue: DeliveryQueue,
     private readonly egress: Egress,
     private readonly clock: Clock,

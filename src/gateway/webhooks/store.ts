@@ -1,6 +1,6 @@
 /**
  * SQL of webhooks, their delivery queue and the attempts. The queue is a `DeliveryQueue`: this
- * daemon's SQLite file here, the shared database of several daemons in shared/webhook-queue.ts.
+ * daemon's SQLite file here, the shared database of several daemons in pg-queue.ts.
  */
 import type { Store } from '../../store/index.js';
 import type { SchemaStep } from '../schema.js';
@@ -164,7 +164,7 @@ export const attempt = (a: Record<string, unknown>): AttemptRecord => ({
   durationMs: a.duration_ms as number,
 });
 
-/** Webhook subscriptions (shared/webhook-store.ts keeps them with the shared configuration). */
+/** Webhook subscriptions (shared-store.ts keeps them with the shared configuration). */
 export class WebhookStore {
   constructor(readonly store: Store) {}
 

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { SharedRedis } from '../../store/redis.js';
-import type { StoredAnswer } from '../cache/answer.js';
+import type { StoredAnswer } from './answer.js';
 
 const PREFIX = 'ctl:gw:cache:';
 

@@ -6,7 +6,7 @@
  * attempts log is shared too, so `GET /api/webhooks/{id}/deliveries` shows every gateway's sends.
  */
 import type { SharedPostgres } from '../../store/postgres.js';
-import { attempt, delivery, type AttemptRecord, type DeliveryQueue, type DeliveryRecord } from '../webhooks/store.js';
+import { attempt, delivery, type AttemptRecord, type DeliveryQueue, type DeliveryRecord } from './store.js';
 
 export const WEBHOOK_QUEUE_MIGRATION = `
   CREATE TABLE gw_webhook_deliveries (

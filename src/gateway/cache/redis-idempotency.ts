@@ -13,7 +13,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { SharedRedis } from '../../store/redis.js';
-import type { StoredAnswer } from '../cache/answer.js';
+import type { StoredAnswer } from './answer.js';
 
 /** A claim not renewed (its daemon gone) ends this long after its last renewal. */
 export const IN_FLIGHT_MS = 10_000;

@@ -5,8 +5,8 @@
  * (redis-windows.ts).
  */
 import type { Store } from '../../store/index.js';
-import { LimitsStore, type BudgetConfig, type ScopeType, type TokenLimit } from '../limits/store.js';
-import type { SharedConfigStore } from './config-store.js';
+import { LimitsStore, type BudgetConfig, type ScopeType, type TokenLimit } from './store.js';
+import type { SharedConfigStore } from '../shared/config-store.js';
 
 const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 

@@ -6,7 +6,7 @@
  */
 import { open, rename, rm } from 'node:fs/promises';
 import type { SharedPostgres } from '../../store/postgres.js';
-import { toRecord, type FileData, type FileListQuery, type FileRecord, type FileRow } from '../files/store.js';
+import { toRecord, type FileData, type FileListQuery, type FileRecord, type FileRow } from './store.js';
 
 export const FILES_MIGRATION = `
   CREATE TABLE gw_files (

@@ -11,8 +11,8 @@
  */
 import type { Logger } from 'pino';
 import type { SharedPostgres } from '../../store/postgres.js';
-import type { MemoryData } from '../memory/data.js';
-import { MEMORY_SCOPES, MEMORY_TYPES, memoryRow, memoryWords, type MemoryCaller, type MemoryFilter, type MemoryRecord } from '../memory/store.js';
+import type { MemoryData } from './data.js';
+import { MEMORY_SCOPES, MEMORY_TYPES, memoryRow, memoryWords, type MemoryCaller, type MemoryFilter, type MemoryRecord } from './store.js';
 
 export const MEMORY_MIGRATION = `
   CREATE TABLE gw_memories (

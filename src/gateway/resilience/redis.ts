@@ -10,9 +10,9 @@
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type { SharedRedis } from '../../store/redis.js';
-import type { BreakerRecord } from '../resilience/breaker.js';
-import type { CooldownRecord } from '../resilience/cooldown.js';
-import type { PinChange } from '../resilience/affinity.js';
+import type { BreakerRecord } from './breaker.js';
+import type { CooldownRecord } from './cooldown.js';
+import type { PinChange } from './affinity.js';
 
 const HASH = 'ctl:gw:resilience';
 const CHANNEL = 'ctl:gw:resilience';

@@ -7,7 +7,7 @@
  * dead daemon is handed out again. New and cancelled batches are announced on `ctl_gw_batches`.
  */
 import type { SharedPostgres } from '../../store/postgres.js';
-import { fromRow, toRow, type BatchData, type BatchRecord, type BatchResult, type ClaimedLine } from '../batches/store.js';
+import { fromRow, toRow, type BatchData, type BatchRecord, type BatchResult, type ClaimedLine } from './store.js';
 
 export const BATCHES_MIGRATION = `
   CREATE TABLE gw_batches (

@@ -1,6 +1,6 @@
 /**
  * Limit windows counted in the shared Redis (ctl.yaml storage.redis), so a limit holds for the
- * cluster, not per daemon (the rules: ../limits/limit-windows.ts). Each window is a hash with the
+ * cluster, not per daemon (the rules: limit-windows.ts). Each window is a hash with the
  * amount `spent`, a hash `<window>:r` of reservations (call id → amount) and a sorted set
  * `<window>:e` of their lease ends. Every call is reserved by one Lua script (defineCommand:
  * EVALSHA), which drops expired leases, checks spent + reserved against the limit and reserves, in
@@ -21,9 +21,9 @@
  * Redis a day after it ends.
  */
 import type { SharedRedis } from '../../store/redis.js';
-import type { LimitWindows, ReserveResult, ReserveWindow, SettleWindow, WindowRef } from '../limits/limit-windows.js';
+import type { LimitWindows, ReserveResult, ReserveWindow, SettleWindow, WindowRef } from './limit-windows.js';
 
-export type { ReserveResult, ReserveWindow, WindowRef } from '../limits/limit-windows.js';
+export type { ReserveResult, ReserveWindow, WindowRef } from './limit-windows.js';
 
 const KEEP_AFTER_END_MS = 86_400_000;
 

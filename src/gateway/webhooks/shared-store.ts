@@ -1,11 +1,11 @@
 /**
  * Webhook subscriptions kept with the shared configuration (records of SharedConfigStore): a webhook
  * registered through one daemon receives the events of every daemon. Their deliveries are queued in
- * the shared database too (shared/webhook-queue.ts).
+ * the shared database too (webhooks/pg-queue.ts).
  */
 import type { Store } from '../../store/index.js';
-import { WebhookStore, type WebhookRecord } from '../webhooks/store.js';
-import type { SharedConfigStore } from './config-store.js';
+import { WebhookStore, type WebhookRecord } from './store.js';
+import type { SharedConfigStore } from '../shared/config-store.js';
 
 export class SharedWebhookStore extends WebhookStore {
   constructor(
