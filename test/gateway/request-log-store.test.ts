@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
-import { GatewayStore, type RequestLogEntry } from '../../src/gateway/store.js';
+import { SqliteRequestLog, type RequestLogEntry } from '../../src/gateway/request-log/store.js';
 import { GATEWAY_MIGRATIONS } from '../../src/gateway/schema.js';
 
 function entry(i: number): RequestLogEntry {
@@ -34,17 +34,17 @@ function entry(i: number): RequestLogEntry {
   };
 }
 
-function rowsOf(db: GatewayStore): unknown[] {
-  return db.queryRequestLogs({ limit: 1000, offset: 0 }).rows;
+function rowsOf(log: SqliteRequestLog): unknown[] {
+  return log.query({ limit: 1000, offset: 0 }).rows;
 }
 
 describe('request log batches', () => {
   it.each([1, 5, 16, 17, 37, 500])('a flush of %i rows stores what one INSERT per row does', (n) => {
     const entries = Array.from({ length: n }, (_, i) => entry(i + 1));
-    const batched = new GatewayStore(openStore(':memory:', GATEWAY_MIGRATIONS));
-    const single = new GatewayStore(openStore(':memory:', GATEWAY_MIGRATIONS));
-    batched.insertRequestLogs(entries);
-    for (const e of entries) single.insertRequestLogs([e]);
+    const batched = new SqliteRequestLog(openStore(':memory:', GATEWAY_MIGRATIONS));
+    const single = new SqliteRequestLog(openStore(':memory:', GATEWAY_MIGRATIONS));
+    batched.insert(entries);
+    for (const e of entries) single.insert([e]);
     const got = rowsOf(batched);
     expect(got).toEqual(rowsOf(single));
     expect(got).toHaveLength(Math.min(n, 1000));

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { SharedPostgres } from '../../src/store/postgres.js';
 import { PgRequestLog, REQUEST_LOG_MIGRATION } from '../../src/gateway/request-log/pg-store.js';
-import type { RequestLogEntry } from '../../src/gateway/store.js';
+import type { RequestLogEntry } from '../../src/gateway/request-log/store.js';
 import { PG_BIN, PG_SKIP_REASON, PostgresServer } from '../helpers/postgres-server.js';
 
 const entry = (i: number): RequestLogEntry => ({

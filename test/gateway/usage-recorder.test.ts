@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { UsageRecorder } from '../../src/gateway/usage.js';
-import type { GatewayStore, RequestLogEntry } from '../../src/gateway/store.js';
+import type { GatewayStore } from '../../src/gateway/store.js';
+import type { RequestLogEntry } from '../../src/gateway/request-log/store.js';
 
 const entry = (requestId: string, model = 'ok-model'): RequestLogEntry => ({ requestId, ts: 1, endpoint: '/v1/chat/completions', model }) as RequestLogEntry;
 

@@ -4,11 +4,12 @@
  * database several daemons share (request-log/pg-store.ts).
  */
 import { AnalyticsStore, type CacheRow, type LatencyRow, type RoutingRow } from './store.js';
-import type { GatewayStore, HistoryBucket, LogQuery, RequestLogRow } from '../store.js';
+import type { Store } from '../../store/index.js';
+import { SqliteRequestLog, type HistoryBucket, type HistoryQuery, type LogQuery, type RequestLogRow } from '../request-log/store.js';
 
-export type HistoryQuery = Parameters<GatewayStore['history']>[0];
-export type AccountTotals = ReturnType<GatewayStore['accountUsage']>;
-export type ComboTargetCount = ReturnType<GatewayStore['comboTargetCounts']>[number];
+export type { HistoryQuery };
+export type AccountTotals = ReturnType<SqliteRequestLog['accountUsage']>;
+export type ComboTargetCount = ReturnType<SqliteRequestLog['comboTargetCounts']>[number];
 
 export interface RequestLogReader {
   requestLogs(q: LogQuery): Promise<{ total: number; rows: RequestLogRow[] }>;
@@ -24,26 +25,28 @@ export interface RequestLogReader {
 }
 
 export class SqliteLogReader implements RequestLogReader {
+  private readonly log: SqliteRequestLog;
   private readonly analytics: AnalyticsStore;
 
-  constructor(private readonly db: GatewayStore) {
-    this.analytics = new AnalyticsStore(db.store);
+  constructor(store: Store) {
+    this.log = new SqliteRequestLog(store);
+    this.analytics = new AnalyticsStore(store);
   }
 
   async requestLogs(q: LogQuery) {
-    return this.db.queryRequestLogs(q);
+    return this.log.query(q);
   }
   async history(q: HistoryQuery) {
-    return this.db.history(q);
+    return this.log.history(q);
   }
   async accountUsage(provider: string, account: string, since: number) {
-    return this.db.accountUsage(provider, account, since);
+    return this.log.accountUsage(provider, account, since);
   }
   async purge(before: number) {
-    return this.db.purgeRequestHistory(before);
+    return this.log.purge(before);
   }
   async comboTargetCounts(since: number) {
-    return this.db.comboTargetCounts(since);
+    return this.log.comboTargetCounts(since);
   }
   async latencyRows(q: Parameters<AnalyticsStore['latencyRows']>[0]) {
     return this.analytics.latencyRows(q);

@@ -6,7 +6,7 @@
 import type { Principal } from '../auth.js';
 import type { Resolution } from '../routing/resolve.js';
 import type { GatewayServices } from '../services.js';
-import type { RequestLogEntry } from '../store.js';
+import type { RequestLogEntry } from '../request-log/store.js';
 
 export interface LimitCheck {
   /** `X-Gateway-Budget-Warning` value, when a warning threshold was crossed. */

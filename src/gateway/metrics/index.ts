@@ -6,7 +6,7 @@
 import { ComponentMetrics, LabeledCounts, type Labeled } from '../../http/metrics.js';
 import { breakerView } from '../resilience/views.js';
 import type { GatewayServices } from '../services.js';
-import type { RequestLogEntry } from '../store.js';
+import type { RequestLogEntry } from '../request-log/store.js';
 
 const BREAKER_STATES = ['CLOSED', 'DEGRADED', 'HALF_OPEN', 'OPEN'];
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

@@ -13,7 +13,7 @@ import type { SharedPostgres } from '../../store/postgres.js';
 import { MODALITY_SQL } from '../modality.js';
 import type { AccountTotals, ComboTargetCount, HistoryQuery, RequestLogReader } from '../analytics/log-reader.js';
 import type { CacheRow, LatencyRow, RoutingRow } from '../analytics/store.js';
-import { LOG_COLUMNS, pushLogValues, toLogRow, type HistoryBucket, type LogQuery, type RequestLogEntry, type RequestLogRow } from '../store.js';
+import { LOG_COLUMNS, pushLogValues, toLogRow, type HistoryBucket, type LogQuery, type RequestLogEntry, type RequestLogRow } from './store.js';
 
 export const REQUEST_LOG_MIGRATION = `
   CREATE TABLE gw_request_log (

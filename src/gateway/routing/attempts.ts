@@ -6,7 +6,7 @@
  */
 import { HttpError } from '../../http/errors.js';
 import type { Clock } from '../../http/clock.js';
-import type { AttemptLog } from '../store.js';
+import type { AttemptLog } from '../request-log/store.js';
 import { classify, type Classification } from './classify.js';
 import type { RoutingMetrics } from './metrics.js';
 import type { AttemptSubject, RequestInfo, ResiliencePolicy, SkipKind } from './policy.js';

@@ -15,7 +15,7 @@ import { formatCost } from '../../pricing.js';
 import type { GatewayServices } from '../../services.js';
 import { HttpError } from '../../../http/errors.js';
 import { openSse } from '../../../http/sse.js';
-import { LOG_COLUMNS, pushLogValues, toLogRow, type LogQuery, type RequestLogEntry, type RequestLogRow } from '../../store.js';
+import { LOG_COLUMNS, pushLogValues, toLogRow, type LogQuery, type RequestLogEntry, type RequestLogRow } from '../../request-log/store.js';
 import { intQuery, iso, ok, timeQuery } from '../common.js';
 
 const DAY = 24 * 3600 * 1000;
