@@ -7,7 +7,8 @@
  * The PostgreSQL schema is assembled the same way (GATEWAY_SHARED_MIGRATIONS in shared/config-store.ts).
  */
 import type { Migration } from '../store/index.js';
-import { CONFIG_SCHEMA, SESSIONS_SCHEMA } from './store.js';
+import { CONFIG_SCHEMA } from './store.js';
+import { SESSIONS_SCHEMA } from './sessions/store.js';
 import { REQUEST_LOG_SCHEMA } from './request-log/store.js';
 import { RESILIENCE_SCHEMA } from './resilience/persist.js';
 import { RESPONSE_CACHE_SCHEMA } from './cache/response-cache.js';

@@ -11,6 +11,7 @@ import { BatchStore, type BatchData } from './batches/store.js';
 import { SqliteDeliveryQueue, type DeliveryQueue } from './webhooks/store.js';
 import { SqliteLogReader, type RequestLogReader } from './analytics/log-reader.js';
 import { SqliteRequestLog, type RequestLogEntry } from './request-log/store.js';
+import { SqliteSessions } from './sessions/store.js';
 import type { Store } from '../store/index.js';
 import type { SchemaStep } from './schema.js';
 import type { ProviderKind } from './canonical.js';
@@ -146,19 +147,6 @@ CREATE TABLE settings (
   },
 ];
 
-/** Login sessions of the management UI (token hashes): this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
-export const SESSIONS_SCHEMA: SchemaStep[] = [
-  {
-    version: 1,
-    up: `
-CREATE TABLE sessions (
-  token_hash TEXT PRIMARY KEY,
-  created_at INTEGER NOT NULL,
-  expires_at INTEGER NOT NULL
-);
-`,
-  },
-];
 
 
 // ---------------------------------------------------------------------------------------------
@@ -653,7 +641,7 @@ export class GatewayStore {
     return this.store.prepare('DELETE FROM pricing WHERE model = ?').run(model).changes > 0;
   }
 
-  // ----- settings and sessions ---------------------------------------------------------------
+  // ----- settings and login sessions ------------------------------------------------------------
 
   getSetting(key: string): string | undefined {
     const r = this.store.prepare('SELECT value FROM settings WHERE key = ?').get(key) as { value: string } | undefined;
@@ -664,10 +652,9 @@ export class GatewayStore {
     this.store.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value').run(key, value);
   }
 
+  /** Login sessions of the management UI, their expired ones dropped first (sessions/store.ts). */
   listSessions(now: number): { tokenHash: string; expiresAt: number }[] {
-    this.store.prepare('DELETE FROM sessions WHERE expires_at <= ?').run(now);
-    const rows = this.store.prepare('SELECT token_hash, expires_at FROM sessions').all() as { token_hash: string; expires_at: number }[];
-    return rows.map((r) => ({ tokenHash: r.token_hash, expiresAt: r.expires_at }));
+    return this.sessions.list(now);
   }
 
   /** True when login sessions live in a store several daemons share (read them here, do not cache). */
@@ -677,21 +664,26 @@ export class GatewayStore {
 
   /** Expiry of a login session, if it exists. */
   sessionExpiry(tokenHash: string): number | undefined {
-    const r = this.store.prepare('SELECT expires_at FROM sessions WHERE token_hash = ?').get(tokenHash) as { expires_at: number } | undefined;
-    return r?.expires_at;
+    return this.sessions.expiry(tokenHash);
   }
 
   saveSession(tokenHash: string, now: number, expiresAt: number): void {
-    this.store.prepare('INSERT INTO sessions (token_hash, created_at, expires_at) VALUES (?, ?, ?)').run(tokenHash, now, expiresAt);
+    this.sessions.save(tokenHash, now, expiresAt);
   }
 
   deleteSession(tokenHash: string): void {
-    this.store.prepare('DELETE FROM sessions WHERE token_hash = ?').run(tokenHash);
+    this.sessions.delete(tokenHash);
   }
 
   deleteAllSessions(): void {
-    this.store.prepare('DELETE FROM sessions').run();
+    this.sessions.deleteAll();
   }
+
+  private get sessions(): SqliteSessions {
+    return (this.localSessions ??= new SqliteSessions(this.store));
+  }
+
+  private localSessions?: SqliteSessions;
 
   // ----- request log -------------------------------------------------------------------------
 
