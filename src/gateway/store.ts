@@ -1,7 +1,10 @@
 /**
- * The gateway's database (`database/gateway.db`): provider connections and their accounts, custom
- * models, aliases, combos, model-combo mappings, API keys (hashed), pricing overrides, settings,
- * login sessions and the request log. All SQL lives here so another backend can replace it.
+ * The gateway's configuration in its SQLite file (`database/gateway.db`): provider connections and
+ * their accounts, custom models, aliases, combos, model-combo mappings, API keys (hashed), pricing
+ * overrides and settings. GatewayStore also opens the other capabilities' stores on the same file
+ * (memory, files, batches, webhook deliveries, the request log, login sessions: each in its own
+ * folder, beside its PostgreSQL twin where it has one), and SharedConfigStore (shared/config-store.ts) replaces it
+ * when several daemons share a database. The schema is assembled in schema.ts.
  */
 import type { MemoryData } from './memory/data.js';
 import { MemoryStore } from './memory/store.js';
@@ -147,8 +150,6 @@ CREATE TABLE settings (
   },
 ];
 
-
-
 // ---------------------------------------------------------------------------------------------
 // Row shapes
 // ---------------------------------------------------------------------------------------------
@@ -227,7 +228,6 @@ export interface ProviderModelRecord {
   updatedAt: number;
 }
 
-
 function parseJson<T>(text: string | null, fallback: T): T {
   if (text === null) return fallback;
   try {
@@ -236,7 +236,6 @@ function parseJson<T>(text: string | null, fallback: T): T {
     return fallback;
   }
 }
-
 
 /**
  * An account with the credential kept outside the table (an OAuth login's access token; '' when
@@ -694,8 +693,6 @@ export class GatewayStore {
 
   private localLog?: SqliteRequestLog;
 }
-
-
 
 /** The media prices of an entry as stored (null when it has none). */
 function mediaJson(p: PriceEntry): string | null {

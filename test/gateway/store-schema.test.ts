@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
-import { GATEWAY_MIGRATIONS } from '../../src/gateway/schema.js';
+import { assembleMigrations, GATEWAY_MIGRATIONS, type SchemaStep } from '../../src/gateway/schema.js';
 
 const fixture = (name: string) => join(import.meta.dirname, 'fixtures', name);
 
@@ -89,5 +89,23 @@ describe('gateway SQLite schema', () => {
     expect(s.db.prepare('SELECT id, rpm, account_id FROM api_keys').all()).toEqual([{ id: 'k1', rpm: null, account_id: null }]);
     s.close();
     fresh.close();
+  });
+});
+
+describe('assembleMigrations', () => {
+  it('joins the steps of each version in the order the schemas are listed', () => {
+    const a: SchemaStep[] = [
+      { version: 1, up: 'CREATE TABLE a (x);' },
+      { version: 2, up: 'ALTER TABLE a ADD COLUMN y;' },
+    ];
+    const b: SchemaStep[] = [{ version: 1, up: 'CREATE TABLE b (x);' }];
+    expect(assembleMigrations([a, b])).toEqual([
+      { version: 1, up: 'CREATE TABLE a (x);\nCREATE TABLE b (x);' },
+      { version: 2, up: 'ALTER TABLE a ADD COLUMN y;' },
+    ]);
+  });
+
+  it('refuses a gap in the version numbers', () => {
+    expect(() => assembleMigrations([[{ version: 1, up: 'SELECT 1;' }, { version: 3, up: 'SELECT 3;' }]])).toThrow(/no step has version 2/);
   });
 });
