@@ -12,7 +12,7 @@ import { storedAccount } from './oauth/account-key.js';
 import { FileStore, type FileData } from './files/store.js';
 import { BatchStore, type BatchData } from './batches/store.js';
 import { SqliteDeliveryQueue, type DeliveryQueue } from './webhooks/store.js';
-import { SqliteLogReader, type RequestLogReader } from './analytics/log-reader.js';
+import { SqliteLogReader, type RequestLogReader } from './request-log/reader.js';
 import { SqliteRequestLog, type RequestLogEntry } from './request-log/store.js';
 import { SqliteSessions } from './sessions/store.js';
 import type { Store } from '../store/index.js';

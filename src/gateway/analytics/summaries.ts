@@ -14,7 +14,7 @@
  * write a provider bills); `heavyWriteTokenShare` says how much of all writing those few calls did.
  */
 import type { PriceTable } from '../pricing.js';
-import type { CacheRow, LatencyRow, RoutingRow } from './store.js';
+import type { CacheRow, LatencyRow, RoutingRow } from '../request-log/analytics.js';
 
 /** Nearest-rank percentile of an ascending array. */
 export function pct(sorted: number[], p: number): number {

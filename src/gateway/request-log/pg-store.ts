@@ -11,8 +11,8 @@
 import type { Logger } from 'pino';
 import type { SharedPostgres } from '../../store/postgres.js';
 import { MODALITY_SQL } from '../modality.js';
-import type { AccountTotals, ComboTargetCount, HistoryQuery, RequestLogReader } from '../analytics/log-reader.js';
-import type { CacheRow, LatencyRow, RoutingRow } from '../analytics/store.js';
+import type { AccountTotals, ComboTargetCount, HistoryQuery, RequestLogReader } from './reader.js';
+import type { CacheRow, LatencyRow, RoutingRow } from './analytics.js';
 import { LOG_COLUMNS, pushLogValues, toLogRow, type HistoryBucket, type LogQuery, type RequestLogEntry, type RequestLogRow } from './store.js';
 
 export const REQUEST_LOG_MIGRATION = `

@@ -23,7 +23,7 @@ import type { Store } from '../../store/index.js';
 import { GatewayStore, withAccountKey, type ProviderModelRecord } from '../store.js';
 import { type RequestLogEntry } from '../request-log/store.js';
 import { storedAccount } from '../oauth/account-key.js';
-import type { RequestLogReader } from '../analytics/log-reader.js';
+import type { RequestLogReader } from '../request-log/reader.js';
 import { PgRequestLog, REQUEST_LOG_MIGRATION } from '../request-log/pg-store.js';
 import { MEMORY_MIGRATION, PgMemoryStore } from '../memory/pg-store.js';
 import { FILES_MIGRATION, PgFileStore } from '../files/pg-store.js';

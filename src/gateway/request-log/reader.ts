@@ -1,11 +1,11 @@
 /**
  * Reads of the request log as the management and analytics routes make them. Asynchronous, so the
  * log may live in the daemon's own SQLite file (SqliteLogReader, answering at once) or in the
- * database several daemons share (request-log/pg-store.ts).
+ * database several daemons share (pg-store.ts, which also answers the analytics.ts reads).
  */
-import { AnalyticsStore, type CacheRow, type LatencyRow, type RoutingRow } from './store.js';
+import { AnalyticsStore, type CacheRow, type LatencyRow, type RoutingRow } from './analytics.js';
 import type { Store } from '../../store/index.js';
-import { SqliteRequestLog, type HistoryBucket, type HistoryQuery, type LogQuery, type RequestLogRow } from '../request-log/store.js';
+import { SqliteRequestLog, type HistoryBucket, type HistoryQuery, type LogQuery, type RequestLogRow } from './store.js';
 
 export type { HistoryQuery };
 export type AccountTotals = ReturnType<SqliteRequestLog['accountUsage']>;

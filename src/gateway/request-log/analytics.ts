@@ -1,6 +1,7 @@
 /**
- * Request-log reads behind the analytics routes (latency stats, telemetry summary, cache health,
- * auto-routing, diversity). Every read is bounded by a time window and a row cap.
+ * Request-log reads behind the analytics routes, in the SQLite file (latency stats, telemetry
+ * summary, cache health, auto-routing, diversity); pg-store.ts answers the same reads from the
+ * shared database. Every read is bounded by a time window and a row cap.
  */
 import type { Store } from '../../store/index.js';
 
