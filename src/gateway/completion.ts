@@ -19,7 +19,7 @@ import type { AttemptSubject, RequestInfo } from './routing/policy.js';
 import { resolveModel, type Resolution, type ResolvedTarget } from './routing/resolve.js';
 import { orderTargets } from './routing/strategies.js';
 import type { GatewayServices } from './services.js';
-import type { AttemptLog, RequestLogEntry } from './store.js';
+import type { AttemptLog, RequestLogEntry } from './request-log/store.js';
 import type { AbortLike } from './abort.js';
 
 export interface CompletionInput {

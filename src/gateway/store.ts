@@ -32,9 +32,6 @@ import type {
 } from './types.js';
 import { MEDIA_PRICE_FIELDS } from './types.js';
 
-/** The request path still names these here (completion.ts); their home is request-log/store.ts. */
-export type { AttemptLog, RequestLogEntry } from './request-log/store.js';
-
 /**
  * Provider connections and their accounts, custom models, aliases, combos, model-combo mappings, API
  * keys (hashed), pricing overrides and settings: this capability's share of the gateway's SQLite
