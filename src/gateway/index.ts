@@ -58,7 +58,7 @@ import { OAuthService } from './oauth/service.js';
 import { Vault } from './oauth/vault.js';
 import { oauthProvidersOf } from './oauth/config.js';
 import { ensureVersion, versionBefore, versionPaths } from './telemetry.js';
-import { UsageRecorder } from './usage.js';
+import { UsageRecorder } from './request-log/recorder.js';
 import { FileService } from './files/service.js';
 import { FetchPool } from './webfetch/pool.js';
 import { SearchService } from './search/service.js';

@@ -49,7 +49,7 @@ import type { RoutingMetrics } from './routing/metrics.js';
 import type { StrategyContext } from './routing/strategies.js';
 import type { LayeredSettings } from './runtime-settings.js';
 import type { GatewayState } from './state.js';
-import type { UsageRecorder } from './usage.js';
+import type { UsageRecorder } from './request-log/recorder.js';
 import type { AbortLike } from './abort.js';
 
 export interface RuntimeSettings {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { UsageRecorder } from '../../src/gateway/usage.js';
+import { UsageRecorder } from '../../src/gateway/request-log/recorder.js';
 import type { GatewayStore } from '../../src/gateway/store.js';
 import type { RequestLogEntry } from '../../src/gateway/request-log/store.js';
 

@@ -1,7 +1,7 @@
 /**
  * The request log in the daemon's SQLite file: one row per request served (what was asked, where it
  * went, tokens, cost, latency, each upstream attempt), written in batches behind the requests
- * (../usage.ts) and read by usage, history and analytics (reader.ts). Several
+ * (recorder.ts) and read by usage, history and analytics (reader.ts). Several
  * daemons sharing a database keep it in PostgreSQL instead (pg-store.ts, the same columns).
  */
 import type { Store } from '../../store/index.js';

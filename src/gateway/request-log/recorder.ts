@@ -4,8 +4,8 @@
  * sees every finished request. Key last-used times ride along in the same flush.
  */
 import type { Logger } from 'pino';
-import type { GatewayStore } from './store.js';
-import type { RequestLogEntry } from './request-log/store.js';
+import type { GatewayStore } from '../store.js';
+import type { RequestLogEntry } from './store.js';
 
 export class UsageRecorder {
   private queue: RequestLogEntry[] = [];
