@@ -146,6 +146,13 @@ export class SharedPostgres implements Queryable {
   async transaction<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
     const client = await this.connectClient();
     let broken = false;
+    // The pool stops listening to a connection while it is lent out: a server that goes away during
+    // the transaction makes the client emit 'error', which would crash the daemon unheard.
+    const lost = (e: Error) => {
+      broken = true;
+      this.markDown(e);
+    };
+    client.on('error', lost);
     const on = async (sql: string, params: unknown[]) => {
       try {
         return await this.run(client, sql, params);
@@ -167,6 +174,7 @@ export class SharedPostgres implements Queryable {
       if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
       throw e;
     } finally {
+      client.removeListener('error', lost);
       client.release(broken);
     }
   }
@@ -227,6 +235,12 @@ export class SharedPostgres implements Queryable {
       if (m.version !== i + 1) throw new Error(`${component}: migrations must be numbered 1..n in order; found ${m.version} at ${i + 1}`);
     });
     const pooled = await this.connectClient();
+    let broken = false;
+    const lost = (e: Error) => {
+      broken = true;
+      this.markDown(e);
+    };
+    pooled.on('error', lost);
     // Waiting for another daemon's migrations (the advisory lock) may take longer than a query may.
     const client = { query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => pooled.query<R>({ text, ...(values ? { values } : {}), query_timeout: MIGRATION_TIMEOUT_MS } as pg.QueryConfig) };
     try {
@@ -254,7 +268,8 @@ export class SharedPostgres implements Queryable {
         await client.query('SELECT pg_advisory_unlock(hashtext($1))', ['ctl migrations']);
       }
     } finally {
-      pooled.release();
+      pooled.removeListener('error', lost);
+      pooled.release(broken);
     }
   }
 
