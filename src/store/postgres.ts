@@ -69,6 +69,8 @@ export interface SharedPostgresOptions {
 export class SharedPostgres implements Queryable {
   private readonly pool: pg.Pool;
   private listener: pg.Client | null = null;
+  /** A listener connection is being made (openListener under way). */
+  private opening = false;
   private listenerRetry?: NodeJS.Timeout;
   private readonly subs: Subscription[] = [];
   private down: unknown = null;
@@ -216,7 +218,11 @@ export class SharedPostgres implements Queryable {
         await this.pool.query('SELECT 1');
         this.down = null;
         this.log.info(`${this.where} is reachable again`);
-        void this.openListener();
+        // Every subscriber reloads now that its reads work: a listener that stayed connected, or
+        // came back before the pool did, left changes unread (a notification's follow-up read
+        // failed, or the reload after reconnecting did while the database was marked down).
+        if (this.listener) this.resyncAll();
+        else void this.openListener();
       } catch {
         this.probe = setTimeout(() => void check(), 500);
         this.probe.unref();
@@ -303,7 +309,16 @@ export class SharedPostgres implements Queryable {
   }
 
   private async openListener(): Promise<void> {
-    if (this.closed || this.listener) return;
+    if (this.closed || this.listener || this.opening) return;
+    this.opening = true;
+    try {
+      await this.connectListener();
+    } finally {
+      this.opening = false;
+    }
+  }
+
+  private async connectListener(): Promise<void> {
     clearTimeout(this.listenerRetry);
     const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 2000, application_name: 'ctl-listen' });
     const lost = (e?: Error) => {
@@ -339,7 +354,12 @@ export class SharedPostgres implements Queryable {
       this.listenerRetry.unref();
       return;
     }
-    // Whatever changed while nobody listened: every subscriber reloads.
+    // Whatever changed while nobody listened: every subscriber reloads. While the database is marked
+    // down its reads would fail at once: the probe that finds it back has them reload instead.
+    if (this.down === null) this.resyncAll();
+  }
+
+  private resyncAll(): void {
     for (const s of this.subs) {
       try {
         s.resync();

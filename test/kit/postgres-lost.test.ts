@@ -2,7 +2,8 @@
  * PostgreSQL going away in the middle of a transaction (the server killed, as a crash or a pulled
  * cable): the transaction fails as unavailable, the database is marked down, and the process lives
  * on. The pool stops listening to a connection while it is lent out, so the client's 'error' event
- * used to go unheard and crash the daemon (every daemon writing at that moment died).
+ * used to go unheard and crash the daemon (every daemon writing at that moment died). Once the
+ * server answers again every subscriber reloads, whether or not its notification connection broke.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
@@ -61,5 +62,31 @@ describe.skipIf(!PG_BIN)('PostgreSQL lost during a transaction', () => {
     }
     expect(ok).toBe(true);
     expect((await db.query<{ v: number }>('SELECT v FROM t ORDER BY v')).map((r) => r.v)).toEqual([3]);
+  }, 30_000);
+
+  it('subscribers reload once the database answers again, also when their listener stayed connected', async () => {
+    // Reloads that read something: what a subscriber does after missing notifications.
+    let reloaded = 0;
+    const unsubscribe = await db.subscribe('ctl_test_lost', () => {}, () => {
+      void db.query('SELECT 1').then(() => reloaded++, () => {});
+    });
+    try {
+      // A frozen server keeps the notification connection open: only the queries notice it.
+      server.freeze();
+      try {
+        await expect(db.query('SELECT 1')).rejects.toThrow();
+        expect(db.available).toBe(false);
+      } finally {
+        server.thaw();
+      }
+      // The probe finds the server back within a second (every 0.5 s); a follow-up read of a
+      // notification failed meanwhile, and nothing had the subscribers read again.
+      const t0 = Date.now();
+      while (reloaded === 0 && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 50));
+      expect(db.available).toBe(true);
+      expect(reloaded).toBeGreaterThan(0);
+    } finally {
+      unsubscribe();
+    }
   }, 30_000);
 });
