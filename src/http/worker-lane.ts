@@ -1,0 +1,114 @@
+/**
+ * A worker-thread lane for work too costly for the event loop every API shares: one thread, started
+ * on the first job and ended after `idleMs` without one; jobs queue there one at a time, so a flood
+ * of heavy requests costs one core, never the loop. Messages are plain data both ways: the thread's
+ * program answers each `{ id, ...job }` with `{ id, result }` or `{ id, error }` (serveLane in
+ * worker-lane-thread.ts does that for it).
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+
+/**
+ * The thread's program for a module at `moduleUrl`: tsc's output `<name>.js` beside it, else the
+ * bundle's `<bundled>.mjs` in an ancestor directory or its dist/bundle/ (the bundle, its chunks, the
+ * source tree under test).
+ */
+export function findProgram(moduleUrl: string, name: string, bundled: string): string {
+  let dir = dirname(fileURLToPath(moduleUrl));
+  if (existsSync(join(dir, `${name}.js`))) return join(dir, `${name}.js`);
+  for (let i = 0; i < 8; i++) {
+    for (const place of [`${bundled}.mjs`, `dist/bundle/${bundled}.mjs`]) {
+      const p = join(dir, place);
+      if (existsSync(p)) return p;
+    }
+    dir = dirname(dir);
+  }
+  throw new Error(`the ${bundled} thread (${bundled}.mjs) is not installed beside the daemon; run npm run build`);
+}
+
+export interface LaneOptions {
+  /** Named in errors ("the token-count thread exited"). */
+  name: string;
+  /** The program's path, found when the thread first starts. */
+  program: () => string;
+  /** The thread ends after this long without a job. */
+  idleMs: number;
+}
+
+interface Pending {
+  resolve: (result: unknown) => void;
+  reject: (e: Error) => void;
+}
+
+export class WorkerLane<Job extends object, Result> {
+  private worker: Worker | null = null;
+  private idle: NodeJS.Timeout | null = null;
+  private nextId = 0;
+  private readonly pending = new Map<number, Pending>();
+
+  constructor(private readonly opts: LaneOptions) {}
+
+  /** Run `job` on the lane's thread. */
+  run(job: Job): Promise<Result> {
+    const w = this.ensure();
+    if (this.idle) {
+      clearTimeout(this.idle);
+      this.idle = null;
+    }
+    const id = this.nextId++;
+    return new Promise<Result>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (r: unknown) => void, reject });
+      w.postMessage({ ...job, id });
+    });
+  }
+
+  /** End the thread now (jobs in flight fail). */
+  async close(): Promise<void> {
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = null;
+    const w = this.worker;
+    this.worker = null;
+    if (w) await w.terminate();
+  }
+
+  private ensure(): Worker {
+    if (this.worker) return this.worker;
+    const w = new Worker(this.opts.program());
+    w.unref();
+    w.on('message', (m: { id: number; result?: unknown; error?: string }) => {
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      this.pending.delete(m.id);
+      if (m.error !== undefined) p.reject(new Error(`${this.opts.name} thread: ${m.error}`));
+      else p.resolve(m.result);
+      if (this.pending.size === 0) this.armIdle();
+    });
+    w.on('error', (e) => this.failAll(e));
+    w.on('exit', () => {
+      if (this.worker === w) this.worker = null;
+      this.failAll(new Error(`the ${this.opts.name} thread exited`));
+    });
+    this.worker = w;
+    return w;
+  }
+
+  private armIdle(): void {
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = setTimeout(() => {
+      this.idle = null;
+      if (this.pending.size === 0 && this.worker) {
+        const w = this.worker;
+        this.worker = null;
+        void w.terminate();
+      }
+    }, this.opts.idleMs);
+    this.idle.unref();
+  }
+
+  private failAll(e: Error): void {
+    for (const p of this.pending.values()) p.reject(e);
+    this.pending.clear();
+  }
+}
