@@ -26,13 +26,17 @@ export function loopHoldEnv(minMs = 5): LoopHoldLog {
   return { file, env: { NODE_OPTIONS: `${prior}--import ${preload}`, CTL_TEST_LOOP_HOLD_FILE: file, CTL_TEST_LOOP_HOLD_MIN_MS: String(minMs) } };
 }
 
-/** The most CPU (ms) one loop turn used between `from` and `to` (epoch ms; a turn is logged when it ends, so `to` gets 100 ms of slack). */
-export function maxHold(log: LoopHoldLog, from: number, to: number): number {
+/**
+ * The most CPU (ms) one loop turn used between `from` and `to` (epoch ms; a turn is logged when it
+ * ends, so `to` gets 100 ms of slack). With `blocking`, the most wall time a turn took less its wait
+ * for a CPU: blocking calls (fsync, synchronous file I/O) count too.
+ */
+export function maxHold(log: LoopHoldLog, from: number, to: number, blocking = false): number {
   if (!existsSync(log.file)) return 0;
   let max = 0;
   for (const line of readFileSync(log.file, 'utf8').split('\n')) {
-    const [at, ms] = line.split(' ').map(Number) as [number, number];
-    if (at >= from && at <= to + 100) max = Math.max(max, ms);
+    const [at, cpu, held] = line.split(' ').map(Number) as [number, number, number];
+    if (at >= from && at <= to + 100) max = Math.max(max, blocking ? Math.max(cpu, held) : cpu);
   }
   return max;
 }
