@@ -31,8 +31,11 @@ export function findProgram(moduleUrl: string, name: string, bundled: string): s
 export interface LaneOptions {
   /** Named in errors ("the token-count thread exited"). */
   name: string;
-  /** The program's path, found when the thread first starts. */
-  program: () => string;
+  /**
+   * The program: a file's path (found when the thread first starts), or a CommonJS source run with
+   * `eval` and its workerData (a program small enough to live beside its lane).
+   */
+  program: () => string | { source: string; workerData?: unknown };
   /** The thread ends after this long without a job. */
   idleMs: number;
 }
@@ -75,7 +78,8 @@ export class WorkerLane<Job extends object, Result> {
 
   private ensure(): Worker {
     if (this.worker) return this.worker;
-    const w = new Worker(this.opts.program());
+    const program = this.opts.program();
+    const w = typeof program === 'string' ? new Worker(program) : new Worker(program.source, { eval: true, workerData: program.workerData });
     w.unref();
     w.on('message', (m: { id: number; result?: unknown; error?: string }) => {
       const p = this.pending.get(m.id);
