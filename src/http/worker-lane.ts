@@ -38,11 +38,17 @@ export interface LaneOptions {
   program: () => string | { source: string; workerData?: unknown };
   /** The thread ends after this long without a job. */
   idleMs: number;
+  /** A job not answered in this time ends the thread; every job waiting on it fails (timeoutMessage). */
+  callTimeoutMs?: number;
+  timeoutMessage?: string;
+  /** What jobs fail with when the thread fails, exits, overruns or is closed (default: Error). */
+  failure?: (message: string) => Error;
 }
 
 interface Pending {
   resolve: (result: unknown) => void;
   reject: (e: Error) => void;
+  timer?: NodeJS.Timeout;
 }
 
 export class WorkerLane<Job extends object, Result> {
@@ -62,18 +68,35 @@ export class WorkerLane<Job extends object, Result> {
     }
     const id = this.nextId++;
     return new Promise<Result>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (r: unknown) => void, reject });
+      const entry: Pending = { resolve: resolve as (r: unknown) => void, reject };
+      const limit = this.opts.callTimeoutMs;
+      if (limit !== undefined) {
+        entry.timer = setTimeout(() => this.fail(this.opts.timeoutMessage ?? `the ${this.opts.name} thread took longer than ${limit} ms`), limit);
+        entry.timer.unref();
+      }
+      this.pending.set(id, entry);
       w.postMessage({ ...job, id });
     });
   }
 
-  /** End the thread now (jobs in flight fail). */
-  async close(): Promise<void> {
+  /** End the thread now; jobs waiting on it fail with `message`. */
+  close(message = `the ${this.opts.name} thread was closed`): void {
     if (this.idle) clearTimeout(this.idle);
     this.idle = null;
+    this.fail(message);
+  }
+
+  /** End the thread and fail every job waiting on it. */
+  private fail(message: string): void {
     const w = this.worker;
     this.worker = null;
-    if (w) await w.terminate();
+    if (w) void w.terminate();
+    const e = this.opts.failure ? this.opts.failure(message) : new Error(message);
+    for (const p of this.pending.values()) {
+      if (p.timer) clearTimeout(p.timer);
+      p.reject(e);
+    }
+    this.pending.clear();
   }
 
   private ensure(): Worker {
@@ -85,14 +108,16 @@ export class WorkerLane<Job extends object, Result> {
       const p = this.pending.get(m.id);
       if (!p) return;
       this.pending.delete(m.id);
+      if (p.timer) clearTimeout(p.timer);
       if (m.error !== undefined) p.reject(new Error(`${this.opts.name} thread: ${m.error}`));
       else p.resolve(m.result);
       if (this.pending.size === 0) this.armIdle();
     });
-    w.on('error', (e) => this.failAll(e));
+    w.on('error', (e) => {
+      if (this.worker === w) this.fail(`the ${this.opts.name} thread failed: ${e.message}`);
+    });
     w.on('exit', () => {
-      if (this.worker === w) this.worker = null;
-      this.failAll(new Error(`the ${this.opts.name} thread exited`));
+      if (this.worker === w) this.fail(`the ${this.opts.name} thread exited`);
     });
     this.worker = w;
     return w;
@@ -109,10 +134,5 @@ export class WorkerLane<Job extends object, Result> {
       }
     }, this.opts.idleMs);
     this.idle.unref();
-  }
-
-  private failAll(e: Error): void {
-    for (const p of this.pending.values()) p.reject(e);
-    this.pending.clear();
   }
 }
