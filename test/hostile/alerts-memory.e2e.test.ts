@@ -68,11 +68,13 @@ describe.skipIf(process.platform !== 'linux')('20 concurrent GET /api/v2/alerts 
   const SMALL = 200_000;
   /**
    * The most CPU one turn of the daemon's loop may use meanwhile. Measured (load ~15, two cores):
-   * 34-41 ms reading everything, 10-19 ms with the filter; before, 650 ms and 73-152 ms (the whole
-   * store filtered in one turn per GET, then every answer rendered for as long as its socket took
-   * writes). Memory (BOUND_MIB): 40-68 MiB over the 20 GETs now, 303 MiB before.
+   * 34-41 ms reading everything (8 ms of rendering a turn, the writes and collections around it),
+   * 10-19 ms with the filter; before, 650-1900 ms and 73-152 ms (the whole store filtered in one
+   * turn per GET, then every answer rendered for as long as its socket took writes). Memory
+   * (BOUND_MIB): 40-68 MiB over the 20 GETs now, 303 MiB before.
    */
-  const HOLD_BOUND_MS = 60;
+  const HOLD_BOUND_MS = 100;
+  const FILTERED_HOLD_BOUND_MS = 60;
   const hold = loopHoldEnv(5);
   let d: TestDaemon;
   beforeAll(async () => {
@@ -121,6 +123,6 @@ describe.skipIf(process.platform !== 'linux')('20 concurrent GET /api/v2/alerts 
     const answers = await Promise.all(Array.from({ length: READERS }, () => d.request('alertmanager', 'GET', '/api/v2/alerts?filter=alertname%3D%22None%22')));
     for (const r of answers) expect(r.text).toBe('[]\n');
     const heldMs = maxHold(hold, from, Date.now());
-    expect(heldMs, `loop held up to ${heldMs.toFixed(1)} ms of CPU in one turn`).toBeLessThan(HOLD_BOUND_MS);
+    expect(heldMs, `loop held up to ${heldMs.toFixed(1)} ms of CPU in one turn`).toBeLessThan(FILTERED_HOLD_BOUND_MS);
   }, 120_000);
 });
