@@ -8,7 +8,7 @@ import type { GatewayStore, HistoryBucket, LogQuery, RequestLogRow } from '../st
 
 export type HistoryQuery = Parameters<GatewayStore['history']>[0];
 export type AccountTotals = ReturnType<GatewayStore['accountUsage']>;
-export type ComboTargetCount = ReturnType<GatewayStore['comboTargetCounts']>[number];
+export type ComboTargetCount = Awaited<ReturnType<GatewayStore['comboTargetCounts']>>[number];
 
 export interface RequestLogReader {
   requestLogs(q: LogQuery): Promise<{ total: number; rows: RequestLogRow[] }>;
