@@ -7,6 +7,10 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileS
 import { join } from 'node:path';
 import { build } from 'esbuild';
 
+// Chunk names carry a content hash: clear the old ones, or every rebuild leaves its chunks behind
+// (and `npm pack` lists hundreds of dead files).
+rmSync('dist/bundle/chunks', { recursive: true, force: true });
+
 await build({
   entryPoints: { ctl: 'cli/main.ts' },
   outdir: 'dist/bundle',
