@@ -141,7 +141,10 @@ export class Dispatcher {
   ingest(alerts: readonly Alert[]): void {
     if (this.stopped) return;
     const now = this.deps.clock.now();
-    for (const a of alerts) {
+    // Indexed, not for-of: the lists come from more than one place (a POST, the store at start)
+    // and for-of's iterator check deoptimised the compiled loop on the second kind of list.
+    for (let i = 0; i < alerts.length; i++) {
+      const a = alerts[i]!;
       for (const route of matchRoutes(this.config.route, a.labels)) {
         const g = this.groupOf(route, a.labels);
         g.fps.add(a.fingerprint);
