@@ -2,14 +2,15 @@
  * Instructions the alert manager spends on its first burst of alerts, counted by callgrind
  * (wall-clock figures of one cold burst on a shared 2-core machine vary by 2x; instruction counts
  * barely move):
- *   node dist/test/bench/alertmanager-callgrind.js [ctl|floor] [BATCHES] [WARMUP]
+ *   node dist/test/bench/alertmanager-callgrind.js [ctl|floor] [BATCHES] [WARMUP] [alerts|silences]
  * starts test/bench/alertmanager-standalone.js (the component as the daemon runs it, with the
  * daemon's V8 settings) or alertmanager-floor.js (node:http, JSON.parse, a fingerprint and a Map
  * entry per alert, one journal writev) under `valgrind --tool=callgrind --separate-threads=yes`,
  * posts WARMUP (default 0: a cold server, as a user meets it) batches of the bench's warm-up
  * alerts, zeroes the counters, posts BATCHES (default 100) batches of 100 of the bench's alerts
  * one after another, dumps, and prints the instructions of the main thread and of every thread
- * together (V8's compiler and collector threads included), per batch. Loopback only; needs
+ * together (V8's compiler and collector threads included), per batch. With `silences`, BATCHES
+ * silences are posted one after another instead (an amtool loop; default 1000). Loopback only; needs
  * valgrind (and callgrind_control) on PATH.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -21,7 +22,8 @@ import { BENCH_CONFIG, makeAlerts, warmupBatches, batchesOf } from './alertmanag
 import { RawHttpConnection } from './raw-http.js';
 
 const mode = (process.argv[2] ?? 'ctl') as 'ctl' | 'floor';
-const batches = Number(process.argv[3] ?? 100);
+const what = (process.argv[5] ?? 'alerts') as 'alerts' | 'silences';
+const batches = Number(process.argv[3] ?? (what === 'silences' ? 1000 : 100));
 const warmup = Number(process.argv[4] ?? 0);
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -52,20 +54,34 @@ const control = (flag: string) => {
   if (r.status !== 0) throw new Error(`callgrind_control ${flag}: ${r.stderr}`);
 };
 const conn = await RawHttpConnection.open('127.0.0.1', port);
-async function post(bodies: string[]): Promise<void> {
+async function post(bodies: string[], path = '/api/v2/alerts'): Promise<void> {
   for (const b of bodies) {
-    const r = await conn.send(conn.encode('POST', '/api/v2/alerts', b));
-    if (r.status !== 200) throw new Error(`POST /api/v2/alerts: ${r.status} ${r.body.toString().slice(0, 200)}`);
+    const r = await conn.send(conn.encode('POST', path, b));
+    if (r.status !== 200) throw new Error(`POST ${path}: ${r.status} ${r.body.toString().slice(0, 200)}`);
   }
+}
+
+/** The silence bench's bodies (alertmanager-silences.ts): one matcher each, an hour long. */
+function silenceBodies(n: number): string[] {
+  const now = Date.now();
+  return Array.from({ length: n }, (_, i) =>
+    JSON.stringify({
+      matchers: [{ name: 'instance', value: `host-${i}`, isRegex: false, isEqual: true }],
+      startsAt: new Date(now).toISOString(),
+      endsAt: new Date(now + 3_600_000).toISOString(),
+      createdBy: 'bench',
+      comment: `maintenance ${i}`,
+    }),
+  );
 }
 
 try {
   const warm = warmupBatches();
   for (let i = 0; i < warmup; i++) await post([warm[i % warm.length]!]);
-  const measured = batchesOf(makeAlerts()).slice(0, batches);
+  const measured = what === 'silences' ? silenceBodies(batches) : batchesOf(makeAlerts()).slice(0, batches);
   control('-z');
   const t0 = performance.now();
-  await post(measured);
+  await post(measured, what === 'silences' ? '/api/v2/silences' : '/api/v2/alerts');
   const burstS = (performance.now() - t0) / 1000;
   control('-d');
   // One file per thread of the last dump: `<out>.<dump>-<thread>`, totals on the `summary:`/`totals:` line.
@@ -86,7 +102,8 @@ try {
     }
   }
   const m = (n: number) => `${(n / 1e6).toFixed(1)}M`;
-  process.stdout.write(`${mode}: ${batches} batches of 100 after ${warmup} warm-up batches: main thread ${m(main)} Ir (${m(main / batches)} per batch), all threads ${m(all)} Ir (${m(all / batches)} per batch); the burst took ${burstS.toFixed(1)} s under valgrind\n`);
+  const per = what === 'silences' ? 'request' : 'batch';
+  process.stdout.write(`${mode}: ${batches} ${what === 'silences' ? 'silences' : 'batches of 100'} after ${warmup} warm-up batches of alerts: main thread ${m(main)} Ir (${m(main / batches)} per ${per}), all threads ${m(all)} Ir (${m(all / batches)} per ${per}); the burst took ${burstS.toFixed(1)} s under valgrind\n`);
 } finally {
   conn.close();
   child.kill('SIGTERM');
