@@ -270,7 +270,14 @@ export class Engine {
       origin.push(i);
     }
     this.alerts.put(valid, body && { body, updatedAt: now, elements: input.length, origin });
-    if (this.onStored && valid.length > 0) this.onStored(valid.map((a) => this.alerts.get(a.fingerprint)!));
+    if (this.onStored && valid.length > 0) {
+      // A list built by push has one elements kind whatever tier runs this code; map()'s result is
+      // packed from the builtin and holey from TurboFan's inlined copy, and the dispatcher's
+      // compiled loop was deoptimised when the second kind arrived.
+      const stored: Alert[] = [];
+      for (let i = 0; i < valid.length; i++) stored.push(this.alerts.get(valid[i]!.fingerprint)!);
+      this.onStored(stored);
+    }
     return errors;
   }
 
