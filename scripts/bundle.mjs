@@ -7,6 +7,10 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileS
 import { join } from 'node:path';
 import { build } from 'esbuild';
 
+// Chunk names carry a content hash: clear the old ones, or every rebuild leaves its chunks behind
+// (and `npm pack` lists hundreds of dead files).
+rmSync('dist/bundle/chunks', { recursive: true, force: true });
+
 await build({
   entryPoints: { ctl: 'cli/main.ts' },
   outdir: 'dist/bundle',
@@ -24,10 +28,14 @@ await build({
   logLevel: 'warning',
 });
 
-// The guardrail thread's program (src/gateway/guardrails/lane.ts finds it beside the bundle): one
-// self-contained file, so the thread loads the detectors and re2js only, not the daemon's chunks.
+// The worker threads' programs (their lanes find them beside the bundle): one self-contained file
+// each, so a thread loads its own work only (the detectors and re2js; the tokenizer's tables), not
+// the daemon's chunks.
 await build({
-  entryPoints: { 'guardrail-worker': 'src/gateway/guardrails/worker.ts' },
+  entryPoints: {
+    'guardrail-worker': 'src/gateway/guardrails/worker.ts',
+    'token-worker': 'src/gateway/translate/token-worker.ts',
+  },
   outdir: 'dist/bundle',
   outExtension: { '.js': '.mjs' },
   bundle: true,

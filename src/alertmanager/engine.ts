@@ -44,12 +44,21 @@ export function matchFilterLabels(matchers: Matcher[], labels: LabelSet): boolea
  */
 export type JsonPieces = Iterable<string>;
 
-/** ctl's paging of /alerts/groups (query `ctl_groups`, `ctl_alerts_per_group`); `totals` is filled in. */
+/** ctl's paging of /alerts/groups (query `ctl_groups`, `ctl_alerts_per_group`); the totals go to `onTotals`. */
 export interface GroupsPage {
   groups?: number;
   alertsPerGroup?: number;
-  totals?: { groups: number; alerts: number };
+  /** Called once the groups are made, before the answer's first piece. */
+  onTotals?(totals: { groups: number; alerts: number }): void;
 }
+
+/**
+ * Yielded by alertsJson and groupsJson every PAUSE_EVERY alerts they look at: no text, a point
+ * where the sender gives the event loop back (a filter that keeps few alerts of a full store
+ * would otherwise render nothing, and hold the loop, for seconds).
+ */
+export const PAUSE = '';
+const PAUSE_EVERY = 512;
 
 /** Strings per rendered piece: about 200 small alerts (sendAmJsonPieces writes ~64 KiB at a time). */
 const PIECE_PARTS = 4096;
@@ -261,7 +270,14 @@ export class Engine {
       origin.push(i);
     }
     this.alerts.put(valid, body && { body, updatedAt: now, elements: input.length, origin });
-    if (this.onStored && valid.length > 0) this.onStored(valid.map((a) => this.alerts.get(a.fingerprint)!));
+    if (this.onStored && valid.length > 0) {
+      // A list built by push has one elements kind whatever tier runs this code; map()'s result is
+      // packed from the builtin and holey from TurboFan's inlined copy, and the dispatcher's
+      // compiled loop was deoptimised when the second kind arrived.
+      const stored: Alert[] = [];
+      for (let i = 0; i < valid.length; i++) stored.push(this.alerts.get(valid[i]!.fingerprint)!);
+      this.onStored(stored);
+    }
     return errors;
   }
 
@@ -379,35 +395,38 @@ export class Engine {
     return statusJson(silencedBy, inhibitedBy);
   }
 
-  /** GET /api/v2/alerts as JSON (sorted by fingerprint), rendered piece by piece. */
+  /**
+   * GET /api/v2/alerts as JSON (sorted by fingerprint), rendered piece by piece: each alert is
+   * filtered and its status computed as it is rendered, so an answer holds no array over the whole
+   * store (three per GET once: 60 MB each on a full store of small alerts, times every concurrent
+   * GET), and the sender may give the event loop back (PAUSE) every PAUSE_EVERY alerts looked at,
+   * whatever the filter keeps. Each alert is rendered with the status of the state it is rendered from (stored
+   * alerts are not updated in place while an answer is being rendered: AlertStore.pin).
+   */
   alertsJson(q: AlertQuery): JsonPieces {
     const now = this.clock.now();
     const silences = this.silences.index(now);
     const inhibitor = this.config.inhibitRules.length > 0 ? this.readyInhibitor() : this.inhibitor;
-    // Statuses are computed up front (one consistent snapshot); only the rendering is lazy.
-    // Parallel arrays, no object per alert: they live as long as the answer takes to send.
-    const picked: Alert[] = [];
-    const receivers: string[] = [];
-    const statuses: string[] = [];
-    for (const a of this.alerts.list()) {
-      if (a.endsAt < now) continue;
-      const c = this.cacheOf(a);
-      if (q.receiver && !c.set.receivers.some((r) => q.receiver!.test(r))) continue;
-      const st = this.filterAlert(a, q, now, silences, inhibitor);
-      if (st === undefined) continue;
-      picked.push(a);
-      receivers.push(c.set.receiversJson);
-      statuses.push(st);
-    }
+    const list = this.alerts.list();
     const store = this.alerts;
+    const engine = this;
     return (function* () {
       const release = store.pin();
       try {
         const out = new PieceBuffer();
         out.push('[');
-        for (let i = 0; i < picked.length; i++) {
-          if (i > 0) out.push(',');
-          pushAlert(out, picked[i]!, receivers[i]!, statuses[i]!);
+        let first = true;
+        for (let i = 0; i < list.length; i++) {
+          if (i % PAUSE_EVERY === PAUSE_EVERY - 1) yield PAUSE;
+          const a = list[i]!;
+          if (a.endsAt < now) continue;
+          const c = engine.cacheOf(a);
+          if (q.receiver && !c.set.receivers.some((r) => q.receiver!.test(r))) continue;
+          const st = engine.filterAlert(a, q, now, silences, inhibitor);
+          if (st === undefined) continue;
+          if (!first) out.push(',');
+          first = false;
+          pushAlert(out, a, c.set.receiversJson, st);
           const piece = out.full();
           if (piece !== undefined) yield piece;
         }
@@ -419,70 +438,75 @@ export class Engine {
     })();
   }
 
-  /** GET /api/v2/alerts/groups as JSON, rendered piece by piece. */
   /**
-   * /alerts/groups, in 0.25's order and shape. With `page` (ctl's paging of the answer, for the web
-   * console's first render): only the first `page.groups` groups, each with its first
-   * `page.alertsPerGroup` alerts and their number before the cut (`ctlAlertsTotal`); `page.totals`
-   * is set to the groups and alerts of the whole answer before anything is rendered.
+   * GET /api/v2/alerts/groups as JSON, rendered piece by piece. The groups are made as the answer
+   * starts being sent; the sender may give the event loop back (PAUSE) every PAUSE_EVERY alerts
+   * looked at. With `page` (ctl's paging of the answer, for the web console's first render): only
+   * the first `page.groups` groups, each with its first `page.alertsPerGroup` alerts and their
+   * number before the cut (`ctlAlertsTotal`); `page.onTotals` is told the groups and alerts of the
+   * whole answer before its first piece is rendered.
    */
   groupsJson(q: AlertQuery, page?: GroupsPage): JsonPieces {
     const now = this.clock.now();
     const silences = this.silences.index(now);
     const inhibitor = this.config.inhibitRules.length > 0 ? this.readyInhibitor() : this.inhibitor;
-    interface Group {
-      route: RouteNode;
-      labels: LabelSet;
-      alerts: Alert[];
-      statuses: string[];
-    }
-    const groups = new Map<string, Group>();
-    /** Receivers of the groups an alert landed in, when not simply all of its routes. */
-    const partial = new Map<Alert, string[]>();
-    for (const a of this.alerts.list()) {
-      if (a.endsAt < now) continue;
-      const c = this.cacheOf(a);
-      const routes = c.set.routes;
-      let st: string | undefined | null = null;
-      // One route (the common case) keeps its key as a string, several as an array.
-      const keys = (c.groupKeys ??=
-        routes.length === 1 ? this.groupKeyOf(routes[0]!, a.labels) : routes.map((r) => this.groupKeyOf(r, a.labels)));
-      let taken = 0;
-      for (let i = 0; i < routes.length; i++) {
-        const route = routes[i]!;
-        if (q.receiver && !q.receiver.test(route.receiver)) continue;
-        if (st === null) st = this.filterAlert(a, q, now, silences, inhibitor);
-        if (!st) break;
-        const key = typeof keys === 'string' ? keys : keys[i]!;
-        let g = groups.get(key);
-        if (!g) groups.set(key, (g = { route, labels: groupLabels(route, a.labels), alerts: [], statuses: [] }));
-        g.alerts.push(a);
-        g.statuses.push(st);
-        taken++;
-      }
-      if (taken > 0 && taken < routes.length) {
-        partial.set(a, routes.filter((r) => !q.receiver || q.receiver.test(r.receiver)).map((r) => r.receiver).sort());
-      }
-    }
-    const receiversFor = (a: Alert): string => {
-      const p = partial.get(a);
-      return p ? receiversJson(p) : a.cache!.set.sortedReceiversJson;
-    };
-    const sorted = [...groups.values()].sort((x, y) => {
-      if (labelSetsEqual(x.labels, y.labels)) return x.route.receiver < y.route.receiver ? -1 : x.route.receiver > y.route.receiver ? 1 : 0;
-      return compareLabelSets(x.labels, y.labels);
-    });
-    if (page) {
-      let alerts = 0;
-      for (const g of sorted) alerts += g.alerts.length;
-      page.totals = { groups: sorted.length, alerts };
-    }
-    const groupCount = page?.groups === undefined ? sorted.length : Math.min(page.groups, sorted.length);
-    const perGroup = page?.alertsPerGroup;
+    const list = this.alerts.list();
     const store = this.alerts;
+    const engine = this;
     return (function* () {
       const release = store.pin();
       try {
+        interface Group {
+          route: RouteNode;
+          labels: LabelSet;
+          alerts: Alert[];
+          statuses: string[];
+        }
+        const groups = new Map<string, Group>();
+        /** Receivers of the groups an alert landed in, when not simply all of its routes. */
+        const partial = new Map<Alert, string[]>();
+        for (let k = 0; k < list.length; k++) {
+          if (k % PAUSE_EVERY === PAUSE_EVERY - 1) yield PAUSE;
+          const a = list[k]!;
+          if (a.endsAt < now) continue;
+          const c = engine.cacheOf(a);
+          const routes = c.set.routes;
+          let st: string | undefined | null = null;
+          // One route (the common case) keeps its key as a string, several as an array.
+          const keys = (c.groupKeys ??=
+            routes.length === 1 ? engine.groupKeyOf(routes[0]!, a.labels) : routes.map((r) => engine.groupKeyOf(r, a.labels)));
+          let taken = 0;
+          for (let i = 0; i < routes.length; i++) {
+            const route = routes[i]!;
+            if (q.receiver && !q.receiver.test(route.receiver)) continue;
+            if (st === null) st = engine.filterAlert(a, q, now, silences, inhibitor);
+            if (!st) break;
+            const key = typeof keys === 'string' ? keys : keys[i]!;
+            let g = groups.get(key);
+            if (!g) groups.set(key, (g = { route, labels: groupLabels(route, a.labels), alerts: [], statuses: [] }));
+            g.alerts.push(a);
+            g.statuses.push(st);
+            taken++;
+          }
+          if (taken > 0 && taken < routes.length) {
+            partial.set(a, routes.filter((r) => !q.receiver || q.receiver.test(r.receiver)).map((r) => r.receiver).sort());
+          }
+        }
+        const receiversFor = (a: Alert): string => {
+          const p = partial.get(a);
+          return p ? receiversJson(p) : a.cache!.set.sortedReceiversJson;
+        };
+        const sorted = [...groups.values()].sort((x, y) => {
+          if (labelSetsEqual(x.labels, y.labels)) return x.route.receiver < y.route.receiver ? -1 : x.route.receiver > y.route.receiver ? 1 : 0;
+          return compareLabelSets(x.labels, y.labels);
+        });
+        if (page?.onTotals) {
+          let alerts = 0;
+          for (const g of sorted) alerts += g.alerts.length;
+          page.onTotals({ groups: sorted.length, alerts });
+        }
+        const groupCount = page?.groups === undefined ? sorted.length : Math.min(page.groups, sorted.length);
+        const perGroup = page?.alertsPerGroup;
         const out = new PieceBuffer();
         out.push('[');
         for (let i = 0; i < groupCount; i++) {

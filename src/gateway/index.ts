@@ -363,6 +363,9 @@ export const gatewayComponent: ComponentDefinition = {
   async create(ctx): Promise<ComponentInstance> {
     const svc = createGatewayServices(ctx, await openGatewayStore(ctx));
     followSharedChanges(svc);
+    // Building the services and the router take 15-20 ms each: the loop the other APIs share is
+    // given back between them (a restore or an import restarts the gateway while they serve).
+    await new Promise((resolve) => setImmediate(resolve));
     if (ctx.shared?.redis) {
       await svc.resilienceState.share(new SharedResilience(ctx.shared.redis, ctx.shared.daemonId, ctx.log), () => ctx.clock.now()).catch((e: Error) =>
         ctx.log.warn({ err: e.message }, 'gateway: breakers and cool-downs are not shared with the other daemons (Redis did not answer)'),
@@ -379,6 +382,7 @@ export const gatewayComponent: ComponentDefinition = {
     svc.cache.start();
     svc.idempotency.start();
     const alerts = new GatewayAlerts(svc, ctx.alerts);
+    await new Promise((resolve) => setImmediate(resolve));
     const router = gatewayRouter(svc);
     // Scraped without credentials, as Prometheus expects: counts, names and key ids, no secrets.
     svc.prometheus.endpoint.route(router).tag('auth', 'public');

@@ -12,8 +12,15 @@ export function jsonDeeperThan(text: string, max: number): boolean {
   return indexPastDepth(text, max) !== -1;
 }
 
-/** The index of the `[` or `{` that opens level `max + 1`, or -1. */
+/**
+ * The index of the `[` or `{` that opens level `max + 1`, or -1. A text with at most `max` of
+ * those characters in all (strings included) cannot nest deeper: counting them with `indexOf`
+ * visits only the brackets, so the usual body is cleared without the character-by-character walk
+ * (for a batch of 100 alerts, 23 KB, ~300 steps instead of 23,000: the walk was 12% of the
+ * instructions of a cold alert manager's first burst of POSTs).
+ */
 export function indexPastDepth(text: string, max: number): number {
+  if (atMostOpeners(text, max)) return -1;
   let depth = 0;
   const n = text.length;
   for (let i = 0; i < n; i++) {
@@ -32,4 +39,12 @@ export function indexPastDepth(text: string, max: number): number {
     }
   }
   return -1;
+}
+
+/** True when `text` has at most `max` `{` and `[` characters together. */
+function atMostOpeners(text: string, max: number): boolean {
+  let n = 0;
+  for (let i = text.indexOf('{'); i !== -1; i = text.indexOf('{', i + 1)) if (++n > max) return false;
+  for (let i = text.indexOf('['); i !== -1; i = text.indexOf('[', i + 1)) if (++n > max) return false;
+  return true;
 }

@@ -64,9 +64,19 @@ export class Store {
     return st;
   }
 
-  /** Run `fn` in one IMMEDIATE transaction (batch many small writes in one). */
+  /**
+   * One transaction wrapper per connection, running the function it is given: better-sqlite3's
+   * `db.transaction(fn)` builds four wrapper functions and defines five properties on each at
+   * every call, which a request that commits one row (a silence) paid each time.
+   */
+  private runner?: { db: Db; run: ((fn: () => unknown) => unknown) & { immediate: (fn: () => unknown) => unknown } };
+
+  /** Run `fn` in one IMMEDIATE transaction (batch many small writes in one); nested, a savepoint. */
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+    const db = this.db;
+    let r = this.runner;
+    if (!r || r.db !== db) this.runner = r = { db, run: db.transaction((f: () => unknown) => f()) };
+    return r.run.immediate(fn) as T;
   }
 
   /** Schema version recorded in the file. */

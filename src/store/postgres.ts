@@ -69,6 +69,8 @@ export interface SharedPostgresOptions {
 export class SharedPostgres implements Queryable {
   private readonly pool: pg.Pool;
   private listener: pg.Client | null = null;
+  /** A listener connection is being made (openListener under way). */
+  private opening = false;
   private listenerRetry?: NodeJS.Timeout;
   private readonly subs: Subscription[] = [];
   private down: unknown = null;
@@ -146,6 +148,13 @@ export class SharedPostgres implements Queryable {
   async transaction<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
     const client = await this.connectClient();
     let broken = false;
+    // The pool stops listening to a connection while it is lent out: a server that goes away during
+    // the transaction makes the client emit 'error', which would crash the daemon unheard.
+    const lost = (e: Error) => {
+      broken = true;
+      this.markDown(e);
+    };
+    client.on('error', lost);
     const on = async (sql: string, params: unknown[]) => {
       try {
         return await this.run(client, sql, params);
@@ -167,6 +176,7 @@ export class SharedPostgres implements Queryable {
       if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
       throw e;
     } finally {
+      client.removeListener('error', lost);
       client.release(broken);
     }
   }
@@ -208,7 +218,11 @@ export class SharedPostgres implements Queryable {
         await this.pool.query('SELECT 1');
         this.down = null;
         this.log.info(`${this.where} is reachable again`);
-        void this.openListener();
+        // Every subscriber reloads now that its reads work: a listener that stayed connected, or
+        // came back before the pool did, left changes unread (a notification's follow-up read
+        // failed, or the reload after reconnecting did while the database was marked down).
+        if (this.listener) this.resyncAll();
+        else void this.openListener();
       } catch {
         this.probe = setTimeout(() => void check(), 500);
         this.probe.unref();
@@ -227,6 +241,12 @@ export class SharedPostgres implements Queryable {
       if (m.version !== i + 1) throw new Error(`${component}: migrations must be numbered 1..n in order; found ${m.version} at ${i + 1}`);
     });
     const pooled = await this.connectClient();
+    let broken = false;
+    const lost = (e: Error) => {
+      broken = true;
+      this.markDown(e);
+    };
+    pooled.on('error', lost);
     // Waiting for another daemon's migrations (the advisory lock) may take longer than a query may.
     const client = { query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => pooled.query<R>({ text, ...(values ? { values } : {}), query_timeout: MIGRATION_TIMEOUT_MS } as pg.QueryConfig) };
     try {
@@ -254,7 +274,8 @@ export class SharedPostgres implements Queryable {
         await client.query('SELECT pg_advisory_unlock(hashtext($1))', ['ctl migrations']);
       }
     } finally {
-      pooled.release();
+      pooled.removeListener('error', lost);
+      pooled.release(broken);
     }
   }
 
@@ -288,7 +309,16 @@ export class SharedPostgres implements Queryable {
   }
 
   private async openListener(): Promise<void> {
-    if (this.closed || this.listener) return;
+    if (this.closed || this.listener || this.opening) return;
+    this.opening = true;
+    try {
+      await this.connectListener();
+    } finally {
+      this.opening = false;
+    }
+  }
+
+  private async connectListener(): Promise<void> {
     clearTimeout(this.listenerRetry);
     const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 2000, application_name: 'ctl-listen' });
     const lost = (e?: Error) => {
@@ -324,7 +354,12 @@ export class SharedPostgres implements Queryable {
       this.listenerRetry.unref();
       return;
     }
-    // Whatever changed while nobody listened: every subscriber reloads.
+    // Whatever changed while nobody listened: every subscriber reloads. While the database is marked
+    // down its reads would fail at once: the probe that finds it back has them reload instead.
+    if (this.down === null) this.resyncAll();
+  }
+
+  private resyncAll(): void {
     for (const s of this.subs) {
       try {
         s.resync();

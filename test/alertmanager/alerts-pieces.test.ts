@@ -10,7 +10,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/http/clock.js';
 import { Store } from '../../src/store/index.js';
 import { MIGRATIONS, SqlitePersistence } from '../../src/alertmanager/persist.js';
-import { Engine, type AlertQuery } from '../../src/alertmanager/engine.js';
+import { Engine, PAUSE, type AlertQuery } from '../../src/alertmanager/engine.js';
+import { parseMatcher } from '../../src/alertmanager/matchers.js';
 import { loadConfig } from '../../src/alertmanager/config/load.js';
 import { decodePostableAlerts } from '../../src/alertmanager/api/bodies.js';
 
@@ -60,5 +61,18 @@ describe('alerts rendered in bounded pieces', () => {
     const pieces = [...engine.alertsJson(ALL)];
     expect(pieces.length).toBeLessThan(10);
     expect(JSON.parse(pieces.join(''))).toHaveLength(500);
+  });
+
+  it('filters each alert as it renders it, with a pause point every 512 alerts looked at, whatever the filter keeps', () => {
+    post(Array.from({ length: 2000 }, (_, i) => ({ labels: { alertname: 'Small', n: String(i), team: i % 2 ? 'a' : 'b' } })));
+    for (const render of [() => engine.alertsJson({ ...ALL, filter: [parseMatcher('alertname="None"')] }), () => engine.groupsJson({ ...ALL, filter: [parseMatcher('alertname="None"')] })]) {
+      const pieces = [...render()];
+      expect(pieces.filter((p) => p === PAUSE).length).toBeGreaterThanOrEqual(3);
+      expect(pieces.join('')).toBe('[]\n');
+    }
+    // The alerts are those stored when the answer was asked for, however late it is rendered.
+    const asked = engine.alertsJson(ALL);
+    post([{ labels: { alertname: 'Later', n: 'x', team: 'a' } }]);
+    expect(JSON.parse([...asked].join(''))).toHaveLength(2000);
   });
 });

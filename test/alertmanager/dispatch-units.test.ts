@@ -170,3 +170,72 @@ receivers:
     ]);
   });
 });
+
+describe('dispatcher: groups found from the group_by values', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const T0 = Date.parse('2030-01-01T00:00:00Z');
+  function setUp(groupBy: string) {
+    vi.useFakeTimers({ now: T0 });
+    const clock: Clock = { now: () => Date.now() };
+    const config = loadConfig(`route: {receiver: r, group_by: ${groupBy}, group_wait: 1s, group_interval: 2s, repeat_interval: 1h}
+receivers:
+  - name: r
+    webhook_configs:
+      - {url: "http://127.0.0.1:9/hook", send_resolved: true}
+`);
+    const { egress, got } = fakeEgress({}, {});
+    const store = new Map<string, Alert>();
+    const put = (a: Alert) => (store.set(a.fingerprint, a), a);
+    const d = new Dispatcher({
+      clock,
+      log: pino({ level: 'silent' }),
+      egress,
+      nflog: memoryLedger(),
+      externalURL: () => 'http://am',
+      alert: (fp) => store.get(fp),
+      alerts: () => [...store.values()],
+      muted: () => false,
+    });
+    d.start(config, defaultTemplates());
+    const alert = (fp: string, labels: Record<string, string>, endsAt: number, at = Date.now()) =>
+      put(newAlert({ fingerprint: fp, labels, annotations: {}, startsAt: at, endsAt, updatedAt: at, generatorURL: '', timeout: false }));
+    return { d, got, alert };
+  }
+
+  it('a group emptied by a flush is gone: the next alert with its labels starts a new group, which waits group_wait again', async () => {
+    const { d, got, alert } = setUp('[alertname]');
+    d.ingest([alert('f1', { alertname: 'A' }, T0 + H)]);
+    await vi.advanceTimersByTimeAsync(1500);
+    d.ingest([alert('f1', { alertname: 'A' }, Date.now())]);
+    // The resolution goes out with the flush at 3 s; the group, empty, is dropped.
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(d.groupCount).toBe(0);
+    // It fires again at 10 s: a new group, notified group_wait later.
+    await vi.advanceTimersByTimeAsync(6500);
+    d.ingest([alert('f1', { alertname: 'A' }, T0 + H)]);
+    expect(d.groupCount).toBe(1);
+    await vi.advanceTimersByTimeAsync(1500);
+    d.stop();
+    expect(got.map((g) => [g.at - T0, g.status])).toEqual([
+      [1000, 'firing'],
+      [3000, 'resolved'],
+      [11000, 'firing'],
+    ]);
+  });
+
+  it('values that concatenate alike are different groups; a missing label is a group of its own', async () => {
+    const { d, alert } = setUp('[a, b]');
+    d.ingest([
+      alert('f1', { alertname: 'X', a: 'x', b: 'yz' }, T0 + H),
+      alert('f2', { alertname: 'X', a: 'xy', b: 'z' }, T0 + H),
+      alert('f3', { alertname: 'X', a: 'x' }, T0 + H),
+      alert('f4', { alertname: 'X', b: 'x' }, T0 + H),
+      alert('f5', { alertname: 'Y', a: 'x', b: 'yz' }, T0 + H),
+    ]);
+    expect(d.groupCount).toBe(4);
+    d.stop();
+  });
+});

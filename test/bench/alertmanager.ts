@@ -65,7 +65,7 @@ inhibit_rules:
 `;
 
 /** 10,000 alerts, 5 labels and 2 annotations each, over 100 alertnames; 10% critical; half team=a. */
-function makeAlerts(): Record<string, unknown>[] {
+export function makeAlerts(): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   const ends = new Date(Date.now() + 3_600_000).toISOString();
   for (let i = 0; i < ALERTS; i++) {
@@ -90,7 +90,7 @@ function makeAlerts(): Record<string, unknown>[] {
  * endsAt), so the JIT-compiled request path has seen the body shape it is timed on (with a
  * `startsAt` of their own, the decoder's optimised code was thrown away on the first timed batch).
  */
-function warmupBatches(): string[] {
+export function warmupBatches(): string[] {
   const ends = new Date(Date.now() - 3_600_000).toISOString();
   const out: string[] = [];
   for (let b = 0; b < WARMUP_BATCHES; b++) {
@@ -199,7 +199,7 @@ interface FirstPost {
 }
 
 /** The batches of `alerts` as request bodies. */
-function batchesOf(alerts: Record<string, unknown>[]): string[] {
+export function batchesOf(alerts: Record<string, unknown>[]): string[] {
   const batches: string[] = [];
   for (let i = 0; i < alerts.length; i += BATCH) batches.push(JSON.stringify(alerts.slice(i, i + BATCH)));
   return batches;
@@ -225,6 +225,59 @@ async function warmUpAndPost(t: Target, conns: RawHttpConnection[], encoded: Buf
 async function openConnections(t: Target, n: number): Promise<RawHttpConnection[]> {
   const { hostname, port } = new URL(t.base);
   return Promise.all(Array.from({ length: n }, () => RawHttpConnection.open(hostname, Number(port))));
+}
+
+/**
+ * The first POST on a cold server: started, then the 10,000 alerts posted at once, with no
+ * warm-up (as a user meets a restarted alert manager, with Prometheus re-sending its alerts).
+ */
+async function coldPost(t: Target, alerts: Record<string, unknown>[]): Promise<FirstPost> {
+  const conns = await openConnections(t, 1);
+  try {
+    const encoded = batchesOf(alerts).map((b) => conns[0]!.encode('POST', '/api/v2/alerts', b));
+    const cpu0 = cpuMs(t.pid);
+    const postMs = await timed(() => postAllRaw(conns, encoded));
+    return { postMs, postCpuMs: cpuMs(t.pid) - cpu0 };
+  } finally {
+    for (const c of conns) c.close();
+  }
+}
+
+type On = <T>(fn: (t: Target) => Promise<T>) => Promise<T>;
+
+/**
+ * The cold first POST on POST_RUNS fresh servers of each kind, taken in turns (ctl, the Node
+ * floor, Alertmanager; so that the machine's drift from one minute to the next reaches all
+ * three alike): each sample, the medians, the ratio to 0.25 and ctl's ratio to the floor.
+ */
+async function coldFirstPosts(onDaemon: On, onReal: On | undefined, alerts: Record<string, unknown>[]): Promise<void> {
+  const ours: FirstPost[] = [];
+  const floor: FirstPost[] = [];
+  const theirs: FirstPost[] = [];
+  const withFloor = process.env.CTL_BENCH_FLOOR !== '0';
+  for (let i = 0; i < POST_RUNS; i++) {
+    ours.push(await onDaemon((t) => coldPost(t, alerts)));
+    if (withFloor) floor.push(await onChildServer('alertmanager-floor.js', {}, (t) => coldPost(t, alerts)));
+    if (onReal) theirs.push(await onReal((t) => coldPost(t, alerts)));
+  }
+  const med = (runs: FirstPost[], k: keyof FirstPost) => median(runs.map((r) => r[k]));
+  const samples = (runs: FirstPost[]) => runs.map((r) => r.postMs.toFixed(1)).join(', ');
+  process.stdout.write(`  cold servers (started, then ${ALERTS} alerts posted at once in batches of ${BATCH}), ${POST_RUNS} of each kind:
+`);
+  const row = (label: string, runs: FirstPost[]) => {
+    if (runs.length === 0) return;
+    const ms = med(runs, 'postMs');
+    const cpu = med(runs, 'postCpuMs');
+    const vsAm = theirs.length > 0 ? `${(med(theirs, 'postMs') / ms).toFixed(2)}x 0.25` : '';
+    process.stdout.write(`  ${label.padEnd(26)} ${fmt(ms, 1).padStart(10)} (CPU ${cpu.toFixed(0)} ms) ${vsAm.padStart(10)}   runs ${samples(runs)} ms\n`);
+  };
+  row('ctl (whole daemon)', ours);
+  row('Node floor', floor);
+  row('Alertmanager 0.25', theirs);
+  if (floor.length > 0) {
+    const r = med(floor, 'postMs') / med(ours, 'postMs');
+    process.stdout.write(`  ctl's ratio to the cold Node floor: ${r.toFixed(2)}x (1 = as fast as the floor); goal vs 0.25: >= 3x\n`);
+  }
 }
 
 /** Only the first POST, on a fresh server (the extra samples of that figure). */
@@ -374,6 +427,9 @@ export async function runAlertmanagerBench(): Promise<void> {
     return out;
   };
   const withMedianPost = (f: Figures, runs: FirstPost[]): Figures => ({ ...f, postMs: median(runs.map((r) => r.postMs)), postCpuMs: median(runs.map((r) => r.postCpuMs)) });
+
+  await coldFirstPosts(onDaemon, alertmanagerBinary() ? onRealAlertmanager : undefined, alerts);
+  if (process.env.AM_BENCH_COLD_ONLY === '1') return void (await agent.close());
 
   const oursFull = await onDaemon((t) => measure(t, alerts));
   const ourPosts = await firstPosts(onDaemon, oursFull);

@@ -12,7 +12,7 @@ import pino from 'pino';
 import { Store } from '../../src/store/index.js';
 import { GatewayStore } from '../../src/gateway/store.js';
 import { GATEWAY_MIGRATIONS } from '../../src/gateway/schema.js';
-import { SharedConfigStore } from '../../src/gateway/shared/config-store.js';
+import { SharedConfigStore, type RemoteChange } from '../../src/gateway/shared/config-store.js';
 import { SharedPostgres } from '../../src/store/postgres.js';
 import type { ApiKeyRecord, ComboConfig, ProviderConfig } from '../../src/gateway/types.js';
 import { PG_BIN, PG_SKIP_REASON, PostgresServer } from '../helpers/postgres-server.js';
@@ -234,5 +234,45 @@ describe.each(backends)('gateway configuration store on $name', (backend) => {
     expect(o.listKeys().map((k) => k.id)).toEqual(['kk']);
     expect(o.listCombos().map((c) => c.name)).toEqual(['shared-combo']);
     expect(o.getSetting('general')).toBe('{"a2aEnabled":true}');
+  });
+});
+
+describe.skipIf(!PG_BIN)('a write the shared database refused', () => {
+  let server: PostgresServer;
+  let db: SharedPostgres;
+  let s: SharedConfigStore;
+  beforeAll(async () => {
+    server = await PostgresServer.start();
+    db = await SharedPostgres.connect(await server.createDatabase('refused'), quiet);
+    s = await SharedConfigStore.open(localStore(), db, 'one', quiet, () => T);
+  }, 30_000);
+  afterAll(async () => {
+    await db?.close();
+    await server?.destroy();
+  });
+
+  it('is taken back, and the rebuild names what was taken back: the catalog and the settings drop it too', async () => {
+    s.saveProvider(provider('kept'));
+    s.setSetting('resilience', '{}');
+    await s.settled();
+    const changes: RemoteChange[] = [];
+    s.follow((c) => changes.push(c));
+    await server.stop();
+    let last: RemoteChange;
+    try {
+      s.saveProvider(provider('refused'));
+      s.setSetting('general', '{"systemPrompt":{"prompt":"refused"}}');
+      await expect(s.settled()).rejects.toThrow(/did not take the change/);
+      expect(s.listProviderIds()).toEqual(['kept']);
+      expect(s.getSetting('general')).toBeUndefined();
+      // The rebuild after taking them back (before the server is started again and reloaded).
+      last = changes.at(-1)!;
+    } finally {
+      await server.start();
+    }
+    // Naming only what memory still holds left a refused provider in the catalog, and a refused
+    // first write of a settings section in force, for good.
+    expect([...(last.catalog.providers ?? [])].sort()).toEqual(['kept', 'refused']);
+    expect([...last.settings].sort()).toEqual(['general', 'resilience']);
   });
 });

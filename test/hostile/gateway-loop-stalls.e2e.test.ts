@@ -1,26 +1,37 @@
 /**
  * Per-request CPU work in the gateway must not hold the event loop every API shares: crafted chat
  * text for the guardrails (their old JWT and private-key patterns backtracked for seconds), long
- * texts to count tokens of (the tokenizer's merging grows faster than linearly with a word), sent
- * four at once, while another API is probed. The probe's slowest answer stays well under 100 ms.
+ * texts to count tokens of (the tokenizer's merging grows faster than linearly with a word), the
+ * tokenizer's first load, multi-MB bodies to read and parse, sent four at once, while another API
+ * is probed. Two measures: inside the daemon, the CPU time its main thread used in one turn of the
+ * loop (held the loop; immune to descheduling on a loaded machine), and the probe's wall-clock latency.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { probeWhile } from '../helpers/loop-probe.js';
+import { loopHoldEnv, maxHold } from '../helpers/daemon-loop-hold.js';
 
 /**
- * The slowest answer another API may give while the hostile requests run. Before the detectors ran
- * in linear time and off the loop, one such request held the loop 3.4 s (four at once: 11.5 s). Now
- * the probe's worst answer is 66–94 ms on a quiet machine and 130–175 ms with the full suite and
- * other work running beside it: what is left is reading and parsing four ~2 MB bodies on the loop
- * (a wall-clock probe also counts descheduling). The bound sits far below the old stalls and clear
- * of a loaded machine's noise.
+ * The most CPU time one turn of the daemon's loop may use while the hostile requests run. Measured
+ * (load 15-23 on two cores): 4-18 ms per case now. Before the bodies were parsed in pieces and token
+ * counts moved to a thread, the same cases held it 15-66 ms (four 1.9 MB bodies decoded, depth-
+ * scanned and parsed in one go each; token counting slices of four requests in one turn) and the
+ * tokenizer's first load 139-189 ms: with this bound the old code failed the dense-digits, first-
+ * count and (one run in two) prose cases. Before the detectors ran in linear time off the loop, 3.4 s.
  */
-const STALL_BOUND_MS = 400;
+const HOLD_BOUND_MS = 40;
+/**
+ * The slowest answer the probe may get, wall clock: it also counts the descheduling of the probe and
+ * the daemon on a loaded machine (an idle daemon answered 100-290 ms late at load 15), so this one
+ * is coarse; the hold bound above is the tight check.
+ */
+const PROBE_BOUND_MS = 400;
+
+const hold = loopHoldEnv(5);
 
 let d: TestDaemon;
 beforeAll(async () => {
-  d = await startDaemon();
+  d = await startDaemon({ env: hold.env });
   // A provider to resolve models against (count_tokens resolves the model first); nothing is sent to it.
   const p = await d.request('gateway', 'POST', '/api/providers', { id: 'up', kind: 'anthropic', base_url: 'http://127.0.0.1:9/', api_key: 'sk-up', models: ['m1'] });
   expect(p.status, p.text).toBe(201);
@@ -30,7 +41,32 @@ afterAll(async () => {
 });
 
 function chat(content: string) {
-  return d.request('gateway', 'POST', '/v1/chat/completions', { model: 'nowhere/none', messages: [{ role: 'user', content }] });
+  const body = JSON.stringify({ model: 'nowhere/none', messages: [{ role: 'user', content }] });
+  return () => d.request('gateway', 'POST', '/v1/chat/completions', body);
+}
+
+function count(content: string) {
+  const body = JSON.stringify({ model: 'up/m1', max_tokens: 1, messages: [{ role: 'user', content }] });
+  return () => d.request('gateway', 'POST', '/v1/messages/count_tokens', body);
+}
+
+/** Wait until the daemon's loop has had no long turn for 500 ms (start-up work done), at most 15 s. */
+async function settled(): Promise<void> {
+  const until = Date.now() + 15_000;
+  while (Date.now() < until && maxHold(hold, Date.now() - 500, Date.now()) > 0) await new Promise((r) => setTimeout(r, 100));
+}
+
+/** Run `send` `times` at once while probing the alert manager; the answers, the probe's worst latency and the longest loop turn. */
+async function hostile<T>(send: () => Promise<T>, times: number) {
+  await settled();
+  const from = Date.now();
+  const { result, probe } = await probeWhile(d.socket, 'alertmanager', '/api/v2/status', Promise.all(Array.from({ length: times }, send)));
+  const heldMs = maxHold(hold, from, Date.now());
+  const seen = `loop held up to ${heldMs.toFixed(1)} ms of CPU in one turn; slowest probe ${probe.worstMs.toFixed(1)} ms over ${probe.probes} probes`;
+  expect(probe.probes, seen).toBeGreaterThan(0);
+  expect(heldMs, seen).toBeLessThan(HOLD_BOUND_MS);
+  expect(probe.worstMs, seen).toBeLessThan(PROBE_BOUND_MS);
+  return result;
 }
 
 describe('guardrails on crafted text keep the loop free', () => {
@@ -40,14 +76,11 @@ describe('guardrails on crafted text keep the loop free', () => {
     ['a dense run of digits and separators (cards, phones, SSNs)', '4111 1111-'.repeat(190_000)],
     ['override verbs followed by long gaps', `${'ignore \t'.repeat(200_000)}previous instructions`],
   ];
-  it.each(shapes)('%s, four at once: another API answers within the bound, the requests get 4xx', async (_name, text) => {
-    const { result, probe } = await probeWhile(d.socket, 'alertmanager', '/api/v2/status', Promise.all([chat(text), chat(text), chat(text), chat(text)]));
-    for (const r of result) {
+  it.each(shapes)('%s, four at once: the loop is never held long, the requests get 4xx', async (_name, text) => {
+    for (const r of await hostile(chat(text), 4)) {
       expect(r.status, r.text.slice(0, 200)).toBeGreaterThanOrEqual(400);
       expect(r.status, r.text.slice(0, 200)).toBeLessThan(500);
     }
-    expect(probe.probes).toBeGreaterThan(0);
-    expect(probe.worstMs, `slowest probe ${probe.worstMs.toFixed(1)} ms over ${probe.probes} probes`).toBeLessThan(STALL_BOUND_MS);
   }, 120_000);
 });
 
@@ -56,17 +89,15 @@ describe('token counting of long texts keeps the loop free', () => {
     ['200,000 letters without a space', 'ab'.repeat(100_000)],
     ['2 MB of prose', 'The quick brown fox jumps over the lazy dog. '.repeat(45_000)],
   ];
-  beforeAll(async () => {
-    // The tokenizer's tables load on first use (a one-time module load, not per-request work).
-    expect((await d.request('gateway', 'POST', '/v1/messages/count_tokens', { model: 'up/m1', max_tokens: 1, messages: [{ role: 'user', content: 'warm' }] })).status).toBe(200);
+  it('the first count, which loads the tokenizer, does not hold the loop', async () => {
+    const [r] = await hostile(count('warm'), 1);
+    expect(r!.status, r!.text).toBe(200);
   }, 60_000);
-  it.each(shapes)('%s, four at once: another API answers within the bound; the counts come back', async (_name, text) => {
-    const count = () => d.request('gateway', 'POST', '/v1/messages/count_tokens', { model: 'up/m1', max_tokens: 1, messages: [{ role: 'user', content: text }] });
-    const { result, probe } = await probeWhile(d.socket, 'alertmanager', '/api/v2/status', Promise.all([count(), count(), count(), count()]));
-    for (const r of result) {
+  it.each(shapes)('%s, four at once: the loop is never held long; the counts come back', async (_name, text) => {
+    for (const r of await hostile(count(text), 4)) {
       expect(r.status, r.text.slice(0, 200)).toBe(200);
       expect(r.json.input_tokens).toBeGreaterThan(text.length / 20);
     }
-    expect(probe.worstMs, `slowest probe ${probe.worstMs.toFixed(1)} ms over ${probe.probes} probes`).toBeLessThan(STALL_BOUND_MS);
   }, 300_000);
 });
+

@@ -66,3 +66,37 @@ describe('Store', () => {
     }
   });
 });
+
+describe('Store.transaction', () => {
+  it('commits, rolls back on a throw, nests as a savepoint, and works again after the store is reopened', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ctl-store-tx-'));
+    const s = new Store(join(dir, 'tx.db'), [{ version: 1, up: 'CREATE TABLE t (v INTEGER)' }]);
+    try {
+      const count = () => (s.prepare('SELECT COUNT(*) AS n FROM t').get() as { n: number }).n;
+      expect(s.transaction(() => (s.prepare('INSERT INTO t VALUES (1)').run(), 'done'))).toBe('done');
+      expect(() =>
+        s.transaction(() => {
+          s.prepare('INSERT INTO t VALUES (2)').run();
+          throw new Error('no');
+        }),
+      ).toThrow('no');
+      expect(count()).toBe(1);
+      s.transaction(() => {
+        s.prepare('INSERT INTO t VALUES (3)').run();
+        expect(() =>
+          s.transaction(() => {
+            s.prepare('INSERT INTO t VALUES (4)').run();
+            throw new Error('inner');
+          }),
+        ).toThrow('inner');
+      });
+      expect(count()).toBe(2);
+      s.reopen();
+      s.transaction(() => s.prepare('INSERT INTO t VALUES (5)').run());
+      expect(count()).toBe(3);
+    } finally {
+      s.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

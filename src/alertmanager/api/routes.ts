@@ -8,7 +8,7 @@ import { HttpError } from '../../http/errors.js';
 import { sendEmpty, sendText } from '../../http/respond.js';
 import type { Router } from '../../http/router.js';
 import { countReceived, type AlertmanagerMetrics } from '../metrics.js';
-import type { Engine, AlertQuery, GroupsPage, JsonPieces } from '../engine.js';
+import { PAUSE, type Engine, type AlertQuery, type GroupsPage, type JsonPieces } from '../engine.js';
 import { parseMatcher, MatcherParseError, type Matcher } from '../matchers.js';
 import { compileAnchored, RegexError } from '../regex.js';
 import { SilenceInvalid, SilenceNotFound } from '../silences.js';
@@ -64,18 +64,56 @@ function drained(res: RequestContext['res']): Promise<void> {
  * backpressure. A document that fits in one write gets a Content-Length; a longer one is sent
  * chunked, as Go's net/http does once a handler has written more than its buffer.
  */
+/**
+ * Rendering time the answers being sent share per turn of the event loop. Twenty GETs of a full
+ * store, each giving the loop back after a fixed number of alerts, still rendered twenty slices in
+ * one turn (all their setImmediate callbacks run in the same phase): 750 ms.
+ */
+const RENDER_TURN_MS = 8;
+let turnStart = 0;
+let turnOpen = false;
+
+/** Whether this turn's rendering time is spent; the first call in a turn starts it. */
+function renderTurnSpent(): boolean {
+  const now = performance.now();
+  if (!turnOpen) {
+    turnOpen = true;
+    turnStart = now;
+    // Runs before the answers that pause from now on resume: each turn starts afresh.
+    setImmediate(() => (turnOpen = false));
+    return false;
+  }
+  return now - turnStart > RENDER_TURN_MS;
+}
+
 export async function sendAmJsonPieces(ctx: RequestContext, pieces: JsonPieces): Promise<void> {
   const res = ctx.res;
   res.statusCode = 200;
   res.setHeader('Content-Type', 'application/json');
   let chunk = '';
-  for (const p of pieces) {
-    chunk += p;
-    if (chunk.length < 65536) continue;
-    const ok = res.write(chunk, 'utf8');
-    chunk = '';
-    if (!ok && !res.destroyed) await drained(res);
-    if (res.destroyed) return;
+  const it = pieces[Symbol.iterator]();
+  try {
+    for (;;) {
+      // Before each piece is rendered (an answer resumed by its socket's drain too): a socket that
+      // takes every write at once (a fast reader) would otherwise let the whole answer render in
+      // one go; the rendering of every answer together gets RENDER_TURN_MS per turn of the loop.
+      if (renderTurnSpent()) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (res.destroyed) return;
+      }
+      const next = it.next();
+      if (next.done) break;
+      if (next.value === PAUSE) continue;
+      chunk += next.value;
+      if (chunk.length < 65536) continue;
+      const ok = res.write(chunk, 'utf8');
+      chunk = '';
+      if (!ok && !res.destroyed) await drained(res);
+      if (res.destroyed) return;
+    }
+  } finally {
+    // An answer cut short ends its renderer (which releases the alerts it pinned).
+    it.return?.();
   }
   if (!res.headersSent) res.setHeader('Content-Length', Buffer.byteLength(chunk, 'utf8'));
   res.end(chunk, 'utf8');
@@ -235,11 +273,17 @@ export function registerApiRoutes(router: Router, deps: ApiDeps): void {
     const groups = countParam(ctx, 'ctl_groups');
     const alertsPerGroup = countParam(ctx, 'ctl_alerts_per_group');
     if (groups === undefined && alertsPerGroup === undefined) return sendAmJsonPieces(ctx, engine.groupsJson(q));
-    const page: GroupsPage = { groups, alertsPerGroup };
-    const pieces = engine.groupsJson(q, page);
-    ctx.res.setHeader('Ctl-Groups-Total', String(page.totals!.groups));
-    ctx.res.setHeader('Ctl-Alerts-Total', String(page.totals!.alerts));
-    return sendAmJsonPieces(ctx, pieces);
+    const page: GroupsPage = {
+      groups,
+      alertsPerGroup,
+      // The groups are made when the answer starts rendering, before anything is written.
+      onTotals: (t) => {
+        if (ctx.res.headersSent) return;
+        ctx.res.setHeader('Ctl-Groups-Total', String(t.groups));
+        ctx.res.setHeader('Ctl-Alerts-Total', String(t.alerts));
+      },
+    };
+    return sendAmJsonPieces(ctx, engine.groupsJson(q, page));
   });
 
   router.get('/metrics', async (ctx) => {

@@ -87,15 +87,20 @@ function buildRoute(cr: Obj, parent: RouteNode | undefined, id: string): RouteNo
  * stops its siblings; a node none of whose children match is itself the match. Not de-duplicated.
  */
 export function matchRoutes(r: RouteNode, labels: LabelSet): RouteNode[] {
-  if (!matchesAll(r.matchers, labels)) return [];
-  const all: RouteNode[] = [];
+  const out: RouteNode[] = [];
+  collectRoutes(r, labels, out);
+  return out;
+}
+
+/** matchRoutes into one list (no list per node): appends the matches under `r`, returns how many. */
+function collectRoutes(r: RouteNode, labels: LabelSet, out: RouteNode[]): number {
+  if (!matchesAll(r.matchers, labels)) return 0;
+  const start = out.length;
   for (const child of r.routes) {
-    const m = matchRoutes(child, labels);
-    all.push(...m);
-    if (m.length > 0 && !child.continue) break;
+    if (collectRoutes(child, labels, out) > 0 && !child.continue) break;
   }
-  if (all.length === 0) all.push(r);
-  return all;
+  if (out.length === start) out.push(r);
+  return out.length - start;
 }
 
 /** The group labels an alert gets on a route: its labels restricted to group_by (or all). */

@@ -61,6 +61,28 @@ interface Group {
    * retrying until its deadline) is followed at once by the next, never by none.
    */
   due: boolean;
+  /** Its entry in the route's slot map (groupSlot), if it has one. */
+  slot: string | undefined;
+}
+
+/**
+ * A group's place among its route's groups, from the alert's group_by values alone (one string,
+ * no label set or group key built): undefined for `group_by: [...]`, whose groups are found by
+ * their full key. A missing label and an empty value are told apart, as groupLabels does.
+ */
+function groupSlot(route: RouteNode, labels: LabelSet): string | undefined {
+  if (route.groupByAll) return undefined;
+  const names = route.groupBy;
+  if (names.length === 1) {
+    const v = labels[names[0]!];
+    return v === undefined ? '\u0001' : '\u0002' + v;
+  }
+  let slot = '';
+  for (const n of names) {
+    const v = labels[n];
+    slot += v === undefined ? '\u0001' : '\u0002' + v.length + ':' + v;
+  }
+  return slot;
 }
 
 /** How long past a send's deadline a shared log keeps the key for the daemon sending it. */
@@ -74,6 +96,12 @@ const MIN_TIMEOUT_MS = 10_000;
 
 export class Dispatcher {
   private groups = new Map<string, Group>();
+  /**
+   * The groups of each route by their slot (groupSlot): an alert finds its group from its
+   * group_by values, without its group labels, their string and the key being built per alert
+   * (the first burst of a restarted alert manager is thousands of alerts in a few groups).
+   */
+  private slots = new Map<RouteNode, Map<string, Group>>();
   private keys = new Map<RouteNode, string>();
   private integrations = new Map<string, Integration[]>();
   private config!: LoadedConfig;
@@ -86,6 +114,7 @@ export class Dispatcher {
   start(config: LoadedConfig, templates: Templates): void {
     for (const g of this.groups.values()) clearTimeout(g.timer);
     this.groups = new Map();
+    this.slots = new Map();
     this.config = config;
     this.templates = templates;
     this.keys = routeKeys(config.route);
@@ -105,30 +134,49 @@ export class Dispatcher {
     this.stopped = true;
     for (const g of this.groups.values()) clearTimeout(g.timer);
     this.groups.clear();
+    this.slots.clear();
   }
 
   /** New or updated alerts (after they are stored). */
   ingest(alerts: readonly Alert[]): void {
     if (this.stopped) return;
     const now = this.deps.clock.now();
-    for (const a of alerts) {
+    // Indexed, not for-of: the lists come from more than one place (a POST, the store at start)
+    // and for-of's iterator check deoptimised the compiled loop on the second kind of list.
+    for (let i = 0; i < alerts.length; i++) {
+      const a = alerts[i]!;
       for (const route of matchRoutes(this.config.route, a.labels)) {
-        const labels = groupLabels(route, a.labels);
-        const key = `${this.keys.get(route)}:${labelSetString(labels)}`;
-        // Groups are per route node, as 0.25's map per *Route: sibling routes with the same
-        // matchers have the same group key but are groups of their own (each notifies its receiver).
-        const id = `${route.id}\u0000${key}`;
-        let g = this.groups.get(id);
-        if (!g) {
-          g = { id, key, route, labels, fps: new Set(), flushed: false, flushing: false, due: false };
-          this.groups.set(id, g);
-          this.schedule(g, route.groupWaitMs);
-        }
+        const g = this.groupOf(route, a.labels);
         g.fps.add(a.fingerprint);
         // An alert older than group_wait in a group not flushed yet: flush at once.
         if (!g.flushed && a.startsAt + route.groupWaitMs < now) this.schedule(g, 0);
       }
     }
+  }
+
+  /** The alert's group on `route`, created (and its group_wait started) if there is none. */
+  private groupOf(route: RouteNode, alertLabels: LabelSet): Group {
+    const slot = groupSlot(route, alertLabels);
+    let bySlot: Map<string, Group> | undefined;
+    if (slot !== undefined) {
+      bySlot = this.slots.get(route);
+      if (!bySlot) this.slots.set(route, (bySlot = new Map()));
+      const known = bySlot.get(slot);
+      if (known) return known;
+    }
+    const labels = groupLabels(route, alertLabels);
+    const key = `${this.keys.get(route)}:${labelSetString(labels)}`;
+    // Groups are per route node, as 0.25's map per *Route: sibling routes with the same
+    // matchers have the same group key but are groups of their own (each notifies its receiver).
+    const id = `${route.id}\u0000${key}`;
+    let g = this.groups.get(id);
+    if (!g) {
+      g = { id, key, route, labels, fps: new Set(), flushed: false, flushing: false, due: false, slot };
+      this.groups.set(id, g);
+      this.schedule(g, route.groupWaitMs);
+    }
+    if (bySlot && slot !== undefined && g.slot === slot) bySlot.set(slot, g);
+    return g;
   }
 
   private schedule(g: Group, ms: number): void {
@@ -202,6 +250,7 @@ export class Dispatcher {
     if (g.fps.size === 0) {
       clearTimeout(g.timer);
       this.groups.delete(g.id);
+      if (g.slot !== undefined) this.slots.get(g.route)?.delete(g.slot);
     }
   }
 

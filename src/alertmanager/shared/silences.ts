@@ -72,7 +72,11 @@ export class SharedSilences implements SilenceBackend {
     });
   }
 
-  /** Keep `store` in step with changes any daemon makes. */
+  /**
+   * Keep `store` in step with changes any daemon makes. The store was filled from `open`'s read,
+   * before anything listened: once listening, every silence is read again, so one another daemon
+   * wrote in between is not missed (a restarted daemon used to miss those for good).
+   */
   async follow(store: SilenceStore): Promise<void> {
     this.store = store;
     this.unsubscribe = await this.db.subscribe(
@@ -80,13 +84,20 @@ export class SharedSilences implements SilenceBackend {
       (payload) => void this.changed(JSON.parse(payload) as Change),
       () => void this.reloadAll(),
     );
+    await this.reloadAll();
   }
+
+  /** Full reads under way; a change applied meanwhile may be newer than what they return. */
+  private loading = 0;
+  private stale = false;
 
   private async changed(change: Change): Promise<void> {
     if (change.all) return this.reloadAll();
+    if (this.loading > 0) this.stale = true;
     try {
       const ids = change.ids ?? [];
       const rows = ids.length ? await this.db.query<{ data: string }>('SELECT data FROM am_silences WHERE id = ANY($1::text[])', [ids]) : [];
+      if (this.loading > 0) this.stale = true;
       const found = rows.map((r) => JSON.parse(r.data) as StoredSilence);
       const present = new Set(found.map((s) => s.id));
       // A silence named but gone was deleted since (garbage collection on some daemon).
@@ -97,12 +108,23 @@ export class SharedSilences implements SilenceBackend {
     }
   }
 
+  /** Every silence again, replacing memory; read again while changes arrived during the read (they may be newer). */
   private async reloadAll(): Promise<void> {
-    try {
-      const all = await this.stored();
+    for (let round = 0; ; round++) {
+      this.stale = false;
+      this.loading++;
+      let all: StoredSilence[];
+      try {
+        all = await this.stored();
+      } catch (e) {
+        this.log.error({ err: (e as Error).message }, 'alertmanager: reloading shared silences failed');
+        return;
+      } finally {
+        this.loading--;
+      }
+      if (this.stale && round < 10) continue;
       this.store?.replaceAll(all);
-    } catch (e) {
-      this.log.error({ err: (e as Error).message }, 'alertmanager: reloading shared silences failed');
+      return;
     }
   }
 

@@ -16,7 +16,7 @@ import type { Router } from '../../http/router.js';
 import { compile } from '../../http/schema.js';
 import type { CanonicalRequest } from '../canonical.js';
 import { intQuery, ok, readPlainObject, validated } from '../routes/common.js';
-import { countText, loadCounter, promptText } from '../translate/tokens.js';
+import { countText, promptText } from '../translate/tokens.js';
 import { LANGUAGE_PACKS } from './caveman.js';
 import { applyPipeline, ENGINES, pipelineOf, type Step } from './modes.js';
 import { findCombo } from './plan.js';
@@ -109,9 +109,8 @@ export function compressionRoutes(r: Router, svc: CompressionService, now: () =>
       // The preview shows what the rules do, whatever the minimum message length.
       const s = b.text !== undefined ? { ...settings.value, caveman: { ...settings.value.caveman, minMessageChars: 0 } } : settings.value;
       const applied = applyPipeline(req, steps, s);
-      const count = await loadCounter();
-      const originalTokens = await countText(count, promptText(req).text);
-      const compressedTokens = await countText(count, promptText(applied.request).text);
+      const originalTokens = await countText(promptText(req).text);
+      const compressedTokens = await countText(promptText(applied.request).text);
       const out = applied.request;
       const compressed =
         b.text !== undefined

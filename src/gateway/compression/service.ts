@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { CanonicalRequest } from '../canonical.js';
 import type { LayeredSettings } from '../runtime-settings.js';
-import { countText, estimateTokens, loadCounter, promptText } from '../translate/tokens.js';
+import { countText, estimateTokens, promptText } from '../translate/tokens.js';
 import { redact, scan, SECRET_RULES } from '../guardrails/detectors.js';
 import { applyPipeline, type Applied } from './modes.js';
 import { resolvePlan, type Plan, type PlanInput } from './plan.js';
@@ -61,10 +61,10 @@ export class CompressionService {
     if (!c.applied) return;
     const ts = this.now();
     setImmediate(() => {
-      void loadCounter()
-        .then(async (count) => {
-          const tokensBefore = await countText(count, promptText(original).text);
-          const tokensAfter = await countText(count, promptText(c.request).text);
+      void Promise.resolve()
+        .then(async () => {
+          const tokensBefore = await countText(promptText(original).text);
+          const tokensAfter = await countText(promptText(c.request).text);
           this.store.log({ ts, requestId, mode: c.plan.mode, source: c.plan.source, engines: c.applied!.engines, tokensBefore, tokensAfter });
         })
         .catch((e: unknown) => this.log.warn({ err: e }, 'gateway: compression log failed'));

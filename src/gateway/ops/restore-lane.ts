@@ -10,7 +10,7 @@
  *   database's whole trail (the restore request itself included) replaces the candidate's.
  */
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { WorkerLane } from '../../http/worker-lane.js';
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -94,26 +94,21 @@ function carryAudit({ path, live }) {
 
 parentPort.on('message', (m) => {
   try {
-    parentPort.postMessage(m.op === 'prepare' ? prepare(m) : carryAudit(m));
+    parentPort.postMessage({ id: m.id, result: m.op === 'prepare' ? prepare(m) : carryAudit(m) });
   } catch (e) {
-    parentPort.postMessage({ error: String((e && e.message) || e) });
+    parentPort.postMessage({ id: m.id, error: String((e && e.message) || e) });
   }
 });`;
 
-/** One job on a fresh worker, which ends with it (restores are rare; nothing is kept warm). */
+/** The restore thread: started for a job, ended right after it (restores are rare; nothing is kept warm). */
+const lane = new WorkerLane<Record<string, unknown>, Record<string, unknown>>({
+  name: 'restore',
+  program: () => ({ source: WORKER_SOURCE, workerData: { sqlite: createRequire(import.meta.url).resolve('better-sqlite3') } }),
+  idleMs: 0,
+});
+
 function onWorker<T>(message: Record<string, unknown>): Promise<T> {
-  const sqlite = createRequire(import.meta.url).resolve('better-sqlite3');
-  const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { sqlite } });
-  return new Promise<T>((resolve, reject) => {
-    w.once('message', (m: T & { error?: string }) => {
-      void w.terminate();
-      if (m.error !== undefined) reject(new Error(m.error));
-      else resolve(m);
-    });
-    w.once('error', reject);
-    w.once('exit', (code) => reject(new Error(`the restore thread exited (${code})`)));
-    w.postMessage(message);
-  });
+  return lane.run(message) as Promise<T>;
 }
 
 /** Check and migrate a staged candidate in place: its original schema version, or why it cannot be used. */

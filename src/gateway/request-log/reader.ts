@@ -9,7 +9,7 @@ import { SqliteRequestLog, type HistoryBucket, type HistoryQuery, type LogQuery,
 
 export type { HistoryQuery };
 export type AccountTotals = ReturnType<SqliteRequestLog['accountUsage']>;
-export type ComboTargetCount = ReturnType<SqliteRequestLog['comboTargetCounts']>[number];
+export type ComboTargetCount = Awaited<ReturnType<SqliteRequestLog['comboTargetCounts']>>[number];
 
 export interface RequestLogReader {
   requestLogs(q: LogQuery): Promise<{ total: number; rows: RequestLogRow[] }>;

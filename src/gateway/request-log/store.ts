@@ -304,16 +304,43 @@ export class SqliteRequestLog {
     }));
   }
 
-  /** Per combo and target counts since `since` (seeds the in-memory combo metrics at start). */
-  comboTargetCounts(since: number): { combo: string; target: string; requests: number; errors: number; avgLatency: number }[] {
-    return this.store
-      .prepare(
-        `SELECT combo, provider || '/' || model AS target, COUNT(*) AS requests, SUM(status >= 400) AS errors, AVG(latency_ms) AS avgLatency
-         FROM request_log WHERE combo IS NOT NULL AND provider IS NOT NULL AND ts >= ? GROUP BY combo, target`,
-      )
-      .all(since) as { combo: string; target: string; requests: number; errors: number; avgLatency: number }[];
+  /**
+   * Per combo and target counts since `since` (seeds the in-memory combo metrics at start). Read in
+   * slices of COUNT_SLICE_ROWS row ids, giving the event loop back between them: one GROUP BY over a
+   * week of a busy gateway's log (250,000 rows) held the loop 360 ms at every gateway start, a restore
+   * or an import's included. The same numbers as one GROUP BY (the average from sum and count).
+   */
+  async comboTargetCounts(since: number): Promise<{ combo: string; target: string; requests: number; errors: number; avgLatency: number }[]> {
+    const bounds = this.store.prepare('SELECT MIN(id) AS lo, MAX(id) AS hi FROM request_log').get() as { lo: number | null; hi: number | null };
+    if (bounds.lo === null || bounds.hi === null) return [];
+    const slice = this.store.prepare(
+      `SELECT combo, provider || '/' || model AS target, COUNT(*) AS requests, SUM(status >= 400) AS errors, SUM(latency_ms) AS latencySum, COUNT(latency_ms) AS latencies
+       FROM request_log WHERE id >= ? AND id < ? AND combo IS NOT NULL AND provider IS NOT NULL AND ts >= ? GROUP BY combo, target`,
+    );
+    type Part = { combo: string; target: string; requests: number; errors: number; latencySum: number | null; latencies: number };
+    const sums = new Map<string, Part>();
+    for (let from = bounds.lo; from <= bounds.hi; from += COUNT_SLICE_ROWS) {
+      for (const r of slice.all(from, from + COUNT_SLICE_ROWS, since) as Part[]) {
+        const key = JSON.stringify([r.combo, r.target]);
+        const s = sums.get(key);
+        if (!s) sums.set(key, { ...r });
+        else {
+          s.requests += r.requests;
+          s.errors += r.errors;
+          s.latencySum = s.latencySum === null ? r.latencySum : s.latencySum + (r.latencySum ?? 0);
+          s.latencies += r.latencies;
+        }
+      }
+      if (from + COUNT_SLICE_ROWS <= bounds.hi) await new Promise((resolve) => setImmediate(resolve));
+    }
+    return [...sums.values()]
+      .sort((a, b) => (a.combo < b.combo ? -1 : a.combo > b.combo ? 1 : a.target < b.target ? -1 : a.target > b.target ? 1 : 0))
+      .map((s) => ({ combo: s.combo, target: s.target, requests: s.requests, errors: s.errors, avgLatency: (s.latencies > 0 ? s.latencySum! / s.latencies : null) as number }));
   }
 }
+
+/** Row ids read per slice by the start-up counts of the request log (a few milliseconds each). */
+const COUNT_SLICE_ROWS = 8192;
 
 export function toLogRow(r: Record<string, unknown>): RequestLogRow {
   const s = (k: string) => opt(r[k] as string | null);

@@ -192,6 +192,22 @@ export class SharedConfigStore extends GatewayStore {
     return t as Map<string, T>;
   }
 
+  /**
+   * Providers (by id; a custom model counts for its provider) and setting keys memory held at some
+   * moment since the last full rebuild. A full rebuild names them all, not only what memory holds
+   * now: a provider or setting that is gone (a refused write taken back, a row another daemon
+   * deleted while this one did not listen) is dropped by the catalog and the settings too, where
+   * naming only the rows left kept it in force for good.
+   */
+  private heldProviders = new Set<string>();
+  private heldSettings = new Set<string>();
+
+  private held(kind: Kind, id: string): void {
+    if (kind === 'provider') this.heldProviders.add(id);
+    else if (kind === 'model') this.heldProviders.add((JSON.parse(id) as [string, string])[0]);
+    else if (kind === 'setting') this.heldSettings.add(id);
+  }
+
   /** Reads under way; an announcement applied meanwhile may be older than what they return. */
   private loading = 0;
   private stale = false;
@@ -208,6 +224,7 @@ export class SharedConfigStore extends GatewayStore {
           let t = rows.get(r.kind);
           if (!t) rows.set(r.kind, (t = new Map()));
           t.set(r.id, JSON.parse(r.data));
+          this.held(r.kind, r.id);
         }
         this.rows = rows;
       } finally {
@@ -229,9 +246,15 @@ export class SharedConfigStore extends GatewayStore {
 
   /** Tell every consumer that anything may have changed (after memory was replaced or restored). */
   private rebuildAll(): void {
+    const providers = new Set(this.listProviderIds());
+    for (const m of this.table<ProviderModelRecord>('model').values()) providers.add(m.provider);
+    const settings = new Set(this.table('setting').keys());
+    const named = { providers: [...new Set([...this.heldProviders, ...providers])], settings: [...new Set([...this.heldSettings, ...settings])] };
+    this.heldProviders = providers;
+    this.heldSettings = settings;
     this.onRemoteChange({
-      catalog: { providers: this.listProviderIds(), aliases: true, combos: true, mappings: true, keys: true, pricing: true },
-      settings: [...this.table('setting').keys()],
+      catalog: { providers: named.providers, aliases: true, combos: true, mappings: true, keys: true, pricing: true },
+      settings: named.settings,
       records: ['budget', 'token_limit', 'webhook'],
     });
   }
@@ -240,6 +263,7 @@ export class SharedConfigStore extends GatewayStore {
     const t = this.table(kind);
     const before = t.has(id) ? t.get(id) : ABSENT;
     t.set(id, value);
+    this.held(kind, id);
     this.enqueue({ kind, id, data: JSON.stringify(value), before });
   }
 
@@ -312,6 +336,7 @@ export class SharedConfigStore extends GatewayStore {
           later.before = o.before; // what it replaces never landed
           continue;
         }
+        this.held(o.kind, o.id);
         if (o.before === ABSENT) this.table(o.kind).delete(o.id);
         else this.table(o.kind).set(o.id, o.before);
       }
@@ -347,6 +372,7 @@ export class SharedConfigStore extends GatewayStore {
     for (const r of rows) {
       if (r.data === null) this.table(r.kind).delete(r.id);
       else this.table(r.kind).set(r.id, JSON.parse(r.data));
+      this.held(r.kind, r.id);
       switch (r.kind) {
         case 'provider':
           providers.add(r.id);

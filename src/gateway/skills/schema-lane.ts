@@ -9,7 +9,7 @@
  * `pattern`s run on re2js (linear time), so a schema cannot bring a backtracking regular expression.
  */
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { WorkerLane } from '../../http/worker-lane.js';
 
 const IDLE_MS = 30_000;
 const CALL_TIMEOUT_MS = 10_000;
@@ -52,17 +52,17 @@ parentPort.on('message', (m) => {
   try {
     if (m.op === 'check') {
       pair(m.schema);
-      parentPort.postMessage({ id: m.id });
+      parentPort.postMessage({ id: m.id, result: {} });
     } else {
       const v = validators(m.key, m.schema)[m.which];
-      if (v(JSON.parse(m.text))) parentPort.postMessage({ id: m.id });
+      if (v(JSON.parse(m.text))) parentPort.postMessage({ id: m.id, result: {} });
       else {
         const e = v.errors[0];
-        parentPort.postMessage({ id: m.id, problem: { instancePath: e.instancePath, keyword: e.keyword, params: e.params, message: e.message } });
+        parentPort.postMessage({ id: m.id, result: { problem: { instancePath: e.instancePath, keyword: e.keyword, params: e.params, message: e.message } } });
       }
     }
   } catch (e) {
-    parentPort.postMessage({ id: m.id, error: String((e && e.message) || e) });
+    parentPort.postMessage({ id: m.id, result: { error: String((e && e.message) || e) } });
   }
 });`;
 
@@ -77,27 +77,25 @@ export interface SchemaProblem {
 /** The schema lane could not answer (its thread died or overran its time); the schema is not at fault. */
 export class SchemaLaneError extends Error {}
 
-interface Pending {
-  resolve: (v: { problem?: SchemaProblem; error?: string }) => void;
-  reject: (e: Error) => void;
-  timer: NodeJS.Timeout;
-}
-
 export class SchemaLane {
-  private worker: Worker | undefined;
-  private idle: NodeJS.Timeout | undefined;
-  private nextId = 0;
-  private readonly pending = new Map<number, Pending>();
-  private readonly modules: { ajv: string; re2js: string };
+  private readonly lane: WorkerLane<Record<string, unknown>, { problem?: SchemaProblem; error?: string }>;
 
   constructor() {
     const require = createRequire(import.meta.url);
-    this.modules = { ajv: require.resolve('ajv'), re2js: require.resolve('re2js') };
+    const modules = { ajv: require.resolve('ajv'), re2js: require.resolve('re2js') };
+    this.lane = new WorkerLane({
+      name: 'schema',
+      program: () => ({ source: WORKER_SOURCE, workerData: { ...modules, cached: CACHED_SKILLS } }),
+      idleMs: IDLE_MS,
+      callTimeoutMs: CALL_TIMEOUT_MS,
+      timeoutMessage: `checking a skill's schema took longer than ${CALL_TIMEOUT_MS / 1000} s`,
+      failure: (message) => new SchemaLaneError(message),
+    });
   }
 
   /** Compile both schemas; the reason one is not a valid JSON Schema, or undefined. */
   async check(schema: { input?: unknown; output?: unknown }): Promise<string | undefined> {
-    return (await this.call({ op: 'check', schema })).error;
+    return (await this.lane.run({ op: 'check', schema })).error;
   }
 
   /**
@@ -106,69 +104,10 @@ export class SchemaLane {
    * schema itself does not compile.
    */
   validate(key: string, schema: { input?: unknown; output?: unknown }, which: 'input' | 'output', text: string): Promise<{ problem?: SchemaProblem; error?: string }> {
-    return this.call({ op: 'validate', key, schema, which, text });
-  }
-
-  private call(message: Record<string, unknown>): Promise<{ problem?: SchemaProblem; error?: string }> {
-    const w = this.ensure();
-    if (this.idle) clearTimeout(this.idle);
-    this.idle = undefined;
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => this.restart(new SchemaLaneError(`checking a skill's schema took longer than ${CALL_TIMEOUT_MS / 1000} s`)), CALL_TIMEOUT_MS);
-      timer.unref();
-      this.pending.set(id, { resolve, reject, timer });
-      w.postMessage({ id, ...message });
-    });
-  }
-
-  private ensure(): Worker {
-    if (this.worker) return this.worker;
-    const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...this.modules, cached: CACHED_SKILLS } });
-    w.unref();
-    w.on('message', (m: { id: number; problem?: SchemaProblem; error?: string }) => {
-      const p = this.pending.get(m.id);
-      if (!p) return;
-      this.pending.delete(m.id);
-      clearTimeout(p.timer);
-      p.resolve({ ...(m.problem ? { problem: m.problem } : {}), ...(m.error !== undefined ? { error: m.error } : {}) });
-      if (this.pending.size === 0) this.armIdle();
-    });
-    w.on('error', (e) => this.restart(new SchemaLaneError(`the schema thread failed: ${e.message}`)));
-    w.on('exit', () => {
-      if (this.worker === w) this.restart(new SchemaLaneError('the schema thread exited'));
-    });
-    this.worker = w;
-    return w;
-  }
-
-  private armIdle(): void {
-    if (this.idle) clearTimeout(this.idle);
-    this.idle = setTimeout(() => {
-      this.idle = undefined;
-      if (this.pending.size === 0) this.stop();
-    }, IDLE_MS);
-    this.idle.unref();
-  }
-
-  /** End the thread and fail whatever was waiting on it. */
-  private restart(e: Error): void {
-    this.stop();
-    for (const p of this.pending.values()) {
-      clearTimeout(p.timer);
-      p.reject(e);
-    }
-    this.pending.clear();
-  }
-
-  private stop(): void {
-    const w = this.worker;
-    this.worker = undefined;
-    if (w) void w.terminate();
+    return this.lane.run({ op: 'validate', key, schema, which, text });
   }
 
   close(): void {
-    if (this.idle) clearTimeout(this.idle);
-    this.restart(new SchemaLaneError('the gateway is stopping'));
+    this.lane.close('the gateway is stopping');
   }
 }

@@ -1,68 +1,18 @@
 /**
  * Token counting for `/v1/messages/count_tokens` and prompt estimates (gpt-tokenizer, o200k_base).
- * The tokenizer's tables are a few MB, so they are loaded on first use, not at start-up.
+ * The tokenizer's tables are a few MB: they are loaded on first use, on the token-count thread.
  * Counts are estimates for non-OpenAI models: each provider has its own tokenizer.
  */
 import { textOf, type CanonicalRequest } from '../canonical.js';
-
-export type CountFn = (text: string) => number;
-let counter: Promise<CountFn> | undefined;
-
-/** gpt-tokenizer's o200k counter, loaded on first use (also for compression's savings). */
-export function loadCounter(): Promise<CountFn> {
-  counter ??= import('gpt-tokenizer/encoding/o200k_base').then((m) => (text: string) => m.countTokens(text));
-  return counter;
-}
-
-/** Text is counted in pieces of at most this many characters, cut at whitespace. */
-const PIECE = 2048;
-/**
- * The longest run without whitespace counted in one piece: the tokenizer's byte-pair merging grows
- * faster than linearly with a word's length (200,000 letters without a space took minutes), so a
- * longer run is counted 256 characters at a time.
- */
-const WORD_MAX = 256;
-/** Texts past this are counted exactly up to it and extrapolated for the rest. */
-const COUNT_EXACT_MAX = 1_000_000;
-/** The loop is given back after this much counting. */
-const SLICE_MS = 4;
-
-/** The end of the piece that starts at i. */
-function pieceEnd(text: string, i: number): number {
-  const end = Math.min(text.length, i + PIECE);
-  let lastSpace = -1;
-  let run = 0;
-  for (let j = i; j < end; j++) {
-    const c = text.charCodeAt(j);
-    if (c === 32 || c === 10 || c === 9 || c === 13) {
-      lastSpace = j;
-      run = 0;
-    } else if (++run > WORD_MAX) return j;
-  }
-  return end < text.length && lastSpace > i ? lastSpace : end;
-}
+import { countOnLane } from './token-lane.js';
 
 /**
- * Tokens in `text`, counted piece by piece and giving the event loop back every few milliseconds,
- * so a huge text never holds it. Exact for texts up to PIECE characters (whole pieces are the same
- * words the tokenizer would see); past COUNT_EXACT_MAX characters the rest is extrapolated.
+ * Tokens in `text`, counted on the token-count thread (the tokenizer loads and counts there, never
+ * on the event loop every API shares). Exact for texts up to a piece (2048 characters) and for
+ * ordinary prose; past a million characters the rest is extrapolated (token-pieces.ts).
  */
-export async function countText(count: CountFn, text: string): Promise<number> {
-  if (text.length <= PIECE) return count(text);
-  const limit = Math.min(text.length, COUNT_EXACT_MAX);
-  let tokens = 0;
-  let i = 0;
-  let sliceStart = performance.now();
-  while (i < limit) {
-    const end = pieceEnd(text, i);
-    tokens += count(text.slice(i, end));
-    i = end;
-    if (performance.now() - sliceStart > SLICE_MS) {
-      await new Promise((r) => setImmediate(r));
-      sliceStart = performance.now();
-    }
-  }
-  return i >= text.length ? tokens : Math.ceil((tokens * text.length) / i);
+export function countText(text: string): Promise<number> {
+  return countOnLane(text);
 }
 
 /** Per-message and per-image overheads, roughly what the chat formats add around content. */
@@ -87,9 +37,8 @@ export function promptText(req: CanonicalRequest): { text: string; messages: num
 
 /** Estimated prompt tokens of a request. */
 export async function countTokens(req: CanonicalRequest): Promise<number> {
-  const count = await loadCounter();
   const { text, messages, images } = promptText(req);
-  return (await countText(count, text)) + messages * PER_MESSAGE + images * PER_IMAGE + 3;
+  return (await countText(text)) + messages * PER_MESSAGE + images * PER_IMAGE + 3;
 }
 
 /** Cheap synchronous estimate (about 4 characters a token) where loading the tokenizer is not worth it. */

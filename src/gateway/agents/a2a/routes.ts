@@ -12,7 +12,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { RequestContext } from '../../../http/context.js';
-import { readBody, parseJson } from '../../../http/body.js';
+import { readBody, parseJsonBody } from '../../../http/body.js';
 import { HttpError, notFound, badRequest } from '../../../http/errors.js';
 import { sendJson } from '../../../http/respond.js';
 import type { Router } from '../../../http/router.js';
@@ -123,7 +123,7 @@ export function a2aRoutes(r: Router, svc: GatewayServices, a2a: A2aService): voi
         }
         let body: unknown;
         try {
-          body = parseJson((await readBody(ctx, A2A_BODY_LIMIT)).toString('utf8'));
+          body = await parseJsonBody(await readBody(ctx, A2A_BODY_LIMIT));
         } catch (e) {
           if (e instanceof HttpError && e.status === 413) throw e;
           throw new RpcError(-32700, `parse error: ${(e as Error).message}`);

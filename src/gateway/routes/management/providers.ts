@@ -5,7 +5,7 @@
  */
 import { upstreamOptions } from '../../completion.js';
 import { badRequest, conflict, HttpError, notFound } from '../../../http/errors.js';
-import { readBody, mediaType, parseJson } from '../../../http/body.js';
+import { readBody, mediaType, parseJsonBody, PARSE_IN_PIECES_BYTES } from '../../../http/body.js';
 import type { RequestContext } from '../../../http/context.js';
 import type { Router } from '../../../http/router.js';
 import { textOf } from '../../canonical.js';
@@ -93,14 +93,13 @@ export function createProvider(svc: GatewayServices, raw: unknown, upsert: boole
 async function importRows(ctx: RequestContext): Promise<{ rows: unknown[]; upsert: boolean }> {
   const type = mediaType(ctx);
   const buf = await readBody(ctx, MANAGEMENT_BODY_LIMIT);
-  const text = buf.toString('utf8');
   const upsertQuery = /^(1|true)$/i.test(ctx.query.get('upsert') ?? '');
-  if (type === 'text/csv' || type === 'application/csv') return { rows: csvRows(text), upsert: upsertQuery };
+  if (type === 'text/csv' || type === 'application/csv') return { rows: csvRows(buf.toString('utf8')), upsert: upsertQuery };
   if (type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
     throw new HttpError(415, `unsupported media type "${type}"; send application/json or text/csv`);
   }
-  if (!text.trim()) throw badRequest('request body is empty');
-  const body = parseJson(text);
+  if (buf.length <= PARSE_IN_PIECES_BYTES && !buf.toString('utf8').trim()) throw badRequest('request body is empty');
+  const body = await parseJsonBody(buf);
   if (Array.isArray(body)) return { rows: body, upsert: upsertQuery };
   if (body === null || typeof body !== 'object') throw badRequest('import body must be an array, {providers: [...]} or {csv: "..."}');
   const o = body as Record<string, unknown>;
