@@ -62,7 +62,15 @@ function after(xMs: number, xNs: number, yMs: number, yNs: number): boolean {
  * Every Alert in memory is built here, fields in one order, so all share one hidden class
  * (monomorphic property access on the hot paths, no map transitions when the cache is set).
  */
-export function newAlert(s: StoredAlert, startsAt = s.startsAt, endsAt = s.endsAt, startsAtNs = s.startsAtNs ?? 0, endsAtNs = s.endsAtNs ?? 0): Alert {
+export function newAlert(
+  s: StoredAlert,
+  startsAt = s.startsAt,
+  endsAt = s.endsAt,
+  startsAtNs = s.startsAtNs ?? 0,
+  endsAtNs = s.endsAtNs ?? 0,
+  startsAtOff = s.startsAtOff,
+  endsAtOff = s.endsAtOff,
+): Alert {
   return {
     fingerprint: s.fingerprint,
     labels: s.labels,
@@ -71,6 +79,8 @@ export function newAlert(s: StoredAlert, startsAt = s.startsAt, endsAt = s.endsA
     endsAt,
     startsAtNs,
     endsAtNs,
+    startsAtOff,
+    endsAtOff,
     updatedAt: s.updatedAt,
     generatorURL: s.generatorURL,
     timeout: s.timeout,
@@ -89,7 +99,7 @@ export function mergeAlerts(a: Alert, o: Alert, now: number): Alert {
   } else if (laterEnd && !a.timeout) {
     end = a;
   }
-  return newAlert(o, earlier.startsAt, end.endsAt, earlier.startsAtNs, end.endsAtNs);
+  return newAlert(o, earlier.startsAt, end.endsAt, earlier.startsAtNs, end.endsAtNs, earlier.startsAtOff, end.endsAtOff);
 }
 
 /**
@@ -186,6 +196,8 @@ export class AlertStore {
       } else added = true;
       states[j] = a;
       this.byFp.set(a.fingerprint, a);
+      // The raw journal has no room for zone offsets: a state with one is journaled as JSON.
+      if (outcome && (a.startsAtOff !== undefined || a.endsAtOff !== undefined)) outcome = undefined;
       if (outcome) {
         const k = 3 * source!.origin[j]!;
         outcome[k] = a.startsAt;
@@ -222,6 +234,8 @@ export class AlertStore {
         old.endsAt = a.endsAt;
         old.startsAtNs = a.startsAtNs;
         old.endsAtNs = a.endsAtNs;
+        old.startsAtOff = a.startsAtOff;
+        old.endsAtOff = a.endsAtOff;
         old.updatedAt = a.updatedAt;
         old.generatorURL = a.generatorURL;
         old.timeout = a.timeout;

@@ -64,6 +64,9 @@ export interface AlertInput {
   /** Nanoseconds past the millisecond of startsAt / endsAt (0-999999), when known. */
   startsAtNs?: number;
   endsAtNs?: number;
+  /** The zone offsets the times were posted with (minutes east of UTC; absent: UTC). */
+  startsAtOff?: number;
+  endsAtOff?: number;
   generatorURL: string;
   fingerprint: string;
 }
@@ -108,8 +111,8 @@ export function templateData(d: DataInput, form: 'notification' | 'amtool' = 'no
         Status: a.status,
         Labels: kv(a.labels),
         Annotations: kv(a.annotations),
-        StartsAt: goTime(a.startsAt, a.startsAtNs),
-        EndsAt: goTime(a.endsAt, a.endsAtNs),
+        StartsAt: goTime(a.startsAt, a.startsAtNs, a.startsAtOff),
+        EndsAt: goTime(a.endsAt, a.endsAtNs, a.endsAtOff),
         GeneratorURL: a.generatorURL,
         Fingerprint: a.fingerprint,
       };
