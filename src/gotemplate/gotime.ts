@@ -87,12 +87,13 @@ export function formatLayout(p: Parts, layout: string): string {
     let len = 0;
     switch (c) {
       case 'J':
+        // "Jan" and "Mon" only when no lower-case letter follows ("Janu" is text).
         if (at('January')) [emit, len] = [MONTHS[p.month - 1]!, 7];
-        else if (at('Jan')) [emit, len] = [MONTHS[p.month - 1]!.slice(0, 3), 3];
+        else if (at('Jan') && !/[a-z]/.test(layout[i + 3] ?? '')) [emit, len] = [MONTHS[p.month - 1]!.slice(0, 3), 3];
         break;
       case 'M':
         if (at('Monday')) [emit, len] = [DAYS[p.weekday]!, 6];
-        else if (at('Mon')) [emit, len] = [DAYS[p.weekday]!.slice(0, 3), 3];
+        else if (at('Mon') && !/[a-z]/.test(layout[i + 3] ?? '')) [emit, len] = [DAYS[p.weekday]!.slice(0, 3), 3];
         else if (at('MST')) [emit, len] = [p.zone || zoneNumber(p.offset, 'hhmm'), 3];
         break;
       case '0':

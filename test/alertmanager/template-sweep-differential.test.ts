@@ -63,7 +63,10 @@ export const CASES: string[] = [
   '{{ printf "%v" .CommonLabels.SortedPairs }}|{{ printf "%+v" .CommonLabels.SortedPairs }}|{{ printf "%#v" (index .CommonLabels.SortedPairs 0) }}',
   '{{ .GroupLabels }}|{{ .GroupLabels.Names }}|{{ .CommonAnnotations }}|{{ .ExternalURL }}|{{ .Receiver }}|{{ .Status }}',
   // widths, precisions, argument indexes, errors inside fmt
-  '{{ printf "%*d|%-*d|%.*f|%[2]d %[1]d|%[3]*.[2]*[1]f" 5 42 5 42 2 3.14159 1 2 3 }}',
+  '{{ printf "%*d|%-*d|%.*f" 5 42 5 42 2 3.14159 }}|{{ printf "%[2]d %[1]d" 1 2 }}|{{ printf "%[3]*.[2]*[1]f|%d" 12.0 2 6 }}|{{ printf "%[2]*d|%[0]d|%[x]d|%[1]5d" 1 2 }}|{{ printf "%*d|%.*d" "a" 1 -3 7 }}',
+  '{{ printf "%.0x|%#.3o|%.0d|%-+5d|%+x|%08.3f|%-08d|%#X|%#b" 0 8 0 3 -255 -3.14159 5 255 5 }}|{{ printf "%.3v|%.5x" 7 "abcdef" }}',
+  '{{ printf "%e|%.0e|%.1e|%.2e|%g|%.1f|%.2f|%.1f" 2.5 2.5 0.25 1.125 0.000012345 0.05 1.005 0.25 }}',
+  '{{ printf "%x|%X|%.2x|%x|%x|%x" 1.0 -0.1 3.14159 0.0 1e300 2.5e-310 }}',
   '{{ printf "%d %d" 1 }}|{{ printf "%d" 1 2 }}|{{ printf "%z" 1 }}|{{ printf "%!" }}|{{ printf "100%%" }}|{{ printf "%" }}|{{ printf "%[5]d" 1 }}',
   '{{ printf "%s" nil }}|{{ printf "%v %d" nil nil }}|{{ print nil }}|{{ printf "%s" .CommonLabels.nope }}',
   '{{ printf "%6.2f%%|%-6.2f|%06.2f|%+06.1f" 12.345 1.0 -1.5 2.25 }}',
@@ -111,7 +114,7 @@ export const ERROR_CASES: string[] = [
 ];
 
 const PER_BATCH = 5;
-const SEP = (n: number) => `\n@@${n}@@\n`;
+const SEP = (n: number) => `\n@@${n}@@|`;
 const batches: string[][] = [];
 for (let i = 0; i < CASES.length; i += PER_BATCH) batches.push(CASES.slice(i, i + PER_BATCH));
 
@@ -194,8 +197,8 @@ describe.skipIf(!bin)('a broad template sweep against the real Alertmanager 0.25
     // Split each message back into its expressions.
     const split = (text: string | undefined) => {
       const out: Record<number, string> = {};
-      for (const part of (text ?? '').split(/\n@@(?=\d+@@\n)/).slice(1)) {
-        const m = /^(\d+)@@\n([\s\S]*)$/.exec(part)!;
+      for (const part of (text ?? '').split(/\n@@(?=\d+@@\|)/).slice(1)) {
+        const m = /^(\d+)@@\|([\s\S]*)$/.exec(part)!;
         out[Number(m[1])] = m[2]!;
       }
       return out;

@@ -28,8 +28,8 @@ function typed<T extends object>(v: T, type: string): T {
 
 export function pairs(list: { Name: string; Value: string }[]): { Name: string; Value: string }[] {
   const out = typed(list.map((p) => ({ Name: p.Name, Value: p.Value, [GO_TYPE]: 'template.Pair', [GO_FORMAT]: () => `{${p.Name} ${p.Value}}` })), 'template.Pairs');
-  method(out, 'Names', () => out.map((p) => p.Name));
-  method(out, 'Values', () => out.map((p) => p.Value));
+  method(out, 'Names', () => typed(out.map((p) => p.Name), '[]string'));
+  method(out, 'Values', () => typed(out.map((p) => p.Value), '[]string'));
   return out;
 }
 
