@@ -62,15 +62,7 @@ function after(xMs: number, xNs: number, yMs: number, yNs: number): boolean {
  * Every Alert in memory is built here, fields in one order, so all share one hidden class
  * (monomorphic property access on the hot paths, no map transitions when the cache is set).
  */
-export function newAlert(
-  s: StoredAlert,
-  startsAt = s.startsAt,
-  endsAt = s.endsAt,
-  startsAtNs = s.startsAtNs ?? 0,
-  endsAtNs = s.endsAtNs ?? 0,
-  startsAtOff = s.startsAtOff,
-  endsAtOff = s.endsAtOff,
-): Alert {
+export function newAlert(s: StoredAlert, startsAt = s.startsAt, endsAt = s.endsAt, startsAtNs = s.startsAtNs ?? 0, endsAtNs = s.endsAtNs ?? 0): Alert {
   return {
     fingerprint: s.fingerprint,
     labels: s.labels,
@@ -79,8 +71,8 @@ export function newAlert(
     endsAt,
     startsAtNs,
     endsAtNs,
-    startsAtOff,
-    endsAtOff,
+    startsAtOff: s.startsAtOff,
+    endsAtOff: s.endsAtOff,
     updatedAt: s.updatedAt,
     generatorURL: s.generatorURL,
     timeout: s.timeout,
@@ -99,7 +91,11 @@ export function mergeAlerts(a: Alert, o: Alert, now: number): Alert {
   } else if (laterEnd && !a.timeout) {
     end = a;
   }
-  return newAlert(o, earlier.startsAt, end.endsAt, earlier.startsAtNs, end.endsAtNs, earlier.startsAtOff, end.endsAtOff);
+  const m = newAlert(o, earlier.startsAt, end.endsAt, earlier.startsAtNs, end.endsAtNs);
+  // Each time keeps the zone it was posted with (UTC, undefined, included).
+  m.startsAtOff = earlier.startsAtOff;
+  m.endsAtOff = end.endsAtOff;
+  return m;
 }
 
 /**

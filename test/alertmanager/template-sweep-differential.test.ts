@@ -230,5 +230,23 @@ describe.skipIf(!bin)('a broad template sweep against the real Alertmanager 0.25
     expect(diffs).toEqual([]);
     expect(hc).toEqual(hr);
     expect(ac).toEqual(ar);
+    // What 0.25 printed (so a change on both sides cannot pass unnoticed).
+    expect(hr['4']).toEqual(['resolved', '2024-02-29T12:00:00+14:00', '2024-02-29T13:00:00.25-09:45']);
+    expect(ar['2']![0]).toBe('2026-03-08T23:59:59.500+02:00');
+
+    // Merged with later posts: the earlier start and the later end are kept, each in its zone.
+    const later = sweepAlerts();
+    later[0]!.startsAt = '2026-01-02T09:00:00+05:00';
+    later[1]!.startsAt = '2026-03-08T17:00:00.25-03:00';
+    const localEnd = later[1]!.endsAt.replace(/-05:30$/, '');
+    later[1]!.endsAt = new Date(Date.parse(localEnd + 'Z') + 5.5 * 3_600_000 + 60_000).toISOString().replace(/Z$/, '+00:00');
+    for (const base of Object.values(bases)) {
+      const r = await fetch(`${base}/api/v2/alerts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(later.slice(0, 2)) });
+      expect(r.status).toBe(200);
+    }
+    const [mr, mc] = [await api(bases.real), await api(bases.ctl)];
+    expect(mc).toEqual(mr);
+    expect(mr['1']![0]).toBe('2026-01-02T03:04:05.123Z');
+    expect(mr['2']![0]).toBe('2026-03-08T17:00:00.250-03:00');
   }, 60_000);
 });
