@@ -26,11 +26,12 @@ export function goQuote(s: string): string {
   return out + '"';
 }
 
-function pad(s: string, width: number | undefined, left: boolean, zero: boolean): string {
+function pad(s: string, width: number | undefined, left: boolean, zero: boolean, numeric = true): string {
   if (width === undefined || s.length >= width) return s;
   if (left) return s + ' '.repeat(width - s.length);
   if (zero) {
-    const sign = /^[+-]/.test(s) ? s[0] : '';
+    // Zeros after a number's sign; a string's padding is all zeros before it (fmt.padString).
+    const sign = numeric && /^[+-]/.test(s) ? s[0] : '';
     return sign + '0'.repeat(width - s.length) + s.slice(sign.length);
   }
   return ' '.repeat(width - s.length) + s;
@@ -86,6 +87,11 @@ function formatE(n: number, prec: number | undefined, upper: boolean): string {
   const ev = Number(exp);
   const out = `${expEven(n, prec ?? 6, mant!)}e${ev < 0 ? '-' : '+'}${String(Math.abs(ev)).padStart(2, '0')}`;
   return upper ? out.toUpperCase() : out;
+}
+
+/** An int as a rune: U+FFFD when it is not a valid code point (a surrogate, negative, too big). */
+function runeOf(n: bigint): string {
+  return n < 0n || n > 0x10ffffn || (n >= 0xd800n && n <= 0xdfffn) ? '\ufffd' : String.fromCodePoint(Number(n));
 }
 
 /** strconv.QuoteToASCII (%+q). */
@@ -199,9 +205,12 @@ function fmtOne(a: unknown, spec: Spec): string {
       case 'b':
         return neg + (spec.sharp ? '0b' : '') + digits(2);
       case 'c':
-        return String.fromCodePoint(Number(big));
-      case 'q':
-        return `'${String.fromCodePoint(Number(big)).replace(/['\\]/g, '\\$&')}'`;
+        return runeOf(big);
+      case 'q': {
+        // strconv.QuoteRune: escapes as %q of a string has them, ' escaped and " not.
+        const ch = runeOf(big);
+        return `'${ch === '"' ? '"' : ch === "'" ? "\\'" : goQuote(ch).slice(1, -1)}'`;
+      }
       case 'U': {
         const u = 'U+' + big.toString(16).toUpperCase().padStart(4, '0');
         return spec.sharp ? `${u} '${String.fromCodePoint(Number(big))}'` : u;
@@ -243,7 +252,8 @@ function fmtOne(a: unknown, spec: Spec): string {
 function plusV(a: unknown): string {
   if (Array.isArray(a)) return '[' + a.map(plusV).join(' ') + ']';
   if (isMap(a)) return 'map[' + Object.keys(a).sort().map((k) => `${k}:${plusV(a[k])}`).join(' ') + ']';
-  if (isStruct(a)) {
+  // (a struct without fields of its own prints itself: time.Time's String)
+  if (isStruct(a) && Object.keys(a as object).length > 0) {
     const o = a as Record<string, unknown>;
     return `${GO_POINTER in o ? '&' : ''}{${Object.keys(o).map((k) => `${k}:${plusV(o[k])}`).join(' ')}}`;
   }
@@ -374,9 +384,9 @@ export function sprintf(format: string, args: unknown[]): string {
       const a = args[argNum++];
       const s = fmtOne(a, { verb, plus, sharp, space, prec });
       const numeric = numberOf(a) !== undefined && typeof a !== 'object';
-      // Zeros pad numbers; an integer with a precision pads with spaces (fmt.fmtInteger).
-      const zeroPad = zero && (a instanceof GoFloat || (numeric && (isFloat(a) || prec === undefined)));
-      out += pad(s, width, minus, zeroPad);
+      // The 0 flag pads with zeros, but an integer with a precision pads with spaces (fmt.fmtInteger).
+      const zeroPad = zero && !(numeric && !isFloat(a) && prec !== undefined);
+      out += pad(s, width, minus, zeroPad, numeric || a instanceof GoFloat);
     }
   }
   if (!reordered && argNum < args.length) out += '%!(EXTRA ' + args.slice(argNum).map((a) => `${goType(a)}=${formatValue(a, false)}`).join(', ') + ')';
@@ -516,7 +526,8 @@ export const BUILTINS: Record<string, TemplateFunc> = {
         const i = Number(k);
         if (!Number.isInteger(i) || i < 0 || i >= (v as unknown[]).length) throw new TemplateExecError(`error calling index: index out of range: ${formatValue(k)}`);
         v = typeof v === 'string' ? Buffer.from(v)[i] : v[i];
-      } else if (isMap(v)) v = Object.prototype.hasOwnProperty.call(v, String(k)) ? v[String(k)] : MAP_ZERO in v ? (v as Record<symbol, unknown>)[MAP_ZERO] : NO_VALUE;
+      } else if (isMap(v) && typeof k !== 'string') throw new TemplateExecError(`error calling index: value has type ${goType(k)}; should be string`);
+      else if (isMap(v)) v = Object.prototype.hasOwnProperty.call(v, String(k)) ? v[String(k)] : MAP_ZERO in v ? (v as Record<symbol, unknown>)[MAP_ZERO] : NO_VALUE;
       else if (v === null || v === undefined || v === NO_VALUE) throw new TemplateExecError('error calling index: index of untyped nil');
       else throw new TemplateExecError(`error calling index: can't index item of type ${goType(v)}`);
     }

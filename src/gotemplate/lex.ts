@@ -274,6 +274,13 @@ function goNumber(text: string): { value: number | bigint | GoFloat; int: boolea
       // Past 2^53 an int stays exact as a bigint (9223372036854775807 prints as it is written).
       return { value: big > 9007199254740991n ? BigInt(sign) * big : sign * Number(big), int: true };
     }
+    // A hexadecimal float (0x1p-2): mantissa times a power of two.
+    const hex = /^0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?[pP]([+-]?[0-9]+)$/.exec(clean);
+    if (hex && (hex[1] || hex[2])) {
+      const frac = hex[2] ?? '';
+      const f = sign * Number(BigInt('0x' + (hex[1]! + frac || '0'))) * 2 ** (Number(hex[3]) - 4 * frac.length);
+      return { value: Number.isInteger(f) ? new GoFloat(f) : f, int: false };
+    }
     if (/^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$/.test(clean)) {
       // A float that looks like an integer ("08") is an integer too big (or bad) for Go.
       if (!/[.eE]/.test(clean)) return `integer overflow: ${goQuote(text)}`;

@@ -92,6 +92,33 @@ export const CASES: string[] = [
   '{{ template "__subject" . }}|{{ template "__alertmanagerURL" . }}',
   '{{ template "__text_alert_list" .Alerts.Firing }}',
   '{{ template "discord.default.message" . }}',
+  // more fmt
+  '{{ printf "%s|%d|%t|%x" 42 3.5 1 true }}|{{ printf "%c|%c|%q|%q|%q" 128512 -1 128512 7 39 }}',
+  '{{ printf "%x|%X|%d" .CommonLabels .GroupLabels .CommonLabels }}|{{ printf "%10.3v|%-10v|%6.2v" 3.14159 "ab" "xyz" }}',
+  '{{ printf "%T %T %T %T %T %T" 1 1.5 "s" true nil (index .Alerts 0) }}|{{ printf "%T %T" .Alerts.Firing (index .Alerts 0).StartsAt }}',
+  '{{ 1e100 }} {{ -1.5e-10 }} {{ 0x1p-2 }} {{ 1e20 }} {{ 123456789.0 }} {{ 0.000001 }} {{ 0.0000001 }} {{ 9007199254740993 }} {{ -9223372036854775808 }}',
+  '{{ printf "%v|%+v" (index .Alerts.Firing 0).Labels (index .Alerts.Firing 0).Labels.SortedPairs }}',
+  '{{ printf "%+v" (index .Alerts 1) }}',
+  '{{ printf "%#v" (index .Alerts 1) }}',
+  '{{ printf "%s|%v|%q" (safeHtml "<b>") (stringSlice "a" "b") .Status }}|{{ printf "%5s|%-5s|%05s|%05d|%05.1f|%06.2d|%05t|%-05d" "ab" "cd" "ef" -3 -2.5 4 true 7 }}',
+  '{{ printf "%v %.3e %.10g %g %g %G" 1e-320 123456.789 1.0000000001 1e-5 123456789.0 1e-10 }}',
+  '{{ printf "%.1f %.1f %.1f %.1f %.2f %.3f" 0.05 0.15 0.25 0.35 2.675 1.0005 }}',
+  '{{ printf "%e %e %.1e %.0e %.0e" 0.0 -1.0 9.95 0.5 1.5 }}',
+  // data
+  '{{ index .Alerts 0 | printf "%T" }}|{{ (index .Alerts 0).Labels.SortedPairs }}|{{ range .Alerts }}{{ .Annotations.SortedPairs.Values | join "," }};{{ end }}',
+  '{{ .CommonLabels.Remove (stringSlice "alertname") | len }}|{{ .Alerts.Firing | len }}|{{ len .GroupLabels.SortedPairs }}|{{ .GroupLabels.SortedPairs.Names }}',
+  '{{ range $i, $p := .CommonLabels.SortedPairs }}{{ $i }}={{ $p }}{{ end }}|{{ range $k, $v := .GroupLabels }}{{ $k }}{{ $v }}{{ end }}|{{ range .Alerts }}{{ .Fingerprint }} {{ .GeneratorURL }} {{ .Status }};{{ end }}',
+  // functions, Go's case mappings
+  '{{ title "ǆemal ǈ élan" }}|{{ toUpper "ﬀ ŉ ǰ" }}|{{ toLower "ǅ Σ ΑΣ" }}|{{ title "" }}|{{ title "a.b c-d e_f g\th" }}',
+  '{{ reReplaceAll "a|" "x" "banana" }}|{{ reReplaceAll "(?i)A" "$0$0" "aA" }}|{{ reReplaceAll `(\\d+)` "<$1>" "a1b22" }}|{{ match "" "" }}|{{ match `\\pL+` "é" }}',
+  '{{ urlquery "é" "?" }}|{{ js "é</script>\u0000" }}|{{ html "é<>" 1 }}|{{ print "a" "b" 1 2 "c" }}|{{ println }}|{{ printf "%v" (print 1 2) }}',
+  // default templates of other integrations
+  '{{ template "slack.default.title" . }}|{{ template "slack.default.text" . }}',
+  '{{ template "pagerduty.default.description" . }}|{{ template "opsgenie.default.message" . }}',
+  '{{ template "opsgenie.default.description" . }}',
+  '{{ template "email.default.subject" . }}|{{ template "pushover.default.title" . }}',
+  '{{ template "telegram.default.message" . }}',
+  '{{ template "webex.default.message" . }}',
 ];
 
 /** Expressions 0.25 fails on (the notification is not sent). */
@@ -111,6 +138,15 @@ export const ERROR_CASES: string[] = [
   '{{ eq .Alerts 1 }}',
   '{{ (index .Alerts 0).StartsAt.Add "x" }}',
   '{{ humanize 3 }}',
+  '{{ match "\\pL+" "é" }}',
+  '{{ match "(" "x" }}',
+  '{{ reReplaceAll "(" "x" "y" }}',
+  '{{ join "," .CommonLabels }}',
+  '{{ index .CommonLabels 1 }}',
+  '{{ printf "%d" (index .Alerts 0).StartsAt.Nope }}',
+  '{{ (index .Alerts 0).StartsAt.AddDate 1 }}',
+  '{{ slice .Alerts 1 0 }}',
+  '{{ not 1 2 }}',
 ];
 
 const PER_BATCH = 5;
