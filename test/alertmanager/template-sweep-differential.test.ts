@@ -3,8 +3,11 @@
  * element, zones and offsets as posted, fmt verbs with widths and precisions on ints, floats,
  * strings, bools, maps and slices, the builtin and Alertmanager functions, the notification data)
  * rendered by the real Alertmanager 0.25 and by ctl for the same alerts, compared byte for byte.
- * Expressions are batched several to a discord message (`/discord/b<N>`); expressions 0.25 fails
- * on each have a message of their own (`/discord/e<N>`), and neither side may send it.
+ * Expressions are batched several to a discord message (`/discord/b<N>`, one sink request per
+ * batch keeps the run short); expressions 0.25 fails on each have a message of their own
+ * (`/discord/e<N>`), and neither side may send it. The alerts' times are posted with `Z`, numeric
+ * offsets and `+00:00`: the webhook payload's and the API's times are compared too, and the API's
+ * again after a later post merged into the alerts. A difference is listed expression by expression.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
