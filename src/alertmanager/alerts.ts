@@ -78,6 +78,8 @@ export function newAlert(s: StoredAlert, startsAt = s.startsAt, endsAt = s.endsA
     endsAt,
     startsAtNs,
     endsAtNs,
+    startsAtOff: s.startsAtOff,
+    endsAtOff: s.endsAtOff,
     updatedAt: s.updatedAt,
     generatorURL: s.generatorURL,
     timeout: s.timeout,
@@ -96,7 +98,11 @@ export function mergeAlerts(a: Alert, o: Alert, now: number): Alert {
   } else if (laterEnd && !a.timeout) {
     end = a;
   }
-  return newAlert(o, earlier.startsAt, end.endsAt, earlier.startsAtNs, end.endsAtNs);
+  const m = newAlert(o, earlier.startsAt, end.endsAt, earlier.startsAtNs, end.endsAtNs);
+  // Each time keeps the zone it was posted with (UTC, undefined, included).
+  m.startsAtOff = earlier.startsAtOff;
+  m.endsAtOff = end.endsAtOff;
+  return m;
 }
 
 /**
@@ -193,6 +199,8 @@ export class AlertStore {
       } else added = true;
       states[j] = a;
       this.byFp.set(a.fingerprint, a);
+      // The raw journal has no room for zone offsets: a state with one is journaled as JSON.
+      if (outcome && (a.startsAtOff !== undefined || a.endsAtOff !== undefined)) outcome = undefined;
       if (outcome) {
         const k = 3 * source!.origin[j]!;
         outcome[k] = a.startsAt;
@@ -229,6 +237,8 @@ export class AlertStore {
         old.endsAt = a.endsAt;
         old.startsAtNs = a.startsAtNs;
         old.endsAtNs = a.endsAtNs;
+        old.startsAtOff = a.startsAtOff;
+        old.endsAtOff = a.endsAtOff;
         old.updatedAt = a.updatedAt;
         old.generatorURL = a.generatorURL;
         old.timeout = a.timeout;

@@ -13,7 +13,7 @@ import type { Matcher } from './matchers.js';
 import type { AnchoredRegex } from './regex.js';
 import { SilenceStore, apiSilenceState, type Silence, type SilenceBackend, type SilenceIndex } from './silences.js';
 import type { AlertmanagerPersistence } from './persist.js';
-import { formatTime, goQuote } from './timefmt.js';
+import { formatTime, formatTimeIn, goQuote } from './timefmt.js';
 import { goJsonLabelSet, goJsonString } from './api/json.js';
 import type { PostableAlert } from './api/bodies.js';
 
@@ -136,13 +136,13 @@ function pushAlert(out: PieceBuffer, a: Alert, receivers: string, status: string
   out.push('{"annotations":');
   out.push(goJsonLabelSet(a.annotations));
   out.push(',"endsAt":"');
-  out.push(formatTime(a.endsAt));
+  out.push(a.endsAtOff === undefined ? formatTime(a.endsAt) : formatTimeIn(a.endsAt, a.endsAtOff));
   out.push('","fingerprint":"');
   out.push(a.fingerprint);
   out.push('","receivers":');
   out.push(receivers);
   out.push(',"startsAt":"');
-  out.push(formatTime(a.startsAt));
+  out.push(a.startsAtOff === undefined ? formatTime(a.startsAt) : formatTimeIn(a.startsAt, a.startsAtOff));
   out.push('","status":');
   out.push(status);
   out.push(',"updatedAt":"');
@@ -225,15 +225,19 @@ export class Engine {
       let endsAt = p.endsAt;
       let startsAtNs = p.startsAtNs ?? 0;
       let endsAtNs = p.endsAtNs ?? 0;
+      let startsAtOff = p.startsAtOff;
+      let endsAtOff = p.endsAtOff;
       let timeout = false;
       if (startsAt === undefined) {
         startsAt = endsAt === undefined ? now : endsAt;
         startsAtNs = endsAtNs;
+        startsAtOff = endsAtOff;
       }
       if (endsAt === undefined) {
         timeout = true;
         endsAt = now + this.config.resolveTimeoutMs;
         endsAtNs = 0;
+        endsAtOff = undefined;
       }
       const labels = withoutEmptyValues(p.labels);
       const err = validateAlert(startsAt, endsAt, labels, p.annotations, endsAt === startsAt && endsAtNs < startsAtNs);
@@ -262,6 +266,8 @@ export class Engine {
         endsAt,
         startsAtNs,
         endsAtNs,
+        startsAtOff,
+        endsAtOff,
         updatedAt: now,
         generatorURL: p.generatorURL,
         timeout,
@@ -294,7 +300,7 @@ export class Engine {
       const a = this.alerts.get(fp);
       // Still firing here, last heard of before the notification, started before it (not a new firing).
       if (!a || a.endsAt <= now || a.updatedAt >= at || a.startsAt >= at || at > now) continue;
-      states.push({ ...a, endsAt: at, endsAtNs: 0, updatedAt: now, timeout: false, cache: undefined });
+      states.push({ ...a, endsAt: at, endsAtNs: 0, endsAtOff: undefined, updatedAt: now, timeout: false, cache: undefined });
     }
     if (states.length === 0) return [];
     this.alerts.put(states);

@@ -36,6 +36,9 @@ export interface StoredAlert {
   /** Nanoseconds past the millisecond of startsAt / endsAt (0-999999): Go's times keep them. */
   startsAtNs?: number;
   endsAtNs?: number;
+  /** The zone offset (minutes east of UTC) startsAt / endsAt were posted with; absent for UTC (Z). */
+  startsAtOff?: number;
+  endsAtOff?: number;
   updatedAt: number;
   generatorURL: string;
   timeout: boolean;
@@ -98,15 +101,18 @@ export const MIGRATIONS: Migration[] = [
 
 /**
  * Compact alert record: [fp, labels, annotations, startsAt, endsAt, updatedAt, generatorURL, timeout,
- * startsAtNs, endsAtNs]; the last two only when either is not 0 (rows written before they existed
- * read as 0).
+ * startsAtNs, endsAtNs, startsAtOff, endsAtOff]; startsAtNs and endsAtNs only when either is not 0
+ * or there are offsets (rows written before they existed read as 0), the offsets only when either
+ * is posted (null for the other: UTC).
  */
-type Row = [string, Record<string, string>, Record<string, string>, number, number, number, string, 0 | 1, number?, number?];
+type Row = [string, Record<string, string>, Record<string, string>, number, number, number, string, 0 | 1, number?, number?, (number | null)?, (number | null)?];
 
 const toRow = (a: StoredAlert): Row =>
-  a.startsAtNs || a.endsAtNs
-    ? [a.fingerprint, a.labels, a.annotations, a.startsAt, a.endsAt, a.updatedAt, a.generatorURL, a.timeout ? 1 : 0, a.startsAtNs ?? 0, a.endsAtNs ?? 0]
-    : [a.fingerprint, a.labels, a.annotations, a.startsAt, a.endsAt, a.updatedAt, a.generatorURL, a.timeout ? 1 : 0];
+  a.startsAtOff !== undefined || a.endsAtOff !== undefined
+    ? [a.fingerprint, a.labels, a.annotations, a.startsAt, a.endsAt, a.updatedAt, a.generatorURL, a.timeout ? 1 : 0, a.startsAtNs ?? 0, a.endsAtNs ?? 0, a.startsAtOff ?? null, a.endsAtOff ?? null]
+    : a.startsAtNs || a.endsAtNs
+      ? [a.fingerprint, a.labels, a.annotations, a.startsAt, a.endsAt, a.updatedAt, a.generatorURL, a.timeout ? 1 : 0, a.startsAtNs ?? 0, a.endsAtNs ?? 0]
+      : [a.fingerprint, a.labels, a.annotations, a.startsAt, a.endsAt, a.updatedAt, a.generatorURL, a.timeout ? 1 : 0];
 const fromRow = (r: Row): StoredAlert => ({
   fingerprint: r[0],
   labels: r[1],
@@ -117,6 +123,7 @@ const fromRow = (r: Row): StoredAlert => ({
   generatorURL: r[6],
   timeout: r[7] === 1,
   ...(r.length > 8 ? { startsAtNs: r[8], endsAtNs: r[9] } : {}),
+  ...(r.length > 10 ? { startsAtOff: r[10] ?? undefined, endsAtOff: r[11] ?? undefined } : {}),
 });
 
 interface JournalRow {
@@ -372,8 +379,8 @@ export class MemoryPersistence implements AlertmanagerPersistence {
     this.writes++;
     for (const s of batch.silences ?? []) this.silences.set(s.id, structuredClone(s));
     for (const a of batch.alerts ?? []) {
-      const { fingerprint, labels, annotations, startsAt, endsAt, startsAtNs, endsAtNs, updatedAt, generatorURL, timeout } = a;
-      this.alerts.set(a.fingerprint, structuredClone({ fingerprint, labels, annotations, startsAt, endsAt, startsAtNs, endsAtNs, updatedAt, generatorURL, timeout }));
+      const { fingerprint, labels, annotations, startsAt, endsAt, startsAtNs, endsAtNs, startsAtOff, endsAtOff, updatedAt, generatorURL, timeout } = a;
+      this.alerts.set(a.fingerprint, structuredClone({ fingerprint, labels, annotations, startsAt, endsAt, startsAtNs, endsAtNs, startsAtOff, endsAtOff, updatedAt, generatorURL, timeout }));
     }
     for (const id of batch.deleteSilences ?? []) this.silences.delete(id);
     for (const fp of batch.deleteAlerts ?? []) this.alerts.delete(fp);

@@ -430,3 +430,37 @@ export function formatGoDuration(ms: number): string {
 function trimFloat(n: number): string {
   return Number(n.toFixed(9)).toString();
 }
+
+/**
+ * The zone offset an RFC 3339 time was written with, in minutes east of UTC, which Go keeps in
+ * the time.Time (0.25 prints the alert's times with it in templates, webhooks and the API);
+ * undefined for `Z` (UTC). `+00:00` gives 0: Go's Local zone when that is UTC (the host's zone),
+ * printed as UTC but with Location "Local". Callers skip this for Z-terminated strings (the
+ * common case): it reads the last six characters only.
+ */
+export function postedOffset(s: string): number | undefined {
+  const n = s.length;
+  const z = s.charCodeAt(n - 6);
+  if (n < 6 || (z !== 0x2b && z !== 0x2d) || s.charCodeAt(n - 3) !== 0x3a) return undefined;
+  const hh = (s.charCodeAt(n - 5) - 0x30) * 10 + (s.charCodeAt(n - 4) - 0x30);
+  const mm = (s.charCodeAt(n - 2) - 0x30) * 10 + (s.charCodeAt(n - 1) - 0x30);
+  if (!(hh >= 0 && hh <= 99 && mm >= 0 && mm <= 99)) return undefined;
+  const off = hh * 60 + mm;
+  return z === 0x2d ? (off === 0 ? 0 : -off) : off;
+}
+
+/** An offset (postedOffset) as RFC 3339 writes it: `Z` for UTC, else ±hh:mm. */
+export function offsetText(off: number | undefined): string {
+  if (!off) return 'Z';
+  const a = Math.abs(off);
+  return `${off < 0 ? '-' : '+'}${String(Math.floor(a / 60)).padStart(2, '0')}:${String(a % 60).padStart(2, '0')}`;
+}
+
+/**
+ * strfmt.DateTime's JSON (the API's times): formatTime in the zone the time was posted with,
+ * `2006-01-02T15:04:05.000+02:00`.
+ */
+export function formatTimeIn(ms: number, off: number | undefined): string {
+  if (!off) return formatTime(ms);
+  return formatTimeUncached(ms + off * 60_000).slice(0, -1) + offsetText(off);
+}

@@ -26,11 +26,12 @@ export function goQuote(s: string): string {
   return out + '"';
 }
 
-function pad(s: string, width: number | undefined, left: boolean, zero: boolean): string {
+function pad(s: string, width: number | undefined, left: boolean, zero: boolean, numeric = true): string {
   if (width === undefined || s.length >= width) return s;
   if (left) return s + ' '.repeat(width - s.length);
   if (zero) {
-    const sign = /^[+-]/.test(s) ? s[0] : '';
+    // Zeros after a number's sign; a string's padding is all zeros before it (fmt.padString).
+    const sign = numeric && /^[+-]/.test(s) ? s[0] : '';
     return sign + '0'.repeat(width - s.length) + s.slice(sign.length);
   }
   return ' '.repeat(width - s.length) + s;
@@ -69,11 +70,76 @@ function formatG(n: number, prec: number | undefined): string {
   return trim(n.toFixed(Math.max(0, p - 1 - exp)));
 }
 
+/** toExponential's mantissa with an exact tie rounded to even (as toFixedEven). */
+function expEven(n: number, prec: number, mant: string): string {
+  if (!Number.isFinite(n) || n === 0 || prec >= 99) return mant;
+  const exact = Math.abs(n).toPrecision(100).replace(/e.*$/, '');
+  const digits = exact.replace('.', '').replace(/^0+/, '');
+  const rest = digits.slice(prec + 1);
+  if (!/^50*$/.test(rest)) return mant;
+  const kept = digits.slice(0, prec + 1);
+  if ((kept.charCodeAt(kept.length - 1) - 0x30) % 2 === 1) return mant;
+  return (n < 0 ? '-' : '') + kept[0] + (prec > 0 ? '.' + kept.slice(1) : '');
+}
+
 function formatE(n: number, prec: number | undefined, upper: boolean): string {
   const [mant, exp] = n.toExponential(prec ?? 6).split('e');
   const ev = Number(exp);
-  const out = `${mant}e${ev < 0 ? '-' : '+'}${String(Math.abs(ev)).padStart(2, '0')}`;
+  const out = `${expEven(n, prec ?? 6, mant!)}e${ev < 0 ? '-' : '+'}${String(Math.abs(ev)).padStart(2, '0')}`;
   return upper ? out.toUpperCase() : out;
+}
+
+/** An int as a rune: U+FFFD when it is not a valid code point (a surrogate, negative, too big). */
+function runeOf(n: bigint): string {
+  return n < 0n || n > 0x10ffffn || (n >= 0xd800n && n <= 0xdfffn) ? '\ufffd' : String.fromCodePoint(Number(n));
+}
+
+/** strconv.QuoteToASCII (%+q). */
+function asciiQuote(s: string): string {
+  return goQuote(s).replace(/[^\x00-\x7f]/gu, (ch) => {
+    const c = ch.codePointAt(0)!;
+    return c > 0xffff ? '\\U' + c.toString(16).padStart(8, '0') : '\\u' + c.toString(16).padStart(4, '0');
+  });
+}
+
+/**
+ * toFixed as strconv rounds: to the nearest, an exact tie to even (JavaScript's toFixed rounds a
+ * tie up: 2.5 → 3 where Go prints 2).
+ */
+export function toFixedEven(f: number, prec: number): string {
+  const s = f.toFixed(prec);
+  if (!Number.isFinite(f) || Math.abs(f) >= 1e21 || prec >= 100) return s;
+  // The exact decimal expansion (a float64's is finite): a tie has 5 then only zeros past prec.
+  const exact = Math.abs(f).toFixed(100);
+  const dot = exact.indexOf('.');
+  const rest = exact.slice(dot + 1 + prec);
+  if (!/^50*$/.test(rest)) return s;
+  const kept = exact.slice(0, dot + 1 + prec).replace(/\.$/, '');
+  const last = kept.charCodeAt(kept.length - 1) - 0x30;
+  if (last % 2 === 1) return s;
+  return (f < 0 ? '-' : '') + kept;
+}
+
+/** %x of a float64: strconv.FormatFloat(f, 'x', prec, 64), `0x1.8p+00`. */
+function hexFloat(f: number, prec: number | undefined): string {
+  if (!Number.isFinite(f)) return formatFloat(f);
+  const sign = f < 0 || Object.is(f, -0) ? '-' : '';
+  let a = Math.abs(f);
+  if (a === 0) return `${sign}0x0${prec ? '.' + '0'.repeat(prec) : ''}p+00`;
+  let e = Math.floor(Math.log2(a));
+  if (a / 2 ** e >= 2) e++;
+  if (a / 2 ** e < 1) e--;
+  let m = a / 2 ** e - 1;
+  let hex = '';
+  for (let k = 0; k < 13 && m > 0; k++) {
+    m *= 16;
+    const d = Math.floor(m);
+    hex += d.toString(16);
+    m -= d;
+  }
+  if (prec !== undefined) hex = hex.slice(0, prec).padEnd(prec, '0');
+  a = e;
+  return `${sign}0x1${hex ? '.' + hex : ''}p${a < 0 ? '-' : '+'}${String(Math.abs(a)).padStart(2, '0')}`;
 }
 
 /** One operand under one verb, as fmt prints it. */
@@ -88,15 +154,23 @@ function fmtOne(a: unknown, spec: Spec): string {
   if (isMap(a)) return 'map[' + Object.keys(a).sort().map((k) => `${fmtOne(k, spec)}:${fmtOne(a[k], spec)}`).join(' ') + ']';
   const str = typeof a === 'string' ? a : typeof a === 'object' && SAFE_HTML in a ? formatValue(a) : undefined;
   if (str !== undefined) {
+    // A precision cuts the string (in runes) before %s and %q print it.
+    const cut = spec.prec !== undefined ? [...str].slice(0, spec.prec).join('') : str;
     switch (verb) {
       case 'v':
       case 's':
-        return spec.prec !== undefined ? [...str].slice(0, spec.prec).join('') : str;
+        return cut;
       case 'q':
-        return goQuote(str);
+        // %#q: backquoted when it can be; %+q: ASCII only.
+        if (spec.sharp && !/[`\u0000-\u0008\u000a-\u001f\u007f\ufeff]/.test(cut)) return '`' + cut + '`';
+        return spec.plus ? asciiQuote(cut) : goQuote(cut);
       case 'x':
       case 'X': {
-        const h = Buffer.from(str, 'utf8').toString('hex');
+        // % x: a space between bytes; %#x: 0x before each (or once without the space).
+        // (a precision is the number of input bytes)
+        const bytes = [...Buffer.from(str, 'utf8').subarray(0, spec.prec)].map((b) => b.toString(16).padStart(2, '0'));
+        const pre = spec.sharp ? '0x' : '';
+        const h = spec.space ? bytes.map((b) => pre + b).join(' ') : pre + bytes.join('');
         return verb === 'X' ? h.toUpperCase() : h;
       }
       default:
@@ -106,30 +180,41 @@ function fmtOne(a: unknown, spec: Spec): string {
   if (typeof a === 'boolean') return verb === 'v' || verb === 't' ? String(a) : badVerb(verb, a);
   const n = numberOf(a);
   if (n !== undefined && !isFloat(a)) {
-    // An int (or a named int: time.Month prints its name with %v and %s).
-    if ((verb === 'v' || verb === 's') && typeof a === 'object') return formatValue(a);
+    // An int (or a named int: time.Month prints its name, a Stringer's, with %v %s %q %x %X).
+    if ('vsqxX'.includes(verb) && typeof a === 'object') return fmtOne(formatValue(a), spec);
     const big = BigInt(n);
+    const abs = big < 0n ? -big : big;
+    const neg = big < 0n ? '-' : '';
+    // A precision is the least number of digits (fmt.fmtInteger; 0 prints nothing for 0).
+    const digits = (base: number) => (spec.prec === 0 && big === 0n ? '' : abs.toString(base).padStart(spec.prec ?? 0, '0'));
     switch (verb) {
       case 'v':
       case 'd':
-        return signed(String(big), big, spec);
+        return signed(neg + digits(10), big, spec);
       case 'x':
       case 'X': {
-        const h = (big < 0n ? '-' : '') + (spec.sharp ? '0x' : '') + (big < 0n ? -big : big).toString(16);
-        return verb === 'X' ? h.toUpperCase().replace('0X', '0X') : h;
+        const h = neg + (spec.sharp ? '0x' : '') + digits(16);
+        return verb === 'X' ? h.toUpperCase() : h;
       }
-      case 'o':
-        return (spec.sharp ? '0' : '') + big.toString(8);
+      case 'o': {
+        const d = digits(8);
+        return neg + (spec.sharp && d[0] !== '0' ? '0' : '') + d;
+      }
       case 'O':
-        return '0o' + big.toString(8);
+        return neg + '0o' + digits(8);
       case 'b':
-        return big.toString(2);
+        return neg + (spec.sharp ? '0b' : '') + digits(2);
       case 'c':
-        return String.fromCodePoint(Number(big));
-      case 'q':
-        return `'${String.fromCodePoint(Number(big)).replace(/['\\]/g, '\\$&')}'`;
-      case 'U':
-        return 'U+' + big.toString(16).toUpperCase().padStart(4, '0');
+        return runeOf(big);
+      case 'q': {
+        // strconv.QuoteRune: escapes as %q of a string has them, ' escaped and " not.
+        const ch = runeOf(big);
+        return `'${ch === '"' ? '"' : ch === "'" ? "\\'" : goQuote(ch).slice(1, -1)}'`;
+      }
+      case 'U': {
+        const u = 'U+' + big.toString(16).toUpperCase().padStart(4, '0');
+        return spec.sharp ? `${u} '${String.fromCodePoint(Number(big))}'` : u;
+      }
       default:
         return badVerb(verb, a);
     }
@@ -147,7 +232,12 @@ function fmtOne(a: unknown, spec: Spec): string {
         return signed(formatE(f, spec.prec, verb === 'E'), f, spec);
       case 'f':
       case 'F':
-        return signed(f.toFixed(spec.prec ?? 6), f, spec);
+        return signed(toFixedEven(f, spec.prec ?? 6), f, spec);
+      case 'x':
+      case 'X': {
+        const h = hexFloat(f, spec.prec);
+        return signed(verb === 'X' ? h.toUpperCase() : h, f, spec);
+      }
       default:
         return badVerb(verb, a);
     }
@@ -162,7 +252,8 @@ function fmtOne(a: unknown, spec: Spec): string {
 function plusV(a: unknown): string {
   if (Array.isArray(a)) return '[' + a.map(plusV).join(' ') + ']';
   if (isMap(a)) return 'map[' + Object.keys(a).sort().map((k) => `${k}:${plusV(a[k])}`).join(' ') + ']';
-  if (isStruct(a)) {
+  // (a struct without fields of its own prints itself: time.Time's String)
+  if (isStruct(a) && Object.keys(a as object).length > 0) {
     const o = a as Record<string, unknown>;
     return `${GO_POINTER in o ? '&' : ''}{${Object.keys(o).map((k) => `${k}:${plusV(o[k])}`).join(' ')}}`;
   }
@@ -191,35 +282,114 @@ function isStruct(a: unknown): boolean {
   return typeof a === 'object' && a !== null && !Array.isArray(a) && GO_TYPE in a && !isMap(a);
 }
 
-/** fmt.Sprintf: verbs v s q d x X o O b c U e E f F g G t T %, flags - + # 0 space, width and precision (also *). */
+/** fmt.Sprintf: verbs v s q d x X o O b c U e E f F g G t T %, flags - + # 0 space, width and precision (also * and [n] argument indexes), as fmt.doPrintf reads them. */
 export function sprintf(format: string, args: unknown[]): string {
   let out = '';
-  let argi = 0;
-  const re = /%([-+# 0]*)(\d+|\*)?(?:\.(\d+|\*)?)?([a-zA-Z%])/g;
-  let last = 0;
-  for (let m = re.exec(format); m; m = re.exec(format)) {
-    out += format.slice(last, m.index);
-    last = re.lastIndex;
-    const [, flags, w, p, verb] = m as unknown as [string, string, string | undefined, string | undefined, string];
-    if (verb === '%') {
-      out += '%';
-      continue;
+  let argNum = 0;
+  let reordered = false;
+  const end = format.length;
+  const num = (i: number, stop: number): [number | undefined, number] => {
+    let n: number | undefined;
+    while (i < stop && format.charCodeAt(i) >= 0x30 && format.charCodeAt(i) <= 0x39) {
+      n = (n ?? 0) * 10 + format.charCodeAt(i) - 0x30;
+      if (n > 1e6) return [undefined, stop];
+      i++;
     }
-    const width = w === '*' ? Number(numberOf(args[argi++]) ?? 0) : w !== undefined ? Number(w) : undefined;
-    const prec = p === '*' ? Number(numberOf(args[argi++]) ?? 0) : p !== undefined ? Number(p) : m[0].includes('.') ? 0 : undefined;
-    if (argi >= args.length) {
-      out += `%!${verb}(MISSING)`;
-      continue;
+    return [n, i];
+  };
+  let goodArgNum = true;
+  /** `[n]` at i: [argNum, i, found]. */
+  const argNumber = (i: number): [number, number, boolean] => {
+    if (format[i] !== '[') return [argNum, i, false];
+    reordered = true;
+    let k = i + 1;
+    while (k < end && format[k] !== ']') k++;
+    if (end - i < 3 || k >= end) {
+      goodArgNum = false;
+      return [argNum, i + 1, false];
     }
-    const a = args[argi++];
-    const left = flags.includes('-');
-    const zero = flags.includes('0') && !left;
-    const s = fmtOne(a, { verb, plus: flags.includes('+'), sharp: flags.includes('#'), space: flags.includes(' '), prec });
-    const numeric = numberOf(a) !== undefined && typeof a !== 'object';
-    out += pad(s, width, left, zero && (numeric || a instanceof GoFloat));
+    const [n, ni] = num(i + 1, k);
+    if (n === undefined || ni !== k) {
+      goodArgNum = false;
+      return [argNum, k + 1, false];
+    }
+    if (n - 1 >= 0 && n - 1 < args.length) return [n - 1, k + 1, true];
+    goodArgNum = false;
+    return [argNum, k + 1, true];
+  };
+  const intFromArg = (): [number | undefined] => {
+    if (argNum >= args.length) return [undefined];
+    const a = args[argNum++];
+    const n = numberOf(a);
+    if (n === undefined || isFloat(a) || Number(n) > 1e6 || Number(n) < -1e6) return [undefined];
+    return [Number(n)];
+  };
+  let i = 0;
+  while (i < end) {
+    goodArgNum = true;
+    const lit = format.indexOf('%', i);
+    if (lit < 0) {
+      out += format.slice(i);
+      break;
+    }
+    out += format.slice(i, lit);
+    i = lit + 1;
+    let [plus, sharp, space, minus, zero] = [false, false, false, false, false];
+    for (; i < end; i++) {
+      const c = format[i];
+      if (c === '#') sharp = true;
+      else if (c === '0') zero = !minus;
+      else if (c === '+') plus = true;
+      else if (c === '-') [minus, zero] = [true, false];
+      else if (c === ' ') space = true;
+      else break;
+    }
+    let afterIndex: boolean;
+    [argNum, i, afterIndex] = argNumber(i);
+    let width: number | undefined;
+    if (format[i] === '*') {
+      i++;
+      [width] = intFromArg();
+      if (width === undefined) out += '%!(BADWIDTH)';
+      else if (width < 0) [width, minus, zero] = [-width, true, false];
+      afterIndex = false;
+    } else {
+      [width, i] = num(i, end);
+      if (afterIndex && width !== undefined) goodArgNum = false;
+    }
+    let prec: number | undefined;
+    if (i + 1 < end && format[i] === '.') {
+      i++;
+      if (afterIndex) goodArgNum = false;
+      [argNum, i, afterIndex] = argNumber(i);
+      if (format[i] === '*') {
+        i++;
+        [prec] = intFromArg();
+        if (prec !== undefined && prec < 0) prec = undefined;
+        if (prec === undefined) out += '%!(BADPREC)';
+        afterIndex = false;
+      } else [prec, i] = num(i, end), (prec ??= 0);
+    }
+    if (!afterIndex) [argNum, i, afterIndex] = argNumber(i);
+    if (i >= end) {
+      out += '%!(NOVERB)';
+      break;
+    }
+    const verb = String.fromCodePoint(format.codePointAt(i)!);
+    i += verb.length;
+    if (verb === '%') out += '%';
+    else if (!goodArgNum) out += `%!${verb}(BADINDEX)`;
+    else if (argNum >= args.length) out += `%!${verb}(MISSING)`;
+    else {
+      const a = args[argNum++];
+      const s = fmtOne(a, { verb, plus, sharp, space, prec });
+      const numeric = numberOf(a) !== undefined && typeof a !== 'object';
+      // The 0 flag pads with zeros, but an integer with a precision pads with spaces (fmt.fmtInteger).
+      const zeroPad = zero && !(numeric && !isFloat(a) && prec !== undefined);
+      out += pad(s, width, minus, zeroPad, numeric || a instanceof GoFloat);
+    }
   }
-  out += format.slice(last);
-  if (argi < args.length) out += '%!(EXTRA ' + args.slice(argi).map((a) => `${goType(a)}=${formatValue(a, false)}`).join(', ') + ')';
+  if (!reordered && argNum < args.length) out += '%!(EXTRA ' + args.slice(argNum).map((a) => `${goType(a)}=${formatValue(a, false)}`).join(', ') + ')';
   return out;
 }
 
@@ -314,6 +484,24 @@ function compare(op: string, a0: unknown, b0: unknown): boolean {
   }
 }
 
+/** How many arguments each builtin takes (Go's func signatures): [least, most]. */
+export const BUILTIN_ARITY: Record<string, [number, number]> = {
+  and: [1, Infinity],
+  or: [1, Infinity],
+  not: [1, 1],
+  len: [1, 1],
+  index: [1, Infinity],
+  slice: [1, Infinity],
+  printf: [1, Infinity],
+  eq: [1, Infinity],
+  ne: [2, 2],
+  lt: [2, 2],
+  le: [2, 2],
+  gt: [2, 2],
+  ge: [2, 2],
+  call: [1, Infinity],
+};
+
 /** The builtins; `and`/`or` are evaluated lazily by the executor but also work here. */
 export const BUILTINS: Record<string, TemplateFunc> = {
   and: (...a) => {
@@ -338,7 +526,8 @@ export const BUILTINS: Record<string, TemplateFunc> = {
         const i = Number(k);
         if (!Number.isInteger(i) || i < 0 || i >= (v as unknown[]).length) throw new TemplateExecError(`error calling index: index out of range: ${formatValue(k)}`);
         v = typeof v === 'string' ? Buffer.from(v)[i] : v[i];
-      } else if (isMap(v)) v = Object.prototype.hasOwnProperty.call(v, String(k)) ? v[String(k)] : MAP_ZERO in v ? (v as Record<symbol, unknown>)[MAP_ZERO] : NO_VALUE;
+      } else if (isMap(v) && typeof k !== 'string') throw new TemplateExecError(`error calling index: value has type ${goType(k)}; should be string`);
+      else if (isMap(v)) v = Object.prototype.hasOwnProperty.call(v, String(k)) ? v[String(k)] : MAP_ZERO in v ? (v as Record<symbol, unknown>)[MAP_ZERO] : NO_VALUE;
       else if (v === null || v === undefined || v === NO_VALUE) throw new TemplateExecError('error calling index: index of untyped nil');
       else throw new TemplateExecError(`error calling index: can't index item of type ${goType(v)}`);
     }

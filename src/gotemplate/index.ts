@@ -4,7 +4,7 @@
  * `.execute(name, data)`. Data are JavaScript values (see values.ts); functions on objects are Go
  * methods. Errors read as Go's (`template: name:line: ...`).
  */
-import { BUILTINS, TemplateExecError, type TemplateFunc } from './funcs.js';
+import { BUILTIN_ARITY, BUILTINS, TemplateExecError, type TemplateFunc } from './funcs.js';
 import { TemplateSyntaxError } from './lex.js';
 import { parseTemplates, type Arg, type Node, type Pipe } from './parse.js';
 import { escapeTemplateSet } from './html/escape.js';
@@ -214,6 +214,13 @@ export class Templates {
     if (first.k === 'ident') {
       const fn = this.funcs[first.name];
       if (!fn) this.fail(f, line, `function ${JSON.stringify(first.name)} not defined`);
+      // The builtins' argument counts, as Go checks them before the call.
+      const arity = BUILTIN_ARITY[first.name];
+      if (arity && fn === BUILTINS[first.name]) {
+        const n = args.length - 1 + piped.length;
+        if (n < arity[0]) this.fail(f, line, `wrong number of args for ${first.name}: want ${arity[1] === arity[0] ? '' : 'at least '}${arity[0]} got ${n}`);
+        if (n > arity[1]) this.fail(f, line, `wrong number of args for ${first.name}: want ${arity[1]} got ${n}`);
+      }
       // and/or stop at the first operand that decides (Go 1.18+).
       if ((first.name === 'and' || first.name === 'or') && piped.length === 0) {
         let last: unknown;

@@ -10,7 +10,7 @@ export type Token =
   | { t: 'var'; name: string; names: string[] } // $x.A.B ($ alone: name '$')
   | { t: 'ident'; name: string } // a function name or keyword
   | { t: 'string'; value: string }
-  | { t: 'number'; value: number | GoFloat; int: boolean }
+  | { t: 'number'; value: number | bigint | GoFloat; int: boolean }
   | { t: 'bool'; value: boolean }
   | { t: 'nil' }
   | { t: 'char'; value: number }
@@ -182,7 +182,7 @@ function tokenize(name: string, s: string, line: number): Token[] {
       if (!ok) fail(`bad number syntax: ${goQuote(text)}`);
       const n = goNumber(text);
       if (typeof n === 'string') fail(n);
-      out.push({ t: 'number', value: (n as { value: number | GoFloat }).value, int: (n as { int: boolean }).int });
+      out.push({ t: 'number', value: (n as { value: number | bigint | GoFloat }).value, int: (n as { int: boolean }).int });
       i = end;
     } else {
       const m = IDENT.exec(s.slice(i));
@@ -259,7 +259,7 @@ function scanNumber(s: string, i: number): [number, boolean] {
 }
 
 /** Go's number constant: an int when it parses as one (any base), else a float; Go's errors otherwise. */
-function goNumber(text: string): { value: number | GoFloat; int: boolean } | string {
+function goNumber(text: string): { value: number | bigint | GoFloat; int: boolean } | string {
   const sign = text[0] === '-' ? -1 : 1;
   const body = text.replace(/^[+-]/, '');
   // Underscores only between digits (or after a base prefix).
@@ -271,7 +271,15 @@ function goNumber(text: string): { value: number | GoFloat; int: boolean } | str
     else if (/^[1-9][0-9]*$/.test(clean)) big = BigInt(clean);
     if (big !== undefined) {
       if (big > 18446744073709551615n) return `integer overflow: ${goQuote(text)}`;
-      return { value: sign * Number(big), int: true };
+      // Past 2^53 an int stays exact as a bigint (9223372036854775807 prints as it is written).
+      return { value: big > 9007199254740991n ? BigInt(sign) * big : sign * Number(big), int: true };
+    }
+    // A hexadecimal float (0x1p-2): mantissa times a power of two.
+    const hex = /^0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?[pP]([+-]?[0-9]+)$/.exec(clean);
+    if (hex && (hex[1] || hex[2])) {
+      const frac = hex[2] ?? '';
+      const f = sign * Number(BigInt('0x' + (hex[1]! + frac || '0'))) * 2 ** (Number(hex[3]) - 4 * frac.length);
+      return { value: Number.isInteger(f) ? new GoFloat(f) : f, int: false };
     }
     if (/^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$/.test(clean)) {
       // A float that looks like an integer ("08") is an integer too big (or bad) for Go.

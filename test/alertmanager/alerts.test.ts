@@ -24,6 +24,15 @@ describe('merge (types.Alert.Merge)', () => {
     expect(mergeAlerts(old, next, T0 + 1000)).toMatchObject({ startsAt: T0, startsAtNs: 499, endsAt: T0 + 60 * M, endsAtNs: 7 });
     expect(mergeAlerts(next, { ...old, startsAtNs: 498 }, T0 + 1000)).toMatchObject({ startsAtNs: 498 });
   });
+  it('each kept time keeps the zone offset it was posted with, UTC included', () => {
+    const old = alert({ endsAt: T0 + 60 * M, endsAtOff: 120, timeout: false });
+    const next = alert({ startsAt: T0 + 1000, startsAtOff: 300, endsAt: T0 + 30 * M, updatedAt: T0 + 1000, timeout: false });
+    const m = mergeAlerts(old, next, T0 + 1000);
+    expect([m.startsAt, m.startsAtOff, m.endsAt, m.endsAtOff]).toEqual([T0, undefined, T0 + 60 * M, 120]);
+    const later = alert({ startsAt: T0 - 1000, startsAtOff: -180, endsAt: T0 + 90 * M, endsAtOff: 0, updatedAt: T0 + 2000, timeout: false });
+    const n = mergeAlerts(m, later, T0 + 2000);
+    expect([n.startsAtOff, n.endsAtOff]).toEqual([-180, 0]);
+  });
   it('an explicit later end on the older alert survives a timeout re-post', () => {
     const old = alert({ endsAt: T0 + 60 * M, timeout: false });
     const next = alert({ startsAt: T0 + 1000, endsAt: T0 + 1000 + 5 * M, updatedAt: T0 + 1000 });

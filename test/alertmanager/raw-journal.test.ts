@@ -102,6 +102,38 @@ describe('raw alert journal', () => {
     expect(ns(new SqlitePersistence(store).loadAlerts())).toEqual(want);
   });
 
+  it('keeps the zone offsets times were posted with, through merges, JSON rows and compaction', () => {
+    const zones = (list: readonly StoredAlert[]) =>
+      Object.fromEntries(list.map((a) => [a.labels.alertname, [a.startsAt, a.startsAtOff ?? 'Z', a.endsAt, a.endsAtOff ?? 'Z']]));
+    const off = (ms: number, zone: string) => {
+      const m = /^([+-])(\d\d):(\d\d)$/.exec(zone)!;
+      const min = (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3]));
+      return iso(ms + min * 60_000).replace(/Z$/, zone);
+    };
+    post([
+      { labels: { alertname: 'A' }, startsAt: off(T0 - 60_000, '+02:00'), endsAt: off(T0 + 600_000, '-05:30') },
+      { labels: { alertname: 'B' }, startsAt: off(T0 - 60_000, '+00:00') },
+      { labels: { alertname: 'C' }, startsAt: iso(T0 - 60_000) },
+      { labels: { alertname: 'E' }, endsAt: off(T0 + 600_000, '+14:00') },
+    ]);
+    clock.advance(1000);
+    // A later post: the merge keeps A's earlier start (and its zone), takes the later end's.
+    post([{ labels: { alertname: 'A' }, startsAt: iso(T0), endsAt: off(T0 + 900_000, '+09:45') }]);
+    const want = {
+      A: [T0 - 60_000, 120, T0 + 900_000, 585],
+      B: [T0 - 60_000, 0, T0 + 300_000, 'Z'],
+      C: [T0 - 60_000, 'Z', T0 + 300_000, 'Z'],
+      // No start: it is the end, zone and all (0.25's ProcessAlerts).
+      E: [T0 + 600_000, 840, T0 + 600_000, 840],
+    };
+    expect(zones(engine.alerts.list())).toEqual(want);
+    // The raw journal has no room for zones: these batches are JSON rows.
+    expect(rows()).toEqual({ n: 2, raw: 0 });
+    expect(zones(new SqlitePersistence(store).loadAlerts())).toEqual(want);
+    while (persistence.compactStep((fp) => engine.alerts.get(fp), 100));
+    expect(zones(new SqlitePersistence(store).loadAlerts())).toEqual(want);
+  });
+
   it('falls back to a JSON row when a merge keeps the stored alert (clock went back)', () => {
     post([{ labels: { alertname: 'A' }, annotations: { v: '1' }, startsAt: iso(T0), endsAt: iso(T0 + 600_000) }]);
     clock.set(T0 - 60_000);

@@ -108,6 +108,13 @@ describe.skipIf(!PG_BIN)('alerts shared by three daemons through PostgreSQL', ()
     expect((await listed(c, 'Seen'))[0]!.labels).toMatchObject({ alertname: 'Seen' });
   }, 30_000);
 
+  it('the zone offsets an alert was posted with are kept through the database (0.25 prints them)', async () => {
+    await posted(a, [{ labels: { alertname: 'Zoned' }, startsAt: '2026-03-08T23:59:59.5+02:00', endsAt: '2099-01-01T00:00:00.25-05:30' }]);
+    await until('b to list it', async () => (await listed(b, 'Zoned')).length === 1, 3000, 5);
+    const [x] = await listed(b, 'Zoned');
+    expect([x!.startsAt, x!.endsAt]).toEqual(['2026-03-08T23:59:59.500+02:00', '2099-01-01T00:00:00.250-05:30']);
+  }, 30_000);
+
   it.skipIf(!NGINX)('through the documented balancer, every read lists an alert posted through it', async () => {
     const page = readFileSync(join(ROOT, 'docs', 'several-daemons.md'), 'utf8');
     const section = page.slice(page.indexOf('## Prometheus and a load balancer'), page.indexOf('## Gateways behind a load balancer'));

@@ -8,7 +8,7 @@ import { HttpError } from '../../http/errors.js';
 import { readBody } from '../../http/body.js';
 import { checkGoJson, decodeFirst, EMPTY, getField, GoJsonError, type GoType } from './gojson.js';
 import { isWellFormed, wellFormed } from './json.js';
-import { GO_ZERO_MS, goQuote, parseDateTime, parseRfc3339Fast, subMilliNanos } from '../timefmt.js';
+import { GO_ZERO_MS, goQuote, parseDateTime, parseRfc3339Fast, postedOffset, subMilliNanos } from '../timefmt.js';
 import type { ApiMatcher, SilenceInput } from '../silences.js';
 
 /** `{code, message}` framework errors (no trailing newline). */
@@ -198,6 +198,9 @@ export interface PostableAlert {
   /** Nanoseconds past the millisecond of startsAt / endsAt (0-999999; timefmt.subMilliNanos). */
   startsAtNs?: number;
   endsAtNs?: number;
+  /** The zone offset startsAt / endsAt were written with (timefmt.postedOffset); absent for Z. */
+  startsAtOff?: number;
+  endsAtOff?: number;
   generatorURL: string;
 }
 
@@ -261,6 +264,8 @@ export function decodePostableAlerts(buf: Buffer): DecodedAlerts {
       endsAt,
       startsAtNs: startsAt === undefined ? 0 : subMilliNanos(g(ALERT_TIMES_PASS, 'startsAt') as string),
       endsAtNs: endsAt === undefined ? 0 : subMilliNanos(g(ALERT_TIMES_PASS, 'endsAt') as string),
+      startsAtOff: startsAt === undefined ? undefined : zoneOf(g(ALERT_TIMES_PASS, 'startsAt')),
+      endsAtOff: endsAt === undefined ? undefined : zoneOf(g(ALERT_TIMES_PASS, 'endsAt')),
       generatorURL: wellFormed(generatorURL),
     });
   });
@@ -285,6 +290,11 @@ function plainStringMap(v: unknown, checkStrings: boolean): Record<string, strin
     if (typeof x !== 'string' || k === '__proto__' || (checkStrings && (!isWellFormed(x) || !isWellFormed(k)))) return undefined;
   }
   return m as Record<string, string>;
+}
+
+/** The zone offset of a posted time: only read when the text does not end in Z (the common case). */
+function zoneOf(t: unknown): number | undefined {
+  return typeof t === 'string' && t.charCodeAt(t.length - 1) !== 0x5a ? postedOffset(t) : undefined;
 }
 
 /** The last time text plainTime read in this batch and what it read: a batch's alerts usually share their times. */
@@ -355,6 +365,8 @@ function plainAlert(el: unknown, checkStrings: boolean): PostableAlert | undefin
     endsAt,
     startsAtNs,
     endsAtNs,
+    startsAtOff: startsAt === undefined ? undefined : zoneOf(a.startsAt),
+    endsAtOff: endsAt === undefined ? undefined : zoneOf(a.endsAt),
     generatorURL,
   };
 }

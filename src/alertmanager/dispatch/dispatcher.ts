@@ -359,6 +359,8 @@ function notifyAlert(a: Alert, resolved: boolean): NotifyAlert {
     endsAt: resolved ? a.endsAt : GO_ZERO_MS,
     startsAtNs: a.startsAtNs,
     endsAtNs: resolved ? a.endsAtNs : 0,
+    startsAtOff: a.startsAtOff,
+    endsAtOff: resolved ? a.endsAtOff : undefined,
     generatorURL: a.generatorURL,
     fingerprint: a.fingerprint,
     resolved,

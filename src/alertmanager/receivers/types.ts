@@ -15,6 +15,9 @@ export interface NotifyAlert {
   /** Nanoseconds past the millisecond of startsAt / endsAt (0-999999). */
   startsAtNs?: number;
   endsAtNs?: number;
+  /** The zone offsets the times were posted with (minutes east of UTC; absent: UTC). */
+  startsAtOff?: number;
+  endsAtOff?: number;
   generatorURL: string;
   fingerprint: string;
   resolved: boolean;

@@ -4,7 +4,7 @@
  * escapes, RFC3339Nano times, a trailing newline), `max_alerts` truncating into `truncatedAlerts`.
  */
 import { goJsonString } from '../api/json.js';
-import { GO_ZERO_MS } from '../timefmt.js';
+import { GO_ZERO_MS, offsetText } from '../timefmt.js';
 import type { LabelSet } from '../labels.js';
 import { checkAnswer, HttpClient, sendError, urlOf } from './http.js';
 import { commonOf } from './template-text.js';
@@ -17,11 +17,13 @@ export type NotificationData = Omit<Notification, 'templates' | 'deadline'>;
  * time.Time.MarshalJSON: RFC3339 with nanoseconds (`ns` past the millisecond), the fraction's
  * trailing zeros dropped; Go's zero time as is.
  */
-export function goTimeJson(ms: number, ns = 0): string {
+export function goTimeJson(ms: number, ns = 0, off?: number): string {
   if (ms === GO_ZERO_MS) return '"0001-01-01T00:00:00Z"';
-  const iso = new Date(ms).toISOString();
-  if (!ns) return '"' + iso.replace(/\.?0+Z$/, 'Z') + '"';
-  return '"' + iso.slice(0, -1) + (String(ns).padStart(6, '0').replace(/0+$/, '')) + 'Z"';
+  // In the zone the time was posted with (Go keeps it): local digits, then the offset.
+  const zone = offsetText(off);
+  const iso = new Date(off ? ms + off * 60_000 : ms).toISOString();
+  if (!ns) return '"' + iso.replace(/\.?0+Z$/, '') + zone + '"';
+  return '"' + iso.slice(0, -1) + (String(ns).padStart(6, '0').replace(/0+$/, '')) + zone + '"';
 }
 
 function kvJson(ls: LabelSet): string {
@@ -36,7 +38,7 @@ export function webhookPayload(data: NotificationData, maxAlerts: number): strin
   const alerts = sent.map(
     (a) =>
       `{"status":${a.resolved ? '"resolved"' : '"firing"'},"labels":${kvJson(a.labels)},"annotations":${kvJson(a.annotations)},` +
-      `"startsAt":${goTimeJson(a.startsAt, a.startsAtNs)},"endsAt":${goTimeJson(a.endsAt, a.endsAtNs)},"generatorURL":${goJsonString(a.generatorURL)},"fingerprint":${goJsonString(a.fingerprint)}}`,
+      `"startsAt":${goTimeJson(a.startsAt, a.startsAtNs, a.startsAtOff)},"endsAt":${goTimeJson(a.endsAt, a.endsAtNs, a.endsAtOff)},"generatorURL":${goJsonString(a.generatorURL)},"fingerprint":${goJsonString(a.fingerprint)}}`,
   );
   return (
     `{"receiver":${goJsonString(data.receiver)},"status":"${status}","alerts":[${alerts.join(',')}],` +

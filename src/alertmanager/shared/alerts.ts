@@ -113,6 +113,9 @@ function toRow(a: StoredAlert): string {
     timeout: a.timeout,
     // The nanoseconds past the millisecond, only when there are any (as the journal keeps them).
     ...(a.startsAtNs || a.endsAtNs ? { startsAtNs: a.startsAtNs ?? 0, endsAtNs: a.endsAtNs ?? 0 } : {}),
+    // The zone offsets the times were posted with, only when there are any (absent: UTC).
+    ...(a.startsAtOff !== undefined ? { startsAtOff: a.startsAtOff } : {}),
+    ...(a.endsAtOff !== undefined ? { endsAtOff: a.endsAtOff } : {}),
   });
 }
 
@@ -123,6 +126,8 @@ function sameState(a: StoredAlert, b: StoredAlert): boolean {
     a.endsAt === b.endsAt &&
     (a.startsAtNs ?? 0) === (b.startsAtNs ?? 0) &&
     (a.endsAtNs ?? 0) === (b.endsAtNs ?? 0) &&
+    a.startsAtOff === b.startsAtOff &&
+    a.endsAtOff === b.endsAtOff &&
     a.timeout === b.timeout &&
     a.generatorURL === b.generatorURL &&
     labelSetsEqual(a.annotations, b.annotations)

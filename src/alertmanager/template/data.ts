@@ -28,8 +28,8 @@ function typed<T extends object>(v: T, type: string): T {
 
 export function pairs(list: { Name: string; Value: string }[]): { Name: string; Value: string }[] {
   const out = typed(list.map((p) => ({ Name: p.Name, Value: p.Value, [GO_TYPE]: 'template.Pair', [GO_FORMAT]: () => `{${p.Name} ${p.Value}}` })), 'template.Pairs');
-  method(out, 'Names', () => out.map((p) => p.Name));
-  method(out, 'Values', () => out.map((p) => p.Value));
+  method(out, 'Names', () => typed(out.map((p) => p.Name), '[]string'));
+  method(out, 'Values', () => typed(out.map((p) => p.Value), '[]string'));
   return out;
 }
 
@@ -64,6 +64,9 @@ export interface AlertInput {
   /** Nanoseconds past the millisecond of startsAt / endsAt (0-999999), when known. */
   startsAtNs?: number;
   endsAtNs?: number;
+  /** The zone offsets the times were posted with (minutes east of UTC; absent: UTC). */
+  startsAtOff?: number;
+  endsAtOff?: number;
   generatorURL: string;
   fingerprint: string;
 }
@@ -108,8 +111,8 @@ export function templateData(d: DataInput, form: 'notification' | 'amtool' = 'no
         Status: a.status,
         Labels: kv(a.labels),
         Annotations: kv(a.annotations),
-        StartsAt: goTime(a.startsAt, a.startsAtNs),
-        EndsAt: goTime(a.endsAt, a.endsAtNs),
+        StartsAt: goTime(a.startsAt, a.startsAtNs, a.startsAtOff),
+        EndsAt: goTime(a.endsAt, a.endsAtNs, a.endsAtOff),
         GeneratorURL: a.generatorURL,
         Fingerprint: a.fingerprint,
       };
