@@ -276,4 +276,36 @@ describe.skipIf(!HAVE_CHROMIUM)('alert manager console (chromium)', () => {
     await eventually(() => page.getByTestId('alert-count').textContent()).toBe('2 alerts in 1 group');
     c.clean();
   });
+
+  it('an API that fails (503, 401) shows why, not "Loading…" forever nor "No active silences"', async () => {
+    for (const status of [503, 401]) {
+      // Chromium logs every failed request as an error: these are the ones provoked here.
+      const c = await open('/#/alerts', { allowErrors: [new RegExp(`status of ${status}`)] });
+      const { page } = c;
+      await c.context.route('**/api/v2/**', (r) => r.fulfill({ status, contentType: 'text/plain', body: status === 503 ? 'not ready' : 'Unauthorized' }));
+      await page.reload();
+      await page.getByRole('alert').getByText(`The server answered ${status}`).waitFor();
+      expect(await page.getByText('Loading…').count()).toBe(0);
+      await page.goto(`${base}/#/silences`);
+      await page.getByRole('alert').getByText(`The server answered ${status}`).waitFor();
+      // Unknown is not zero: no counts, no "No active silences."
+      expect(await page.getByText(/No active silences/).count()).toBe(0);
+      expect((await page.getByRole('tab', { name: /Active/ }).textContent())?.trim()).toBe('Active');
+      expect(await page.getByText('Loading…').count()).toBe(0);
+      c.clean();
+      await c.close();
+    }
+  });
+
+  it('#/silences/{id} with an ID that is no silence\'s says so, without a failed request', async () => {
+    const c = await open('/#/silences/not-a-silence');
+    const { page } = c;
+    await page.getByText('No silence with ID').waitFor();
+    expect(c.requests.some((u) => u.includes('/api/v2/silence/'))).toBe(false);
+    // A well-formed ID nobody has (the API's 404): the same sentence.
+    const c2 = await open('/#/silences/00000000-0000-4000-8000-000000000000', { allowErrors: [/status of 404/] });
+    await c2.page.getByText('No silence with ID').waitFor();
+    c.clean();
+    c2.clean();
+  });
 });

@@ -314,7 +314,8 @@ export function AlertsPage({ route }: { route: HashRoute }) {
       </div>
       <Banner error={groups.error} />
       {!groups.data && !early ? (
-        <p class="muted">Loading…</p>
+        // Failed before any answer: the banner says why; "Loading…" would wait forever.
+        !groups.error && <p class="muted">Loading…</p>
       ) : (
         <p class="muted" data-testid="alert-count" aria-live="polite">
           {total} {total === 1 ? 'alert' : 'alerts'} in {groupTotal} {groupTotal === 1 ? 'group' : 'groups'}
