@@ -309,6 +309,9 @@ function NodesPage({ id, onSignOut }: { id: string; onSignOut: () => void }) {
         >
           {nodes === undefined ? (
             <p class="muted">Loading…</p>
+          ) : sorted.length === 0 ? (
+            // Outside the table: in a table wider than a phone the sentence would be cut off.
+            <p class="muted">No nodes yet: add one below.</p>
           ) : (
             <div class="table-wrap" role="region" aria-label="Nodes" tabIndex={0}>
               <table>
@@ -329,14 +332,7 @@ function NodesPage({ id, onSignOut }: { id: string; onSignOut: () => void }) {
                   </tr>
                 </thead>
                 <tbody>
-                  {sorted.length === 0 ? (
-                    <tr>
-                      <td colSpan={9} class="empty">
-                        No nodes yet: add one below.
-                      </td>
-                    </tr>
-                  ) : (
-                    sorted.map((n) => (
+                  {sorted.map((n) => (
                       <tr data-node={n.Ip}>
                         <td>
                           <input type="checkbox" aria-label={`Select ${n.Name || n.Ip}`} checked={selected.has(n.NodeId)} onChange={(e) => toggle(n.NodeId, (e.target as HTMLInputElement).checked)} />
@@ -354,8 +350,7 @@ function NodesPage({ id, onSignOut }: { id: string; onSignOut: () => void }) {
                         <td class="num">{n.RelaysPerHour >= 0 ? fmtInt(n.RelaysPerHour) : '—'}</td>
                         <td class="nowrap small">{n.LatestUpdate}</td>
                       </tr>
-                    ))
-                  )}
+                    ))}
                 </tbody>
               </table>
             </div>
