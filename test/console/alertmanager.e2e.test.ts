@@ -305,7 +305,28 @@ describe.skipIf(!HAVE_CHROMIUM)('alert manager console (chromium)', () => {
     // A well-formed ID nobody has (the API's 404): the same sentence.
     const c2 = await open('/#/silences/00000000-0000-4000-8000-000000000000', { allowErrors: [/status of 404/] });
     await c2.page.getByText('No silence with ID').waitFor();
+    // The edit form of one: the same.
+    await c.page.goto(`${base}/#/silences/not-a-silence/edit`);
+    await c.page.getByText('No silence with ID').waitFor();
+    expect(c.requests.some((u) => u.includes('/api/v2/silence/'))).toBe(false);
     c.clean();
     c2.clean();
+  });
+
+  it('the silence form: a refused submit takes the keyboard to the field to fix; a link\'s unreadable filter is named', async () => {
+    const c = await open('/#/silences/new');
+    const { page } = c;
+    const focused = () => page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.id);
+    await page.getByRole('button', { name: 'Create' }).click();
+    await eventually(focused).toBe('Matcher 1 label name');
+    await page.keyboard.type('alertname');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('DiskFull');
+    await page.keyboard.press('Enter');
+    await eventually(() => page.getByLabel('Creator').evaluate((el) => el === document.activeElement)).toBe(true);
+    // A notification link with a filter that does not read: the form says which and why.
+    await page.goto(`${base}/#/silences/new?filter=%7Balertname%3D~%22(%22%7D`);
+    await page.getByRole('alert').getByText(/could not be read/).waitFor();
+    c.clean();
   });
 });

@@ -9,7 +9,7 @@ import { localTime, relative } from '../kit/format.js';
 import { hashHref, navigate, type HashRoute } from '../kit/router.js';
 import { Tick, useFetch } from '../kit/data.js';
 import { formatMatcher, fromApi, matchesAll, parseMatchers, type ApiMatcher, type Matcher } from './matchers.js';
-import type { Alert, Silence } from './types.js';
+import { SILENCE_ID, type Alert, type Silence } from './types.js';
 
 type State = Silence['status']['state'];
 const STATES: State[] = ['active', 'pending', 'expired'];
@@ -173,11 +173,9 @@ function SilenceItem({ silence: s }: { silence: Silence }) {
   );
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export function SilenceView({ id }: { id: string }) {
   // Silence IDs are UUIDs: another ID names no silence, and asking the API would only earn a 422.
-  const wellFormed = UUID.test(id);
+  const wellFormed = SILENCE_ID.test(id);
   const silence = useFetch<Silence>(wellFormed ? `api/v2/silence/${encodeURIComponent(id)}` : null);
   const alerts = useFetch<Alert[]>('api/v2/alerts');
   const s = silence.data;
