@@ -196,4 +196,30 @@ settings: {retry_wait_max_ms: 0}
       await d.request('gateway', 'PUT', '/api/settings/require-login', { requireLogin: true });
     }
   });
+
+  it('a session that ends (the cookie gone) brings the login back, saying why', async () => {
+    // The one request that meets the ended session answers 401, which chromium logs.
+    const c = await loggedIn('/dashboard', { allowErrors: [/status of 401/] });
+    await c.context.clearCookies();
+    await c.page.getByRole('link', { name: 'Providers' }).click();
+    await c.page.getByText('Your session has ended: sign in again.').waitFor();
+    await c.page.getByLabel('Password').fill(PASSWORD);
+    await c.page.getByRole('button', { name: 'Sign in' }).click();
+    await c.page.getByRole('heading', { name: 'Providers', level: 1 }).waitFor();
+    expect(await c.page.getByText('Your session has ended').count()).toBe(0);
+    c.clean();
+    await c.close();
+  });
+
+  it('the overview says when the API fails, instead of "…" for ever', async () => {
+    const c = await loggedIn('/dashboard/providers', { allowErrors: [/status of 503/] });
+    await c.context.route(/\/api\/(monitoring|usage)\//, (r) => r.fulfill({ status: 503, contentType: 'application/json', body: '{"error":{"message":"gateway not ready"}}' }));
+    await c.page.getByRole('link', { name: 'Overview' }).click();
+    const gateway = c.page.locator('.stat', { has: c.page.locator('.stat-label', { hasText: /^Gateway$/ }) });
+    await gateway.getByText('gateway not ready').waitFor();
+    expect(await gateway.locator('.stat-value').textContent()).toBe('—');
+    expect(await c.page.locator('.stat-value', { hasText: '…' }).count()).toBe(0);
+    c.clean();
+    await c.close();
+  });
 });

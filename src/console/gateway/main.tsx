@@ -56,7 +56,7 @@ function onLinkClick(e: MouseEvent): void {
   navigate(href);
 }
 
-function Login({ onDone, configured }: { onDone: () => void; configured: boolean }) {
+function Login({ onDone, configured, ended }: { onDone: () => void; configured: boolean; ended?: boolean }) {
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
@@ -82,6 +82,11 @@ function Login({ onDone, configured }: { onDone: () => void; configured: boolean
             No password is set: start the daemon with <code>INITIAL_PASSWORD</code>, or save one with <code>POST /api/auth/password</code> over the control socket.
           </p>
         )}
+        {ended && (
+          <p class="note warn" role="status">
+            Your session has ended: sign in again.
+          </p>
+        )}
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required autofocus value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} />
         {error && (
@@ -101,6 +106,8 @@ interface AuthStatus {
   authenticated: boolean;
   loginConfigured: boolean;
   requireLogin?: boolean;
+  /** Signed out by a 401 in the middle of a session (the cookie expired or was revoked). */
+  ended?: boolean;
 }
 
 function App() {
@@ -114,7 +121,7 @@ function App() {
       .catch(() => setAuth({ authenticated: false, loginConfigured: true }));
   useEffect(() => {
     void check();
-    setUnauthorizedHandler(() => setAuth((a) => (a ? { ...a, authenticated: false, requireLogin: true } : a)));
+    setUnauthorizedHandler(() => setAuth((a) => (a ? { ...a, authenticated: false, requireLogin: true, ended: a.ended || a.authenticated } : a)));
     const pop = () => {
       setPage(currentPage());
       setNavOpen(false);
@@ -134,7 +141,7 @@ function App() {
   }, [def, auth]);
 
   if (!auth) return <p class="muted boot">Loading…</p>;
-  if (!auth.authenticated && auth.requireLogin !== false) return <Login configured={auth.loginConfigured} onDone={() => void check()} />;
+  if (!auth.authenticated && auth.requireLogin !== false) return <Login configured={auth.loginConfigured} ended={auth.ended} onDone={() => void check()} />;
 
   const logout = async () => {
     await api('/api/auth/logout', { method: 'POST' }).catch(() => undefined);
