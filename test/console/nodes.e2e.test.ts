@@ -102,4 +102,15 @@ describe.skipIf(!HAVE_CHROMIUM)('node monitor console (chromium)', { timeout: 90
     c.clean();
     await c.close();
   });
+
+  it('says so when the API does not answer (a 503 from a proxy), without an uncaught error', async () => {
+    const c = await openConsole(browser, base, { allowErrors: [/status of 503/] });
+    await c.context.route('**/api', (r) => r.fulfill({ status: 503, contentType: 'text/plain', body: 'Service Unavailable' }));
+    await c.page.goto(`${base}/`);
+    await c.page.getByLabel('Account ID').fill(Hash);
+    await c.page.getByRole('button', { name: 'Sign in' }).click();
+    await c.page.getByText('The server answered 503: Service Unavailable').waitFor();
+    c.clean();
+    await c.close();
+  });
 });
