@@ -329,4 +329,34 @@ describe.skipIf(!HAVE_CHROMIUM)('alert manager console (chromium)', () => {
     await page.getByRole('alert').getByText(/could not be read/).waitFor();
     c.clean();
   });
+
+  it('a long label value wraps on a phone: no sideways scrolling on #/silences or a silence\'s page', async () => {
+    const value = 'web-with-a-rather-long-instance-name-01.example.internal:9100';
+    const now = Date.now();
+    const r = await d.request('alertmanager', 'POST', '/api/v2/silences', {
+      matchers: [{ name: 'instance', value, isRegex: false, isEqual: true }],
+      startsAt: new Date(now).toISOString(),
+      endsAt: new Date(now + 3600_000).toISOString(),
+      createdBy: 'e2e',
+      comment: 'long value',
+    });
+    expect(r.status, r.text).toBe(200);
+    const id = r.json.silenceID as string;
+    try {
+      const c = await open('/#/silences', { viewport: { width: 390, height: 844 } });
+      const { page } = c;
+      const fits = () => page.evaluate(() => document.documentElement.scrollWidth <= innerWidth);
+      await page.getByText(value, { exact: false }).first().waitFor();
+      expect(await fits()).toBe(true);
+      await page.goto(`${base}/#/silences/${id}`);
+      await page.getByText('long value').waitFor();
+      expect(await fits()).toBe(true);
+      // Wrapped, not cut off: the whole value is on the screen.
+      const chip = page.locator('.chip', { hasText: 'instance=' }).first();
+      expect(await chip.evaluate((e) => e.scrollWidth <= e.clientWidth && e.getBoundingClientRect().right <= innerWidth)).toBe(true);
+      c.clean();
+    } finally {
+      await d.request('alertmanager', 'DELETE', `/api/v2/silence/${id}`);
+    }
+  });
 });
