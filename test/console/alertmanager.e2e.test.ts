@@ -359,4 +359,18 @@ describe.skipIf(!HAVE_CHROMIUM)('alert manager console (chromium)', () => {
       await d.request('alertmanager', 'DELETE', `/api/v2/silence/${id}`);
     }
   });
+
+  it('an empty list says so, and how many alerts the Silenced and Inhibited toggles hide', async () => {
+    const c = await open(`/#/alerts?filter=${encodeURIComponent('{alertname="InstanceDown"}')}`);
+    const { page } = c;
+    await eventually(() => page.getByTestId('no-alerts').textContent()).toBe(
+      'No alerts match this filter. 1 silenced or inhibited alert is hidden: tick Silenced or Inhibited to show it.',
+    );
+    await page.getByLabel('Inhibited').check();
+    await page.getByTestId('alert-group').first().waitFor();
+    expect(await page.getByTestId('no-alerts').count()).toBe(0);
+    await page.goto(`${base}/#/alerts?filter=${encodeURIComponent('{alertname="NoSuchAlert"}')}`);
+    await eventually(() => page.getByTestId('no-alerts').textContent()).toBe('No alerts match this filter.');
+    c.clean();
+  });
 });
