@@ -174,6 +174,12 @@ settings: {retry_wait_max_ms: 0}
     const menu = page.getByRole('button', { name: 'Menu' });
     await menu.focus();
     await page.keyboard.press('Enter');
+    await expect.poll(() => menu.getAttribute('aria-expanded')).toBe('true');
+    // Escape closes the menu and leaves the keyboard on its button.
+    await page.keyboard.press('Escape');
+    await expect.poll(() => menu.getAttribute('aria-expanded')).toBe('false');
+    expect(await menu.evaluate((el) => el === document.activeElement)).toBe(true);
+    await page.keyboard.press('Enter');
     await page.getByRole('link', { name: 'Providers' }).focus();
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Providers', level: 1 }).waitFor();

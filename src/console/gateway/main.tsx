@@ -134,6 +134,18 @@ function App() {
     };
   }, []);
 
+  // Escape closes the phone menu and gives the keyboard back to its button.
+  useEffect(() => {
+    if (!navOpen) return;
+    const on = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape') return;
+      setNavOpen(false);
+      document.querySelector<HTMLButtonElement>('button.menu')?.focus();
+    };
+    document.addEventListener('keydown', on);
+    return () => document.removeEventListener('keydown', on);
+  }, [navOpen]);
+
   const def = PAGES.find((p) => p.path === page);
   useEffect(() => {
     document.title = `${def?.title ?? 'Not found'} · ctl gateway`;
