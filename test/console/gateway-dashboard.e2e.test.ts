@@ -207,7 +207,12 @@ settings: {retry_wait_max_ms: 0}
     // The one request that meets the ended session answers 401, which chromium logs.
     const c = await loggedIn('/dashboard', { allowErrors: [/status of 401/] });
     await c.context.clearCookies();
-    await c.page.getByRole('link', { name: 'Providers' }).click();
+    // Go to another page as the nav link does (the overview's own polling may meet the 401 first and
+    // take the link away: either way the login comes back).
+    await c.page.evaluate(() => {
+      history.pushState(null, '', '/dashboard/providers');
+      dispatchEvent(new PopStateEvent('popstate'));
+    });
     await c.page.getByText('Your session has ended: sign in again.').waitFor();
     await c.page.getByLabel('Password').fill(PASSWORD);
     await c.page.getByRole('button', { name: 'Sign in' }).click();
@@ -225,6 +230,18 @@ settings: {retry_wait_max_ms: 0}
     await gateway.getByText('gateway not ready').waitFor();
     expect(await gateway.locator('.stat-value').textContent()).toBe('—');
     expect(await c.page.locator('.stat-value', { hasText: '…' }).count()).toBe(0);
+    c.clean();
+    await c.close();
+  });
+
+  it('/dashboard/providers/{id} (OmniRoute\'s page for one provider) opens the providers with that one marked', async () => {
+    const c = await loggedIn('/dashboard/providers/an');
+    await c.page.getByRole('heading', { name: 'Providers', level: 1 }).waitFor();
+    await expect.poll(() => c.page.locator('tr[data-provider="an"]').getAttribute('aria-current')).toBe('true');
+    expect(await c.page.locator('tr[data-provider="oa"]').getAttribute('aria-current')).toBeNull();
+    expect(await c.page.getByRole('link', { name: 'Providers' }).getAttribute('aria-current')).toBe('page');
+    await c.page.goto(`${base}/dashboard/providers/nosuch`);
+    await c.page.getByText('No provider has the ID').waitFor();
     c.clean();
     await c.close();
   });

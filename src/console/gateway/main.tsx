@@ -2,7 +2,7 @@
 // It calls the same /api/* routes as `ctl gateway` and any other client, with the auth_token
 // cookie that POST /api/auth/login sets; with require-login off it opens without a login.
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import './style.css';
 import { api, ApiError, setUnauthorizedHandler, ThemeButton } from './ui';
 import { HomePage } from './pages/home';
@@ -135,18 +135,25 @@ function App() {
   }, []);
 
   // Escape closes the phone menu and gives the keyboard back to its button.
+  // (One listener for the page's life, reading the state from a ref: listening only while the menu
+  // is open would miss an Escape pressed before the effect ran.)
+  const navOpenRef = useRef(navOpen);
+  navOpenRef.current = navOpen;
   useEffect(() => {
-    if (!navOpen) return;
     const on = (e: KeyboardEvent) => {
-      if (e.key !== 'Escape') return;
+      if (e.key !== 'Escape' || !navOpenRef.current) return;
       setNavOpen(false);
       document.querySelector<HTMLButtonElement>('button.menu')?.focus();
     };
     document.addEventListener('keydown', on);
     return () => document.removeEventListener('keydown', on);
-  }, [navOpen]);
+  }, []);
 
-  const def = PAGES.find((p) => p.path === page);
+  // /dashboard/providers/{id} (OmniRoute's page for one provider): the providers, that one marked.
+  const one = /^\/providers\/([^/]+)$/.exec(page);
+  const def: PageDef | undefined = one
+    ? { path: '/providers', title: 'Providers', view: () => <ProvidersPage focus={decodeURIComponent(one[1]!)} /> }
+    : PAGES.find((p) => p.path === page);
   useEffect(() => {
     document.title = `${def?.title ?? 'Not found'} · ctl gateway`;
     if (location.pathname === '/login' && auth && (auth.authenticated || auth.requireLogin === false)) history.replaceState(null, '', BASE);
@@ -177,7 +184,7 @@ function App() {
         <ul>
           {PAGES.map((p) => (
             <li>
-              <a href={BASE + p.path} aria-current={p.path === page ? 'page' : undefined}>
+              <a href={BASE + p.path} aria-current={p.path === def?.path ? 'page' : undefined}>
                 {p.title}
               </a>
             </li>
