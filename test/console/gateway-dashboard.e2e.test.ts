@@ -174,6 +174,12 @@ settings: {retry_wait_max_ms: 0}
     const menu = page.getByRole('button', { name: 'Menu' });
     await menu.focus();
     await page.keyboard.press('Enter');
+    await expect.poll(() => menu.getAttribute('aria-expanded')).toBe('true');
+    // Escape closes the menu and leaves the keyboard on its button.
+    await page.keyboard.press('Escape');
+    await expect.poll(() => menu.getAttribute('aria-expanded')).toBe('false');
+    expect(await menu.evaluate((el) => el === document.activeElement)).toBe(true);
+    await page.keyboard.press('Enter');
     await page.getByRole('link', { name: 'Providers' }).focus();
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Providers', level: 1 }).waitFor();
@@ -195,5 +201,48 @@ settings: {retry_wait_max_ms: 0}
     } finally {
       await d.request('gateway', 'PUT', '/api/settings/require-login', { requireLogin: true });
     }
+  });
+
+  it('a session that ends (the cookie gone) brings the login back, saying why', async () => {
+    // The one request that meets the ended session answers 401, which chromium logs.
+    const c = await loggedIn('/dashboard', { allowErrors: [/status of 401/] });
+    await c.context.clearCookies();
+    // Go to another page as the nav link does (the overview's own polling may meet the 401 first and
+    // take the link away: either way the login comes back).
+    await c.page.evaluate(() => {
+      history.pushState(null, '', '/dashboard/providers');
+      dispatchEvent(new PopStateEvent('popstate'));
+    });
+    await c.page.getByText('Your session has ended: sign in again.').waitFor();
+    await c.page.getByLabel('Password').fill(PASSWORD);
+    await c.page.getByRole('button', { name: 'Sign in' }).click();
+    await c.page.getByRole('heading', { name: 'Providers', level: 1 }).waitFor();
+    expect(await c.page.getByText('Your session has ended').count()).toBe(0);
+    c.clean();
+    await c.close();
+  });
+
+  it('the overview says when the API fails, instead of "…" for ever', async () => {
+    const c = await loggedIn('/dashboard/providers', { allowErrors: [/status of 503/] });
+    await c.context.route(/\/api\/(monitoring|usage)\//, (r) => r.fulfill({ status: 503, contentType: 'application/json', body: '{"error":{"message":"gateway not ready"}}' }));
+    await c.page.getByRole('link', { name: 'Overview' }).click();
+    const gateway = c.page.locator('.stat', { has: c.page.locator('.stat-label', { hasText: /^Gateway$/ }) });
+    await gateway.getByText('gateway not ready').waitFor();
+    expect(await gateway.locator('.stat-value').textContent()).toBe('—');
+    expect(await c.page.locator('.stat-value', { hasText: '…' }).count()).toBe(0);
+    c.clean();
+    await c.close();
+  });
+
+  it('/dashboard/providers/{id} (OmniRoute\'s page for one provider) opens the providers with that one marked', async () => {
+    const c = await loggedIn('/dashboard/providers/an');
+    await c.page.getByRole('heading', { name: 'Providers', level: 1 }).waitFor();
+    await expect.poll(() => c.page.locator('tr[data-provider="an"]').getAttribute('aria-current')).toBe('true');
+    expect(await c.page.locator('tr[data-provider="oa"]').getAttribute('aria-current')).toBeNull();
+    expect(await c.page.getByRole('link', { name: 'Providers' }).getAttribute('aria-current')).toBe('page');
+    await c.page.goto(`${base}/dashboard/providers/nosuch`);
+    await c.page.getByText('No provider has the ID').waitFor();
+    c.clean();
+    await c.close();
   });
 });

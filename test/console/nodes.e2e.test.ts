@@ -89,6 +89,27 @@ describe.skipIf(!HAVE_CHROMIUM)('node monitor console (chromium)', { timeout: 90
     expect(id).toMatch(/^[0-9a-f]{64}$/);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText('No nodes yet').waitFor();
+    // The whole sentence is on the 390-px screen (not cut off inside the table's scroller).
+    const box = await page.getByText('No nodes yet').evaluate((e) => {
+      const r = document.createRange();
+      r.selectNodeContents(e);
+      const t = r.getBoundingClientRect();
+      let clip = innerWidth;
+      for (let p = e.parentElement; p; p = p.parentElement) if (getComputedStyle(p).overflowX !== 'visible') clip = Math.min(clip, p.getBoundingClientRect().right);
+      return { right: t.right, clip };
+    });
+    expect(box.right).toBeLessThanOrEqual(box.clip);
+    c.clean();
+    await c.close();
+  });
+
+  it('says so when the API does not answer (a 503 from a proxy), without an uncaught error', async () => {
+    const c = await openConsole(browser, base, { allowErrors: [/status of 503/] });
+    await c.context.route('**/api', (r) => r.fulfill({ status: 503, contentType: 'text/plain', body: 'Service Unavailable' }));
+    await c.page.goto(`${base}/`);
+    await c.page.getByLabel('Account ID').fill(Hash);
+    await c.page.getByRole('button', { name: 'Sign in' }).click();
+    await c.page.getByText('The server answered 503: Service Unavailable').waitFor();
     c.clean();
     await c.close();
   });

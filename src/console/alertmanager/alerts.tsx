@@ -196,6 +196,14 @@ export function AlertsPage({ route }: { route: HashRoute }) {
   const total = useMemo(() => (early ? early.totalAlerts : shown.reduce((n, g) => n + g.alerts.length, 0)), [shown, early]);
   const groupTotal = early ? early.totalGroups : shown.length;
   const drawn = early ? early.groups : shown;
+  // Nothing shown (a notification's link after its alerts were silenced, say): how many the
+  // Silenced and Inhibited toggles hide.
+  const hidden = useMemo(() => {
+    if (!groups.data || total > 0 || (silenced && inhibited)) return 0;
+    // Grouped by any label: each alert counted once, whatever routes it took.
+    const all = filterGroups(groups.data, { matchers, receiver: receiverRe, silenced: true, inhibited: true, groupBy: ['alertname'] });
+    return all.reduce((n, g) => n + g.alerts.length, 0);
+  }, [groups.data, total, matchers, receiverRe, silenced, inhibited]);
 
   // Keep the address in step (replaceState: no history entry per key typed).
   useEffect(() => {
@@ -314,10 +322,17 @@ export function AlertsPage({ route }: { route: HashRoute }) {
       </div>
       <Banner error={groups.error} />
       {!groups.data && !early ? (
-        <p class="muted">Loading…</p>
+        // Failed before any answer: the banner says why; "Loading…" would wait forever.
+        !groups.error && <p class="muted">Loading…</p>
       ) : (
         <p class="muted" data-testid="alert-count" aria-live="polite">
           {total} {total === 1 ? 'alert' : 'alerts'} in {groupTotal} {groupTotal === 1 ? 'group' : 'groups'}
+        </p>
+      )}
+      {groups.data && total === 0 && (
+        <p class="muted" data-testid="no-alerts">
+          No alerts{matchers.length > 0 || receiver ? ' match this filter' : ''}.
+          {hidden > 0 && ` ${hidden} silenced or inhibited ${hidden === 1 ? 'alert is' : 'alerts are'} hidden: tick Silenced or Inhibited to show ${hidden === 1 ? 'it' : 'them'}.`}
         </p>
       )}
       {drawn.slice(0, limit).map((g) => (

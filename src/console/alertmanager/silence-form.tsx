@@ -3,11 +3,12 @@
  * links make it) and #/silences/{id}/edit: matchers, start, duration or end, creator, comment,
  * inline validation, and a live preview of the alerts the silence would mute.
  */
-import { useContext, useEffect, useMemo, useState } from 'preact/hooks';
-import { api } from '../kit/api.js';
+import { useContext, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api, ApiError } from '../kit/api.js';
 import { Banner } from '../kit/components.js';
 import { formatDuration, parseDuration, toLocalInput } from '../kit/format.js';
 import type { HashRoute } from '../kit/router.js';
+import { SILENCE_ID } from './types.js';
 import { Tick, useFetch } from '../kit/data.js';
 import { compile, matchesAll, parseMatchers, toApi, type MatchType, type Matcher } from './matchers.js';
 import { AlertList, goToSilence } from './silences.js';
@@ -111,8 +112,20 @@ function check(f: Form): Checked {
 }
 
 export function SilenceFormPage({ route, id }: { route: HashRoute; id?: string }) {
-  const existing = useFetch<Silence>(id ? `api/v2/silence/${encodeURIComponent(id)}` : null);
+  const wellFormed = id === undefined || SILENCE_ID.test(id);
+  const existing = useFetch<Silence>(id && wellFormed ? `api/v2/silence/${encodeURIComponent(id)}` : null);
   const [form, setForm] = useState<Form | undefined>(() => (id ? undefined : newForm(route.query.get('filter'))));
+  // A link whose filter does not read (a notification template's typo): say so, not an empty form.
+  const linkError = useMemo(() => {
+    const filter = id ? null : route.query.get('filter');
+    if (!filter) return undefined;
+    try {
+      parseMatchers(filter);
+      return undefined;
+    } catch (e) {
+      return `The link's filter ${filter} could not be read: ${(e as Error).message}`;
+    }
+  }, [id, route]);
   useEffect(() => {
     if (id && existing.data && !form) setForm(formOf(existing.data));
   }, [id, existing.data, form]);
@@ -120,14 +133,36 @@ export function SilenceFormPage({ route, id }: { route: HashRoute; id?: string }
     return (
       <section>
         <h1>Edit silence</h1>
-        {existing.error ? <Banner error={existing.error} /> : <p class="muted">Loading…</p>}
+        {!wellFormed || (existing.error instanceof ApiError && existing.error.status === 404) ? (
+          <p class="muted" role="status">
+            No silence with ID <code>{id}</code>. <a href="#/silences">All silences</a>
+          </p>
+        ) : existing.error ? (
+          <Banner error={existing.error} />
+        ) : (
+          <p class="muted">Loading…</p>
+        )}
       </section>
     );
   }
-  return <SilenceForm initial={form!} title={form?.id ? 'Edit silence' : 'New silence'} />;
+  return <SilenceForm initial={form!} title={form?.id ? 'Edit silence' : 'New silence'} linkError={linkError} />;
 }
 
-function SilenceForm({ initial, title }: { initial: Form; title: string }) {
+function SilenceForm({ initial, title, linkError }: { initial: Form; title: string; linkError?: string }) {
+  const formRef = useRef<HTMLFormElement>(null);
+  // After a refused submit, the keyboard goes to the first field that needs fixing.
+  const [focusInvalid, setFocusInvalid] = useState(0);
+  useEffect(() => {
+    const form = formRef.current;
+    const first = focusInvalid && form?.querySelector('.field-error');
+    if (!form || !first) return;
+    const fields = [...form.querySelectorAll<HTMLElement>('input, textarea, select')];
+    const before = fields.filter((el) => (el as HTMLInputElement).type !== 'checkbox' && el.compareDocumentPosition(first) & Node.DOCUMENT_POSITION_FOLLOWING);
+    // The first empty field before the message in its part of the form (a matcher row's name, then
+    // its value; the creator), else the field right before it (a value that is no regex).
+    const empty = before.find((el) => !(el as HTMLInputElement).value && el.closest('.matcher-row') === first.closest('.matcher-row'));
+    (empty ?? before[before.length - 1])?.focus();
+  }, [focusInvalid]);
   const { bump } = useContext(Tick);
   const [f, setF] = useState(initial);
   const [submitted, setSubmitted] = useState(false);
@@ -165,7 +200,10 @@ function SilenceForm({ initial, title }: { initial: Form; title: string }) {
   const submit = async (e: Event) => {
     e.preventDefault();
     setSubmitted(true);
-    if (!checked.matchers || Object.keys(checked.errors).length > 0) return;
+    if (!checked.matchers || Object.keys(checked.errors).length > 0) {
+      setFocusInvalid((n) => n + 1);
+      return;
+    }
     setBusy(true);
     setError(undefined);
     try {
@@ -202,7 +240,12 @@ function SilenceForm({ initial, title }: { initial: Form; title: string }) {
   return (
     <section aria-labelledby="form-h">
       <h1 id="form-h">{title}</h1>
-      <form class="silence-form" onSubmit={submit} noValidate>
+      {linkError && (
+        <p class="field-error" role="alert">
+          {linkError}
+        </p>
+      )}
+      <form class="silence-form" ref={formRef} onSubmit={submit} noValidate>
         <fieldset>
           <legend>Matchers</legend>
           {f.rows.map((r, i) => (

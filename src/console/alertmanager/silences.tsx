@@ -3,13 +3,13 @@
  * (the silence and the alerts it mutes now), with View, Edit (Recreate when expired) and Expire.
  */
 import { useContext, useMemo, useState } from 'preact/hooks';
-import { api } from '../kit/api.js';
+import { api, ApiError } from '../kit/api.js';
 import { Banner, Chip, Tabs } from '../kit/components.js';
 import { localTime, relative } from '../kit/format.js';
 import { hashHref, navigate, type HashRoute } from '../kit/router.js';
 import { Tick, useFetch } from '../kit/data.js';
 import { formatMatcher, fromApi, matchesAll, parseMatchers, type ApiMatcher, type Matcher } from './matchers.js';
-import type { Alert, Silence } from './types.js';
+import { SILENCE_ID, type Alert, type Silence } from './types.js';
 
 type State = Silence['status']['state'];
 const STATES: State[] = ['active', 'pending', 'expired'];
@@ -86,14 +86,15 @@ export function SilencesPage({ route }: { route: HashRoute }) {
           id: s,
           label: (
             <>
-              {TITLES[s]} <span class="badge">{byState[s].length}</span>
+              {TITLES[s]} {silences.data && <span class="badge">{byState[s].length}</span>}
             </>
           ),
         }))}
       />
       <div role="tabpanel">
-        {silences.loading && !silences.data ? (
-          <p class="muted">Loading…</p>
+        {!silences.data ? (
+          // Not known yet, or not known at all (the banner says why): not "No active silences".
+          !silences.error && <p class="muted">Loading…</p>
         ) : list.length === 0 ? (
           <p class="muted">No {TITLES[tab].toLowerCase()} silences.</p>
         ) : (
@@ -173,7 +174,9 @@ function SilenceItem({ silence: s }: { silence: Silence }) {
 }
 
 export function SilenceView({ id }: { id: string }) {
-  const silence = useFetch<Silence>(`api/v2/silence/${encodeURIComponent(id)}`);
+  // Silence IDs are UUIDs: another ID names no silence, and asking the API would only earn a 422.
+  const wellFormed = SILENCE_ID.test(id);
+  const silence = useFetch<Silence>(wellFormed ? `api/v2/silence/${encodeURIComponent(id)}` : null);
   const alerts = useFetch<Alert[]>('api/v2/alerts');
   const s = silence.data;
   const affected = useMemo(() => {
@@ -186,7 +189,13 @@ export function SilenceView({ id }: { id: string }) {
   return (
     <section aria-labelledby="silence-h">
       <h1 id="silence-h">Silence</h1>
-      <Banner error={silence.error} />
+      {!wellFormed || (silence.error instanceof ApiError && silence.error.status === 404) ? (
+        <p class="muted" role="status">
+          No silence with ID <code>{id}</code>. <a href="#/silences">All silences</a>
+        </p>
+      ) : (
+        <Banner error={silence.error} />
+      )}
       {s && (
         <>
           <table class="grid details">

@@ -36,3 +36,6 @@ export interface Status {
   uptime: string;
   versionInfo: Record<string, string>;
 }
+
+/** A silence's ID: a UUID (any other string names no silence). */
+export const SILENCE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -2,7 +2,7 @@
 // It calls the same /api/* routes as `ctl gateway` and any other client, with the auth_token
 // cookie that POST /api/auth/login sets; with require-login off it opens without a login.
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import './style.css';
 import { api, ApiError, setUnauthorizedHandler, ThemeButton } from './ui';
 import { HomePage } from './pages/home';
@@ -56,7 +56,7 @@ function onLinkClick(e: MouseEvent): void {
   navigate(href);
 }
 
-function Login({ onDone, configured }: { onDone: () => void; configured: boolean }) {
+function Login({ onDone, configured, ended }: { onDone: () => void; configured: boolean; ended?: boolean }) {
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
@@ -82,6 +82,11 @@ function Login({ onDone, configured }: { onDone: () => void; configured: boolean
             No password is set: start the daemon with <code>INITIAL_PASSWORD</code>, or save one with <code>POST /api/auth/password</code> over the control socket.
           </p>
         )}
+        {ended && (
+          <p class="note warn" role="status">
+            Your session has ended: sign in again.
+          </p>
+        )}
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required autofocus value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} />
         {error && (
@@ -101,6 +106,8 @@ interface AuthStatus {
   authenticated: boolean;
   loginConfigured: boolean;
   requireLogin?: boolean;
+  /** Signed out by a 401 in the middle of a session (the cookie expired or was revoked). */
+  ended?: boolean;
 }
 
 function App() {
@@ -114,7 +121,7 @@ function App() {
       .catch(() => setAuth({ authenticated: false, loginConfigured: true }));
   useEffect(() => {
     void check();
-    setUnauthorizedHandler(() => setAuth((a) => (a ? { ...a, authenticated: false, requireLogin: true } : a)));
+    setUnauthorizedHandler(() => setAuth((a) => (a ? { ...a, authenticated: false, requireLogin: true, ended: a.ended || a.authenticated } : a)));
     const pop = () => {
       setPage(currentPage());
       setNavOpen(false);
@@ -127,14 +134,33 @@ function App() {
     };
   }, []);
 
-  const def = PAGES.find((p) => p.path === page);
+  // Escape closes the phone menu and gives the keyboard back to its button.
+  // (One listener for the page's life, reading the state from a ref: listening only while the menu
+  // is open would miss an Escape pressed before the effect ran.)
+  const navOpenRef = useRef(navOpen);
+  navOpenRef.current = navOpen;
+  useEffect(() => {
+    const on = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape' || !navOpenRef.current) return;
+      setNavOpen(false);
+      document.querySelector<HTMLButtonElement>('button.menu')?.focus();
+    };
+    document.addEventListener('keydown', on);
+    return () => document.removeEventListener('keydown', on);
+  }, []);
+
+  // /dashboard/providers/{id} (OmniRoute's page for one provider): the providers, that one marked.
+  const one = /^\/providers\/([^/]+)$/.exec(page);
+  const def: PageDef | undefined = one
+    ? { path: '/providers', title: 'Providers', view: () => <ProvidersPage focus={decodeURIComponent(one[1]!)} /> }
+    : PAGES.find((p) => p.path === page);
   useEffect(() => {
     document.title = `${def?.title ?? 'Not found'} · ctl gateway`;
     if (location.pathname === '/login' && auth && (auth.authenticated || auth.requireLogin === false)) history.replaceState(null, '', BASE);
   }, [def, auth]);
 
   if (!auth) return <p class="muted boot">Loading…</p>;
-  if (!auth.authenticated && auth.requireLogin !== false) return <Login configured={auth.loginConfigured} onDone={() => void check()} />;
+  if (!auth.authenticated && auth.requireLogin !== false) return <Login configured={auth.loginConfigured} ended={auth.ended} onDone={() => void check()} />;
 
   const logout = async () => {
     await api('/api/auth/logout', { method: 'POST' }).catch(() => undefined);
@@ -158,7 +184,7 @@ function App() {
         <ul>
           {PAGES.map((p) => (
             <li>
-              <a href={BASE + p.path} aria-current={p.path === page ? 'page' : undefined}>
+              <a href={BASE + p.path} aria-current={p.path === def?.path ? 'page' : undefined}>
                 {p.title}
               </a>
             </li>

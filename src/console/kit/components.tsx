@@ -1,6 +1,7 @@
 /** Small pieces every console uses: the top bar with its navigation, tabs, chips, error banner. */
 import type { ComponentChildren } from 'preact';
 import type { LiveState } from './live.js';
+import { ApiError } from './api.js';
 
 export interface NavLink {
   href: string;
@@ -95,7 +96,7 @@ export function Banner({ error }: { error: unknown }) {
   if (!error) return null;
   return (
     <div class="banner" role="alert">
-      {error instanceof Error ? error.message : String(error)}
+      {error instanceof ApiError ? `The server answered ${error.status}: ${error.message}` : error instanceof Error ? error.message : String(error)}
     </div>
   );
 }

@@ -31,9 +31,25 @@ interface NodeRow {
 
 const ID_KEY = 'ctl-nodes-id';
 
+/** `Code` of an answer that is no envelope: the request failed, or a proxy answered (a 502, a 503). */
+const NO_ANSWER = -1;
+
 async function call<T = any>(Method: string, Value?: Record<string, unknown>): Promise<Envelope<T>> {
-  const res = await fetch('/api', { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(Value ? { Method, Value } : { Method }), credentials: 'same-origin' });
-  return (await res.json()) as Envelope<T>;
+  const failed = (ErrMessage: string) => ({ Method, Code: NO_ANSWER, Error: true, ErrMessage, Value: undefined as T });
+  let res: Response;
+  try {
+    res = await fetch('/api', { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(Value ? { Method, Value } : { Method }), credentials: 'same-origin' });
+  } catch (e) {
+    return failed(`The node monitor cannot be reached: ${(e as Error).message}`);
+  }
+  const text = await res.text();
+  try {
+    const env = JSON.parse(text) as Envelope<T>;
+    if (env && typeof env.Code === 'number') return env;
+  } catch {
+    /* not an envelope */
+  }
+  return failed(`The server answered ${res.status}: ${text.trim().slice(0, 200) || res.statusText}`);
 }
 
 function savedId(): string {
@@ -128,7 +144,8 @@ function useNodes(id: string): { nodes: NodeRow[] | undefined; live: Live; refre
     let beat: ReturnType<typeof setInterval> | undefined;
     const load = async () => {
       const r = await call<{ List: NodeRow[] }>('getmynodes', { Hash: id });
-      if (!closed) setNodes(r.Code === 0 ? r.Value.List : []);
+      // No answer: not "no nodes" (the live session may still bring them).
+      if (!closed && r.Code !== NO_ANSWER) setNodes(r.Code === 0 ? r.Value.List : []);
     };
     const connect = () => {
       const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/polling`);
@@ -169,7 +186,7 @@ function useNodes(id: string): { nodes: NodeRow[] | undefined; live: Live; refre
       wsRef.current?.close();
     };
   }, [id]);
-  return { nodes, live, refresh: () => void call<{ List: NodeRow[] }>('getmynodes', { Hash: id }).then((r) => setNodes(r.Code === 0 ? r.Value.List : [])) };
+  return { nodes, live, refresh: () => void call<{ List: NodeRow[] }>('getmynodes', { Hash: id }).then((r) => r.Code !== NO_ANSWER && setNodes(r.Code === 0 ? r.Value.List : [])) };
 }
 
 function AddNodes({ id, onDone }: { id: string; onDone: () => void }) {
@@ -309,6 +326,9 @@ function NodesPage({ id, onSignOut }: { id: string; onSignOut: () => void }) {
         >
           {nodes === undefined ? (
             <p class="muted">Loading…</p>
+          ) : sorted.length === 0 ? (
+            // Outside the table: in a table wider than a phone the sentence would be cut off.
+            <p class="muted">No nodes yet: add one below.</p>
           ) : (
             <div class="table-wrap" role="region" aria-label="Nodes" tabIndex={0}>
               <table>
@@ -329,14 +349,7 @@ function NodesPage({ id, onSignOut }: { id: string; onSignOut: () => void }) {
                   </tr>
                 </thead>
                 <tbody>
-                  {sorted.length === 0 ? (
-                    <tr>
-                      <td colSpan={9} class="empty">
-                        No nodes yet: add one below.
-                      </td>
-                    </tr>
-                  ) : (
-                    sorted.map((n) => (
+                  {sorted.map((n) => (
                       <tr data-node={n.Ip}>
                         <td>
                           <input type="checkbox" aria-label={`Select ${n.Name || n.Ip}`} checked={selected.has(n.NodeId)} onChange={(e) => toggle(n.NodeId, (e.target as HTMLInputElement).checked)} />
@@ -354,8 +367,7 @@ function NodesPage({ id, onSignOut }: { id: string; onSignOut: () => void }) {
                         <td class="num">{n.RelaysPerHour >= 0 ? fmtInt(n.RelaysPerHour) : '—'}</td>
                         <td class="nowrap small">{n.LatestUpdate}</td>
                       </tr>
-                    ))
-                  )}
+                    ))}
                 </tbody>
               </table>
             </div>

@@ -10,15 +10,17 @@ export function HomePage() {
   const h = health.data;
   const t = usage.data?.totals;
   const open = (h?.providerBreakers ?? []).filter((b: any) => b.state !== 'CLOSED');
+  // Not known (the API failed): a dash and the reason, not "…" for ever.
+  const none = (r: { error?: string }) => (r.error ? '—' : '…');
   return (
     <>
       <div class="stats">
-        <Stat label="Gateway" value={h ? <Badge tone={h.status === 'healthy' ? 'ok' : 'warn'}>{h.status}</Badge> : '…'} hint={h ? `version ${h.version}` : undefined} />
-        <Stat label="Providers active" value={h ? `${h.activeCount}/${h.configuredCount}` : '…'} />
-        <Stat label="Breakers not closed" value={h ? String(open.length) : '…'} />
-        <Stat label="Requests (24 h)" value={t ? fmtInt(t.requests) : '…'} hint={t ? `${fmtInt(t.errors)} errors` : undefined} />
-        <Stat label="Cost (24 h)" value={t ? fmtUsd(t.cost) : '…'} />
-        <Stat label="Tokens (24 h)" value={t ? fmtInt(t.tokensIn + t.tokensOut) : '…'} />
+        <Stat label="Gateway" value={h ? <Badge tone={h.status === 'healthy' ? 'ok' : 'warn'}>{h.status}</Badge> : none(health)} hint={h ? `version ${h.version}` : health.error} />
+        <Stat label="Providers active" value={h ? `${h.activeCount}/${h.configuredCount}` : none(health)} />
+        <Stat label="Breakers not closed" value={h ? String(open.length) : none(health)} />
+        <Stat label="Requests (24 h)" value={t ? fmtInt(t.requests) : none(usage)} hint={t ? `${fmtInt(t.errors)} errors` : usage.error} />
+        <Stat label="Cost (24 h)" value={t ? fmtUsd(t.cost) : none(usage)} />
+        <Stat label="Tokens (24 h)" value={t ? fmtInt(t.tokensIn + t.tokensOut) : none(usage)} />
       </div>
       {open.length > 0 && (
         <Card title="Breakers">

@@ -1,5 +1,6 @@
 // Providers: each with its accounts (cool-down, backoff), its breaker (state, failures) and its
 // models; test a provider, reset its breaker and cool-downs, enable or disable one the API owns.
+import { useEffect } from 'preact/hooks';
 import { api, Badge, Card, fmtMs, Loading, Table, useAction, useApi } from '../ui';
 
 interface Account {
@@ -46,8 +47,13 @@ function cooldownLeft(a: Account): number {
   return a.rateLimitedUntil ? Math.max(0, Date.parse(a.rateLimitedUntil) - Date.now()) : 0;
 }
 
-export function ProvidersPage() {
+/** `focus`: a provider's ID from /dashboard/providers/{id}, marked and scrolled to. */
+export function ProvidersPage({ focus }: { focus?: string } = {}) {
   const providers = useApi<{ providers: Provider[] }>('/api/providers', 5000);
+  const found = focus !== undefined && providers.data?.providers.some((p) => p.id === focus);
+  useEffect(() => {
+    if (found) document.querySelector(`tr[data-provider="${CSS.escape(focus!)}"]`)?.scrollIntoView({ block: 'center' });
+  }, [found, focus]);
   const health = useApi<Health>('/api/monitoring/health', 5000);
   const [run, note] = useAction();
   const breakers = new Map((health.data?.providerBreakers ?? []).map((b) => [b.provider, b]));
@@ -59,6 +65,11 @@ export function ProvidersPage() {
   return (
     <>
       {note}
+      {focus !== undefined && providers.data && !found && (
+        <p class="note warn" role="status">
+          No provider has the ID <code>{focus}</code>.
+        </p>
+      )}
       <Card
         title="Providers"
         actions={
@@ -73,7 +84,7 @@ export function ProvidersPage() {
             {providers.data.providers.map((p) => {
               const b = breakers.get(p.id);
               return (
-                <tr data-provider={p.id}>
+                <tr data-provider={p.id} class={p.id === focus ? 'target' : undefined} aria-current={p.id === focus ? 'true' : undefined}>
                   <td>
                     <strong>{p.name}</strong>
                     {p.name !== p.id && <div class="muted">{p.id}</div>}
