@@ -4,7 +4,7 @@
  * loop runs them over the request's flight, the one object a request allocates here. The shape is
  * Alertmanager's notification pipeline (notify/notify.go: `MultiStage.Exec` loops over its stages
  * and stops when one leaves nothing to do), not an onion of middleware: a stage that answers
- * synchronously costs no promise, and only a stage that returns one is awaited.
+ * synchronously is not awaited, and only a stage that returns a promise is.
  *
  * What a request acquires on the way (the client's close listener, the idempotency ticket, the
  * global concurrency slot, spooled upload files) goes on the flight's undo list as it is acquired,
@@ -90,16 +90,6 @@ export class Flight {
   }
 }
 
-/** Run `stages` from `from` on: synchronously while the stages answer synchronously, then as a promise. */
-export function runStages<F extends Flight>(stages: readonly Stage<F>[], f: F, from = 0): Verdict | Promise<Verdict> {
-  for (let i = from; i < stages.length; i++) {
-    const v = stages[i]!.run(f);
-    if (v instanceof Promise) return v.then((w) => (w === 'answered' || i + 1 === stages.length ? w : runStages(stages, f, i + 1)));
-    if (v === 'answered') return v;
-  }
-  return 'next';
-}
-
 /** Run the undo list once, last first; a promise only when a step has to wait. */
 export function settle(f: Flight): void | Promise<void> {
   const list = f.undo;
@@ -111,11 +101,19 @@ export function settle(f: Flight): void | Promise<void> {
   if (waits) return Promise.all(waits).then(() => undefined);
 }
 
-/** Serve one request through a pipeline: the stages in order, a recorded failure, the undo list on every exit. */
+/**
+ * Serve one request through a pipeline: the stages in order until one answers, a recorded failure,
+ * the undo list on every exit. A stage that answers synchronously is not awaited: the loop goes on
+ * in the same tick, so a request pays for a promise only where a stage waits for something.
+ */
 export async function fly<F extends Flight>(p: Pipeline<F>, f: F): Promise<void> {
+  const stages = p.stages;
   try {
-    const v = runStages(p.stages, f);
-    if (v instanceof Promise) await v;
+    for (let i = 0; i < stages.length; i++) {
+      let v = stages[i]!.run(f);
+      if (v instanceof Promise) v = await v;
+      if (v === 'answered') break;
+    }
   } catch (e) {
     throw f.recording ? p.fail(f, e) : e;
   } finally {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { RequestContext } from '../../../src/http/context.js';
 import { HttpError } from '../../../src/http/errors.js';
 import type { StoredAnswer } from '../../../src/gateway/cache/answer.js';
-import { Flight, fly, runStages, settle, stageNames, type Pipeline, type Stage, type StageName } from '../../../src/gateway/pipeline/stage.js';
+import { Flight, fly, settle, stageNames, type Pipeline, type Stage, type StageName } from '../../../src/gateway/pipeline/stage.js';
 import { chatPipeline } from '../../../src/gateway/routes/inference/completion-route.js';
 import { embeddingsPipeline } from '../../../src/gateway/routes/inference/embeddings.js';
 import { formOperationPipeline, type FormOperation } from '../../../src/gateway/routes/inference/form-operation.js';
@@ -36,21 +36,21 @@ function pipeline(stages: Stage<Flight>[], log: string[]): Pipeline<Flight> {
   return { stages, fail: (_f, e) => (log.push(`fail ${(e as Error).message}`), new HttpError(502, 'recorded')) };
 }
 
-describe('runStages', () => {
-  it('runs synchronous stages without a promise, in order, and stops at an answer', () => {
+describe('fly: order', () => {
+  it('runs synchronous stages in the same tick, in order, and stops at an answer', async () => {
     const log: string[] = [];
-    const v = runStages([stage(log, 'parse'), stage(log, 'guard'), stage(log, 'cache', 'answered'), stage(log, 'limits')], new Flight(ctx()));
-    expect(v).toBe('answered');
+    const done = fly(pipeline([stage(log, 'parse'), stage(log, 'guard'), stage(log, 'cache', 'answered'), stage(log, 'limits')], log), new Flight(ctx()));
+    // Nothing awaited yet: every synchronous stage has already run.
     expect(log).toEqual(['parse', 'guard', 'cache']);
-    expect(runStages([stage([], 'parse')], new Flight(ctx()))).toBe('next');
+    await done;
+    expect(log).toEqual(['parse', 'guard', 'cache']);
   });
 
-  it('continues after a stage that waits, and returns a promise from there on', async () => {
+  it('waits only where a stage returns a promise, then goes on', async () => {
     const log: string[] = [];
-    const v = runStages([stage(log, 'parse'), stage(log, 'guard', 'async'), stage(log, 'route'), stage(log, 'cache', 'answered'), stage(log, 'limits')], new Flight(ctx()));
-    expect(v).toBeInstanceOf(Promise);
+    const done = fly(pipeline([stage(log, 'parse'), stage(log, 'guard', 'async'), stage(log, 'route'), stage(log, 'cache', 'answered'), stage(log, 'limits')], log), new Flight(ctx()));
     expect(log).toEqual(['parse', 'guard']);
-    expect(await v).toBe('answered');
+    await done;
     expect(log).toEqual(['parse', 'guard', 'route', 'cache']);
   });
 });
