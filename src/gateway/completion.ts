@@ -4,7 +4,8 @@
  * layer, and record usage. Routes render the result; the in-process handle returns it.
  */
 import type { ServerResponse } from 'node:http';
-import { HttpError, toHttpError } from '../http/errors.js';
+import { HttpError } from '../http/errors.js';
+import { gatewayHttpError } from './routes/errors.js';
 import { setTelemetryHeaders } from './telemetry.js';
 import type { CanonicalRequest, Usage } from './canonical.js';
 import { emptyUsage } from './canonical.js';
@@ -251,7 +252,7 @@ export function failRequest(
   e: unknown,
   f: { input: FinishInfo['input']; resolution?: Resolution; startedAt: number },
 ): HttpError {
-  const err = toHttpError(e);
+  const err = gatewayHttpError(e);
   const { attempts, failedAttempts } = attemptsOf(e);
   // The failure is attributed to the last upstream that was actually called (latency and error stats).
   const lastCalled = [...attempts].reverse().find((a) => a.outcome === 'error');

@@ -14,7 +14,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { RequestContext } from '../../../http/context.js';
-import { badRequest, toHttpError } from '../../../http/errors.js';
+import { badRequest } from '../../../http/errors.js';
+import { gatewayHttpError } from '../errors.js';
 import { readJson } from '../../../http/body.js';
 import type { CanonicalResponse, ClientFormat, Usage } from '../../canonical.js';
 import { mergeUsage } from '../../canonical.js';
@@ -274,7 +275,7 @@ async function respondStream(ctx: RequestContext, svc: RespondDeps, f: ChatFligh
     if (!abort.aborted) await writeFrames(res, progress ? [progress.finish(), ...encoder.end()] : encoder.end());
   } catch (e) {
     if (!abort.aborted) {
-      const err = toHttpError(e);
+      const err = gatewayHttpError(e);
       streamError = `stream failed after it started: ${err.message}`;
       svc.log.warn({ requestId: ctx.requestId, provider: subject.provider.config.id, model: subject.modelId, err: err.message }, 'gateway: upstream stream broke');
       await writeFrames(res, encoder.error(err.message, err.status >= 400 ? err.status : 502));
