@@ -4,7 +4,8 @@
  * layer, and record usage. Routes render the result; the in-process handle returns it.
  */
 import type { ServerResponse } from 'node:http';
-import { HttpError, toHttpError } from '../http/errors.js';
+import { HttpError } from '../http/errors.js';
+import { gatewayHttpError } from './routes/errors.js';
 import { setTelemetryHeaders } from './telemetry.js';
 import type { CanonicalRequest, Usage } from './canonical.js';
 import { emptyUsage } from './canonical.js';
@@ -60,7 +61,10 @@ export function scopeModel(model: string, provider: string | undefined): string 
 }
 
 /** Resolve and check access (throws 400/403/404/503 before any upstream call). */
-export function resolveFor(svc: GatewayServices, model: string, principal: Principal, providerScope?: string): Resolution {
+/** What resolving a model for a principal reads. */
+export type ResolveDeps = Pick<GatewayServices, 'state' | 'auth' | 'policies'>;
+
+export function resolveFor(svc: ResolveDeps, model: string, principal: Principal, providerScope?: string): Resolution {
   const scoped = scopeModel(model, providerScope);
   const resolution = resolveModel(svc.state.catalog, scoped);
   if (providerScope && resolution.targets.some((t) => t.provider.config.id !== providerScope)) {
@@ -82,7 +86,10 @@ function forTarget(req: CanonicalRequest, modelId: string, noThinking: boolean):
   return out;
 }
 
-export async function startCompletion(svc: GatewayServices, input: CompletionInput, resolved?: Resolution): Promise<CompletionStarted> {
+/** What one completion through the attempt loop uses. */
+export type CompletionDeps = ResolveDeps & UpstreamDeps & Pick<GatewayServices, 'strategy' | 'policy' | 'metrics' | 'sleep' | 'concurrency' | 'reasoningCache'>;
+
+export async function startCompletion(svc: CompletionDeps, input: CompletionInput, resolved?: Resolution): Promise<CompletionStarted> {
   const startedAt = svc.clock.now();
   const resolution = resolved ?? resolveFor(svc, input.canonical.model, input.principal, input.providerScope);
   const settings = svc.state.catalog.settings;
@@ -127,17 +134,20 @@ export async function startCompletion(svc: GatewayServices, input: CompletionInp
 }
 
 /** Call options of an upstream call for one provider account: the egress layer, its assigned proxy, the clock. */
-export function upstreamOptions(svc: GatewayServices, providerId: string, accountId: string | undefined, signal?: AbortLike): CallOptions {
+/** What an upstream call's options come from. */
+export type UpstreamDeps = Pick<GatewayServices, 'egress' | 'proxies' | 'clock'>;
+
+export function upstreamOptions(svc: UpstreamDeps, providerId: string, accountId: string | undefined, signal?: AbortLike): CallOptions {
   return { egress: svc.egress, dispatcher: svc.proxies.dispatcherFor(providerId, accountId), signal, now: () => svc.clock.now() };
 }
 
 /** What the attempt loop needs from the services. */
-export function attemptDeps(svc: GatewayServices): AttemptDeps {
+export function attemptDeps(svc: Pick<GatewayServices, 'policy' | 'metrics' | 'clock' | 'sleep' | 'concurrency'>): AttemptDeps {
   return { policy: svc.policy, metrics: svc.metrics, clock: svc.clock, sleep: svc.sleep, slots: svc.concurrency };
 }
 
 /** Session affinity across a combo's targets: the target the session is pinned to goes first. */
-export function preferPinned(svc: GatewayServices, resolution: Resolution, ordered: ResolvedTarget[], request: RequestInfo): ResolvedTarget[] {
+export function preferPinned(svc: Pick<GatewayServices, 'policy' | 'clock'>, resolution: Resolution, ordered: ResolvedTarget[], request: RequestInfo): ResolvedTarget[] {
   if (!resolution.combo || request.sessionId === undefined || ordered.length < 2 || !svc.policy.preferredTarget) return ordered;
   const ref = svc.policy.preferredTarget(resolution.combo.name, request, svc.clock.now());
   if (ref === undefined || ordered[0]!.ref === ref) return ordered;
@@ -168,14 +178,17 @@ export interface FinishInfo {
 }
 
 /** Cost of a usage on the subject's price. */
-export function costFor(svc: GatewayServices, subject: AttemptSubject | undefined, usage: Usage | undefined, media?: MediaUsage): number {
+export function costFor(svc: Pick<GatewayServices, 'state'>, subject: AttemptSubject | undefined, usage: Usage | undefined, media?: MediaUsage): number {
   if (!subject || !usage) return 0;
   const price = svc.state.catalog.pricing.lookup(subject.provider.config.id, subject.modelId);
   return costOf(usage, price) + (media ? mediaCostOf(media, price) : 0);
 }
 
 /** Queue the request-log row of a finished (or failed) request. */
-export function recordRequest(svc: GatewayServices, f: FinishInfo): void {
+/** What recording a finished request writes to: the request log, metrics, budgets and limits, webhooks. */
+export type RecordDeps = Pick<GatewayServices, 'state' | 'clock' | 'usage' | 'prometheus' | 'webhooks' | 'budgets' | 'tokenLimits'>;
+
+export function recordRequest(svc: RecordDeps, f: FinishInfo): void {
   const usage = f.usage ?? emptyUsage();
   const subject = f.subject;
   // One object literal with every field (absent ones undefined): no spread copies on the hot path.
@@ -234,12 +247,12 @@ export function recordRequest(svc: GatewayServices, f: FinishInfo): void {
  * response when the model was resolved. Returns the error to throw (rendered by the component).
  */
 export function failRequest(
-  svc: GatewayServices,
+  svc: RecordDeps,
   res: ServerResponse,
   e: unknown,
   f: { input: FinishInfo['input']; resolution?: Resolution; startedAt: number },
 ): HttpError {
-  const err = toHttpError(e);
+  const err = gatewayHttpError(e);
   const { attempts, failedAttempts } = attemptsOf(e);
   // The failure is attributed to the last upstream that was actually called (latency and error stats).
   const lastCalled = [...attempts].reverse().find((a) => a.outcome === 'error');

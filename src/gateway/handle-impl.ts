@@ -4,7 +4,7 @@
  * `internal`, no API key: in-process callers are trusted).
  */
 import { randomUUID } from 'node:crypto';
-import { toHttpError } from '../http/errors.js';
+import { gatewayHttpError } from './routes/errors.js';
 import type { CanonicalRequest, Message } from './canonical.js';
 import { textOf } from './canonical.js';
 import { attemptsOf, recordRequest, resolveFor, startCompletion } from './completion.js';
@@ -70,7 +70,7 @@ export function buildHandle(svc: GatewayServices): GatewayHandle {
         };
       } catch (e) {
         release?.();
-        const err = toHttpError(e);
+        const err = gatewayHttpError(e);
         const { attempts, failedAttempts } = attemptsOf(e);
         recordRequest(svc, {
           input: info,

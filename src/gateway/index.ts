@@ -28,6 +28,7 @@ import { RoutingMetrics } from './routing/metrics.js';
 import { sleepWithSignal } from './routing/attempts.js';
 import { mountConsole } from '../http/console.js';
 import { gatewayRouter, renderGatewayError } from './routes/index.js';
+import { domainHttpError } from './routes/errors.js';
 import { LayeredSettings } from './runtime-settings.js';
 import type { GatewayServices, RuntimeSettings } from './services.js';
 import { GatewayState } from './state.js';
@@ -402,6 +403,7 @@ export const gatewayComponent: ComponentDefinition = {
         ensureVersion(c, svc.version);
         renderGatewayError(c, err);
       },
+      toHttpError: domainHttpError,
       before(c) {
         if (refused(c)) {
           ensureVersion(c, svc.version);

@@ -40,6 +40,12 @@ export interface ComponentInstance {
   router: Router;
   /** Render an error in this API's own wire format. Called for 404/405 from the router too. */
   renderError(ctx: RequestContext, err: HttpError): void;
+  /**
+   * The component's own (domain) errors as the answer they become; undefined for anything else (the
+   * kit's toHttpError then applies). An error mapped here is an answer, not a bug: it is not logged
+   * with its stack.
+   */
+  toHttpError?(err: unknown): HttpError | undefined;
   /** Runs before routing on every request (CORS, content negotiation); may answer and return false. */
   before?(ctx: RequestContext): boolean | void;
   /** WebSocket and other upgrades on this component's listeners. Destroy `socket` when refusing. */

@@ -186,11 +186,12 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, opts: Dispatc
       throw new Error(`handler for ${route.method} ${route.pattern} sent no response`);
     }
   } catch (e) {
-    const err = toHttpError(e);
-    // A bug (anything but an HttpError) is logged with its stack. An answer a handler chose (a 4xx for
-    // the client's mistake, a 502/503 for an upstream or a component that is down) is not a failure of
-    // ctl: 5xx ones are logged as a one-line warning, 4xx ones not at all.
-    if (!(e instanceof HttpError)) (ctx?.log ?? opts.log).error({ err: e, url: req.url }, 'request failed');
+    const own = component?.toHttpError?.(e);
+    const err = own ?? toHttpError(e);
+    // A bug (anything but an HttpError or the component's own error) is logged with its stack. An
+    // answer a handler chose (a 4xx for the client's mistake, a 502/503 for an upstream or a component
+    // that is down) is not a failure of ctl: 5xx ones are logged as a one-line warning, 4xx ones not at all.
+    if (!own && !(e instanceof HttpError)) (ctx?.log ?? opts.log).error({ err: e, url: req.url }, 'request failed');
     else if (err.status >= 500) (ctx?.log ?? opts.log).warn({ status: err.status, reason: err.message, url: req.url }, 'request answered with an error');
     if (hasAnswered(res)) {
       if (!res.writableEnded && !answered.has(res)) res.destroy();

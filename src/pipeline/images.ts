@@ -6,7 +6,7 @@
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Sql } from './data/sql.js';
+import type { Sql } from '../store/sql.js';
 
 export class PostImages {
   /** `shared`: the database several daemons share (absent: the uploads dir is all there is). */

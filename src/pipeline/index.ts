@@ -27,9 +27,10 @@ import { stableHashForPassword } from './auth/password.js';
 import { TokenIssuer, loadOrCreateKey } from './auth/tokens.js';
 import { loadPipelineConfig, PIPELINE_CONFIG_KEYS } from './config.js';
 import { PIPELINE_MIGRATIONS } from './data/migrations.js';
+import { PIPELINE_TABLES } from './data/tables.js';
 import { PIPELINE_SHARED_MIGRATIONS } from './data/pg-migrations.js';
 import { inTransaction, reposOver } from './data/repos.js';
-import { PgSql, SqliteSql, type Sql } from './data/sql.js';
+import { PgSql, SqliteSql, type Sql } from '../store/sql.js';
 import { ModelSettings } from './model-setting.js';
 import { Publisher } from './publish/publisher.js';
 import { XApiClient } from './publish/x-api.js';
@@ -59,7 +60,7 @@ export const pipelineComponent: ComponentDefinition = {
     let sql: Sql;
     if (pg) {
       await pg.migrate('pipeline', PIPELINE_SHARED_MIGRATIONS);
-      sql = PgSql.over(pg);
+      sql = PgSql.over(pg, PIPELINE_TABLES);
     } else sql = new SqliteSql(ctx.openStore(PIPELINE_MIGRATIONS));
     const { clock } = ctx;
     const repos = reposOver(sql, clock);

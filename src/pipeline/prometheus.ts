@@ -4,7 +4,7 @@
  */
 import { ComponentMetrics, type Labeled } from '../http/metrics.js';
 import type { SourcesRepo } from './data/sources.js';
-import type { Sql } from './data/sql.js';
+import type { Sql } from '../store/sql.js';
 
 const byStatus = async (sql: Sql, text: string): Promise<Labeled> =>
   (await sql.all<{ status: string; n: number }>(text)).map((r) => [{ status: r.status }, r.n]);

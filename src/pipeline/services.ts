@@ -5,7 +5,7 @@ import type { Egress } from '../egress/index.js';
 import type { GatewayHandle } from '../http/gateway-handle.js';
 import type { Clock } from '../http/clock.js';
 import type { Repos } from './data/repos.js';
-import type { Sql } from './data/sql.js';
+import type { Sql } from '../store/sql.js';
 import type { TokenIssuer } from './auth/tokens.js';
 import type { PipelineConfig } from './config.js';
 import type { ModelSettings } from './model-setting.js';

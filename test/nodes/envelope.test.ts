@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
+import { reply, toJson } from '../../src/nodes/envelope.js';
 import { startHarness, type Harness } from './harness.js';
 
 let h: Harness;
@@ -139,5 +140,24 @@ describe('node monitor envelope', () => {
     const routes = h.instance.router.routes().filter((r) => r.pattern.startsWith('/api'));
     expect(routes.map((r) => `${r.method} ${r.pattern}`).sort()).toEqual(['POST /api', 'POST /api/:method']);
     for (const r of routes) expect(r.rateLimitDecl).toEqual({ limit: 600, interval: 60 });
+  });
+});
+
+describe('envelope', () => {
+  it('serialises in the origin key order, ErrMessage only when set', () => {
+    expect(toJson(reply('x', 0, { a: 1 }))).toBe('{"Method":"x","Code":0,"Error":false,"Value":{"a":1}}');
+    expect(toJson(reply('x', 3))).toBe('{"Method":"x","Code":3,"Error":false,"ErrMessage":"No info/entries in a database","Value":null}');
+    expect(toJson(reply('x', 17))).toContain('"Error":true');
+  });
+});
+
+describe('raw JSON splicing', () => {
+  it('places cached text into replies, nested too, and cannot be spoofed by strings', async () => {
+    const { RawJson } = await import('../../src/nodes/envelope.js');
+    const inner = reply('getfullstack', 0, new RawJson('{"List":[1,2]}'));
+    const text = toJson(reply('getfullstack', 0, { Nodes: inner, Other: { Version: '\u0000raw:abcdef012345:0' } }));
+    const o = JSON.parse(text);
+    expect(o.Value.Nodes.Value).toEqual({ List: [1, 2] });
+    expect(o.Value.Other.Version).toBe('\u0000raw:abcdef012345:0');
   });
 });

@@ -3,7 +3,7 @@
  * real Store, loopback-only egress, an injectable gateway handle) behind a real HTTP server on
  * 127.0.0.1:0 through the kit's dispatcher.
  */
-import type { Sql } from '../../src/pipeline/data/sql.js';
+import type { Sql } from '../../src/store/sql.js';
 import { SharedPostgres } from '../../src/store/postgres.js';
 import type { PostgresServer } from '../helpers/postgres-server.js';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { PostsRepo } from '../../src/pipeline/data/posts.js';
-import { SqliteSql } from '../../src/pipeline/data/sql.js';
+import { SqliteSql } from '../../src/store/sql.js';
 import { PIPELINE_MIGRATIONS } from '../../src/pipeline/data/migrations.js';
 import { Store } from '../../src/store/index.js';
 import { systemClock } from '../../src/http/clock.js';

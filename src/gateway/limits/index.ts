@@ -30,7 +30,10 @@ export interface Reserve {
  * budget check reserves `reserve.usd` (token limits `reserve.tokens`) in the key's windows, for the
  * cluster with shared windows (storage.redis), turned into the real use when the request is recorded.
  */
-export async function checkLimits(svc: GatewayServices, principal: Principal, resolution: Resolution, reserve?: Reserve): Promise<LimitCheck> {
+/** What checking a request's limits reads and writes. */
+export type LimitDeps = Pick<GatewayServices, 'rpm' | 'clock' | 'budgets' | 'tokenLimits' | 'webhooks'>;
+
+export async function checkLimits(svc: LimitDeps, principal: Principal, resolution: Resolution, reserve?: Reserve): Promise<LimitCheck> {
   const key = principal.key;
   if (key?.rpm !== undefined) await svc.rpm.admit(key.id, key.rpm, svc.clock.now());
   if (!key || (svc.budgets.size === 0 && svc.tokenLimits.size === 0)) return NONE;
@@ -55,7 +58,7 @@ export async function checkLimits(svc: GatewayServices, principal: Principal, re
 
 /** budget.warning at most once an hour per key and warning (every request past the threshold carries the header). */
 const warned = new Map<string, number>();
-function warnOnce(svc: GatewayServices, keyId: string, keyName: string, warning: string, now: number): void {
+function warnOnce(svc: LimitDeps, keyId: string, keyName: string, warning: string, now: number): void {
   const k = `${keyId}\u0000${warning}`;
   if ((warned.get(k) ?? -Infinity) > now - 3_600_000) return;
   if (warned.size > 10_000) warned.clear();
@@ -64,7 +67,7 @@ function warnOnce(svc: GatewayServices, keyId: string, keyName: string, warning:
 }
 
 /** A recorded request's spend and tokens go to its key's budget and limit windows. */
-export function accountUsage(svc: GatewayServices, e: RequestLogEntry): void {
+export function accountUsage(svc: Pick<GatewayServices, 'clock' | 'budgets' | 'tokenLimits'>, e: RequestLogEntry): void {
   if (e.apiKeyId === undefined || e.cache === 'hit' || e.cache === 'replay') {
     // A reservation is given back whatever happened to the request.
     if (e.apiKeyId !== undefined) svc.budgets.onUsage(e.apiKeyId, 0, e.ts, svc.clock.now(), e.requestId);

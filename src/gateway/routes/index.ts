@@ -32,7 +32,7 @@ import { providerNodeRoutes } from './management/provider-nodes.js';
 import { systemRoutes } from '../ops/system-routes.js';
 import { complianceRoutes } from '../ops/compliance-routes.js';
 import { monitoringRoutes } from '../ops/monitoring-routes.js';
-import { toHttpError } from '../../http/errors.js';
+import { gatewayHttpError } from './errors.js';
 import { a2aRoutes } from '../agents/a2a/routes.js';
 import { wsBridgeRoutes } from '../agents/ws-bridge/routes.js';
 import { guardrailRoutes } from '../guardrails/routes.js';
@@ -99,7 +99,7 @@ async function audited(svc: GatewayServices, ctx: RequestContext, next: () => Pr
   try {
     await next();
   } catch (e) {
-    const err = toHttpError(e);
+    const err = gatewayHttpError(e);
     record(err.status, { error: err.message, request: ctx.state.body });
     throw e;
   }

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { Egress } from '../../egress/index.js';
 import { fetchUserUrl, UrlRefusedError } from '../../egress/user-url.js';
 import type { Clock } from '../../http/clock.js';
-import { HttpError, badRequest } from '../../http/errors.js';
+import { GatewayError } from '../errors.js';
 import { compile, describeErrors } from '../../http/schema.js';
 import { readBounded } from '../providers/api-call.js';
 import { skillsRoot, type SkillsConfig } from './config.js';
@@ -92,18 +92,18 @@ export class SkillService {
 
   /** Check a manifest; 400 naming the first problem. Its schemas are measured, then compiled on the schema lane. */
   async checkManifest(raw: unknown): Promise<Manifest> {
-    if (!validateManifest(raw)) throw badRequest(`manifest: ${describeErrors(validateManifest.errors, 'manifest')}`, { code: 'invalid_manifest' });
+    if (!validateManifest(raw)) throw new GatewayError('invalid', `manifest: ${describeErrors(validateManifest.errors, 'manifest')}`, { code: 'invalid_manifest' });
     const m = raw as Manifest;
     const over = schemaOverLimits(m.schema.input, 'schema.input') ?? schemaOverLimits(m.schema.output, 'schema.output');
-    if (over) throw badRequest(`manifest: ${over}`, { code: 'invalid_manifest' });
-    if (m.apiKeyId && !this.keyExists(m.apiKeyId)) throw badRequest(`manifest: apiKeyId: no API key ${JSON.stringify(m.apiKeyId)}`, { code: 'invalid_manifest' });
+    if (over) throw new GatewayError('invalid', `manifest: ${over}`, { code: 'invalid_manifest' });
+    if (m.apiKeyId && !this.keyExists(m.apiKeyId)) throw new GatewayError('invalid', `manifest: apiKeyId: no API key ${JSON.stringify(m.apiKeyId)}`, { code: 'invalid_manifest' });
     let problem: string | undefined;
     try {
       problem = await this.schemas.check(m.schema);
     } catch (e) {
-      throw new HttpError(503, `manifest: ${(e as Error).message}`, { code: 'schema_check_unavailable' });
+      throw new GatewayError('unavailable', `manifest: ${(e as Error).message}`, { code: 'schema_check_unavailable', cause: e });
     }
-    if (problem) throw badRequest(`manifest: ${problem}`, { code: 'invalid_manifest' });
+    if (problem) throw new GatewayError('invalid', `manifest: ${problem}`, { code: 'invalid_manifest' });
     return m;
   }
 
@@ -163,8 +163,8 @@ export class SkillService {
    */
   async execute(req: ExecuteRequest): Promise<ExecutionRecord> {
     const s = this.store.byName(req.skillName, req.apiKeyId);
-    if (!s) throw new HttpError(404, `skill ${JSON.stringify(req.skillName)} not found`, { code: 'skill_not_found' });
-    if (s.mode === 'off') throw new HttpError(409, `skill ${s.name} is off (PUT /api/skills/${s.id} {"mode":"on"} turns it on)`, { code: 'skill_disabled' });
+    if (!s) throw new GatewayError('not-found', `skill ${JSON.stringify(req.skillName)} not found`, { code: 'skill_not_found' });
+    if (s.mode === 'off') throw new GatewayError('conflict', `skill ${s.name} is off (PUT /api/skills/${s.id} {"mode":"on"} turns it on)`, { code: 'skill_disabled' });
     return this.run(s, req.input ?? {}, req.apiKeyId, req.sessionId);
   }
 
@@ -225,17 +225,17 @@ export class SkillService {
     try {
       res = await fetchUserUrl(this.egress, url, { allowHttp: true, timeoutMs: 10_000, headers: { accept: 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) } });
     } catch (e) {
-      if (e instanceof UrlRefusedError) throw badRequest(`${what}: ${e.message}`, { code: 'url_refused' });
-      throw new HttpError(502, `${what}: ${(e as Error).message}`, { code: 'skill_source_failed' });
+      if (e instanceof UrlRefusedError) throw new GatewayError('invalid', `${what}: ${e.message}`, { code: 'url_refused' });
+      throw new GatewayError('remote', `${what}: ${(e as Error).message}`, { code: 'skill_source_failed', cause: e });
     }
     const text = await readBounded(res.body, MAX_MANIFEST_BYTES).catch((e: unknown) => {
-      throw new HttpError(502, `${what}: ${(e as Error).message}`, { code: 'skill_source_failed' });
+      throw new GatewayError('remote', `${what}: ${(e as Error).message}`, { code: 'skill_source_failed', cause: e });
     });
-    if (res.status < 200 || res.status >= 300) throw new HttpError(502, `${what} answered HTTP ${res.status}`, { code: 'skill_source_failed' });
+    if (res.status < 200 || res.status >= 300) throw new GatewayError('remote', `${what} answered HTTP ${res.status}`, { code: 'skill_source_failed' });
     try {
       return JSON.parse(text);
     } catch {
-      throw new HttpError(502, `${what} is not JSON`, { code: 'skill_source_failed' });
+      throw new GatewayError('remote', `${what} is not JSON`, { code: 'skill_source_failed' });
     }
   }
 
@@ -248,7 +248,7 @@ export class SkillService {
     const idx = this.indexConfig(which);
     const doc = await this.fetchJson(idx.url, `${which} ${idx.url}`, idx.apiKey);
     const list = (doc as { skills?: unknown }).skills;
-    if (!Array.isArray(list)) throw new HttpError(502, `${which} index has no skills array`, { code: 'skill_source_failed' });
+    if (!Array.isArray(list)) throw new GatewayError('remote', `${which} index has no skills array`, { code: 'skill_source_failed' });
     const needle = q.toLowerCase();
     const out: IndexEntry[] = [];
     for (const e of list as Record<string, unknown>[]) {
@@ -262,15 +262,15 @@ export class SkillService {
 
   async installFromIndex(which: 'registry' | 'marketplace', name: string, version?: string): Promise<{ skill: SkillRecord; replaced: boolean }> {
     const found = (await this.searchIndex(which, '', 10_000)).filter((e) => e.name === name && (version === undefined || e.version === version));
-    if (found.length === 0) throw new HttpError(404, `${which} has no skill ${name}${version ? ` ${version}` : ''}`, { code: 'skill_not_found' });
+    if (found.length === 0) throw new GatewayError('not-found', `${which} has no skill ${name}${version ? ` ${version}` : ''}`, { code: 'skill_not_found' });
     const idx = this.indexConfig(which);
     return await this.install(await this.fetchManifest(found[found.length - 1]!.url, idx.apiKey), which);
   }
 
   indexConfig(which: 'registry' | 'marketplace'): { url: string; apiKey?: string } {
     const idx = this.config()[which];
-    if (!idx) throw new HttpError(503, `no skill ${which} is configured (gateway.yaml skills.${which}.url)`, { code: `${which}_not_configured` });
-    if (which === 'marketplace' && !idx.apiKey) throw new HttpError(503, 'the skill marketplace needs an API key (gateway.yaml skills.marketplace.api_key or api_key_env)', { code: 'marketplace_not_configured' });
+    if (!idx) throw new GatewayError('not-configured', `no skill ${which} is configured (gateway.yaml skills.${which}.url)`, { code: `${which}_not_configured` });
+    if (which === 'marketplace' && !idx.apiKey) throw new GatewayError('not-configured', 'the skill marketplace needs an API key (gateway.yaml skills.marketplace.api_key or api_key_env)', { code: 'marketplace_not_configured' });
     return idx;
   }
 

@@ -1,4 +1,4 @@
-import type { Sql } from './sql.js';
+import type { Sql } from '../../store/sql.js';
 import { engagementRate } from './posts.js';
 
 export const PERIODS = ['7d', '30d', 'all'] as const;

@@ -1,5 +1,5 @@
 import type { Clock } from '../../http/clock.js';
-import type { Sql } from './sql.js';
+import type { Sql } from '../../store/sql.js';
 import { nowIso } from '../time.js';
 import { likeEscape, parseColumn } from './json.js';
 

@@ -11,7 +11,7 @@ import { ProposalsRepo } from './proposals.js';
 import { RunsRepo } from './runs.js';
 import { SettingsRepo } from './settings.js';
 import { SourcesRepo } from './sources.js';
-import type { Sql } from './sql.js';
+import type { Sql } from '../../store/sql.js';
 import { StyleRepo } from './style.js';
 import { UsedItemsRepo } from './used-items.js';
 

@@ -1,5 +1,5 @@
 import type { Clock } from '../../http/clock.js';
-import type { Sql } from './sql.js';
+import type { Sql } from '../../store/sql.js';
 import { nowIso } from '../time.js';
 
 /** Small key/value settings persisted in the database (the model id). */

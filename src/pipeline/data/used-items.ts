@@ -1,5 +1,5 @@
 import type { Clock } from '../../http/clock.js';
-import type { Sql } from './sql.js';
+import type { Sql } from '../../store/sql.js';
 import { nowIso } from '../time.js';
 
 /** Keys of research items already turned into posts, so a later run skips them. */

@@ -5,41 +5,46 @@
  * flushes every event. A client that disconnects aborts the upstream call; what usage is known by
  * then is still recorded.
  *
- * Order of the checks before any upstream call: model resolution and the key's allow-list; the
- * idempotency key (a replay or a wait for the in-flight duplicate); the response cache (a hit);
- * budgets and token limits (429); the global concurrency gate (queue, then 429). Then the attempt
- * loop, where breakers, cool-downs, lock-outs, per-target token limits and per-provider concurrency
- * decide which targets are tried.
+ * The order of the checks before any upstream call is the stage list in `chatPipeline` (the stages
+ * are in ../../pipeline/chat.ts): model resolution and the key's allow-list; the idempotency key (a
+ * replay or a wait for the in-flight duplicate); the response cache (a hit); budgets and token
+ * limits (429); the global concurrency gate (queue, then 429). Then the attempt loop, where
+ * breakers, cool-downs, lock-outs, per-target token limits and per-provider concurrency decide which
+ * targets are tried.
  */
 import type { ServerResponse } from 'node:http';
 import type { RequestContext } from '../../../http/context.js';
-import { badRequest, toHttpError } from '../../../http/errors.js';
+import { badRequest } from '../../../http/errors.js';
+import { gatewayHttpError } from '../errors.js';
 import { readJson } from '../../../http/body.js';
-import { HttpError } from '../../../http/errors.js';
-import type { CanonicalRequest, CanonicalResponse, ClientFormat, Usage } from '../../canonical.js';
+import type { CanonicalResponse, ClientFormat, Usage } from '../../canonical.js';
 import { mergeUsage } from '../../canonical.js';
-import type { Principal } from '../../auth.js';
 import { ResponseAssembler, type StoredAnswer } from '../../cache/answer.js';
 import { ReasoningTap } from '../../cache/reasoning.js';
-import { idempotencyKeyOf } from '../../cache/idempotency.js';
-import { isDeterministic, requestSignature } from '../../cache/signature.js';
-import { costFor, failRequest, recordRequest, resolveFor, startCompletion, type CompletionStarted, type FinishInfo } from '../../completion.js';
-import { estimateUse } from '../../limits/estimate.js';
-import { checkLimits, type LimitCheck } from '../../limits/index.js';
-import type { Resolution } from '../../routing/resolve.js';
+import { costFor, failRequest, recordRequest, type CompletionStarted, type RecordDeps } from '../../completion.js';
 import type { GatewayServices } from '../../services.js';
-import { ensureVersion, H, sessionIdOf, setPairs, telemetryPairs, versionPending, versionWritten, type Telemetry } from '../../telemetry.js';
-import { serveStored } from './stored-answer.js';
+import { ensureVersion, H, setPairs, telemetryPairs, versionPending, versionWritten, type Telemetry } from '../../telemetry.js';
 import { ProgressTracker, wantsProgress } from './progress.js';
-import { injectContext, runSkillRounds } from './context-injection.js';
-import { guardAnswer } from '../../guardrails/engine.js';
-import { hasCacheMarkers } from '../../compression/plan.js';
-import type { Compressed } from '../../compression/service.js';
-import { guardChat } from './guard.js';
-import { applyGeneral } from '../../ops/request-settings.js';
 import { createStreamEncoder, parseRequest, renderResponse, streamContentType, type ParseOptions } from '../../translate/index.js';
 import { estimateTokens } from '../../translate/tokens.js';
-import { RequestAbort, type AbortLike } from '../../abort.js';
+import { fly, type Pipeline, type Stage } from '../../pipeline/stage.js';
+import { concurrencyStage, listenStage, routeStage } from '../../pipeline/stages.js';
+import {
+  answerGuardStage,
+  answerPluginsStage,
+  attemptsStage,
+  cacheStage,
+  ChatFlight,
+  compressionStage,
+  guardStage,
+  idempotencyStage,
+  injectStage,
+  limitsStage,
+  pluginsStage,
+  policiesStage,
+  settingsStage,
+  skillsStage,
+} from '../../pipeline/chat.js';
 
 /** Inference bodies may carry inline images. */
 export const INFERENCE_BODY_LIMIT = 32 << 20;
@@ -81,27 +86,6 @@ function shownModel(started: CompletionStarted): string {
   return started.subject.ref;
 }
 
-/** Whether the response cache may serve or keep this request's answer. */
-function cacheable(svc: GatewayServices, ctx: RequestContext, canonical: CanonicalRequest): boolean {
-  const s = svc.runtime.cache.value;
-  if (!s.enabled) return false;
-  if (String(ctx.req.headers['x-gateway-no-cache'] ?? '').toLowerCase() === 'true') return false;
-  return s.mode === 'all' || isDeterministic(canonical);
-}
-
-/** Wait for an in-flight duplicate to settle, or for the client to leave. */
-function waitOrAbort(p: Promise<void>, signal: AbortLike): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    signal.addEventListener('abort', done, { once: true });
-    void p.then(done);
-  });
-}
-
 function storedAnswer(started: CompletionStarted, response: CanonicalResponse): StoredAnswer {
   return {
     response,
@@ -113,140 +97,88 @@ function storedAnswer(started: CompletionStarted, response: CanonicalResponse): 
   };
 }
 
-export async function serveCompletion(ctx: RequestContext, svc: GatewayServices, route: CompletionRoute): Promise<void> {
-  const principal = ctx.state.principal as Principal;
-  const body = await readInferenceBody(ctx);
-  const sessionId = sessionIdOf(ctx.req);
-  const parsed = parseRequest(route.format, body, route.parse ?? {});
-  const startedAt = svc.clock.now();
-  const info: FinishInfo['input'] = {
-    endpoint: route.endpoint,
-    requestId: ctx.requestId,
-    principal,
-    stream: parsed.stream,
-    model: parsed.model,
-    sessionId,
+/** The client's body in the route's format, as a canonical request; the request-log input. */
+function parseStage(svc: Pick<GatewayServices, 'clock'>): Stage<ChatFlight> {
+  return {
+    name: 'parse',
+    run: (f) =>
+      readInferenceBody(f.ctx).then((body) => {
+        const route = f.route;
+        const parsed = parseRequest(route.format, body, route.parse ?? {});
+        f.body = body;
+        f.request = parsed;
+        f.startedAt = svc.clock.now();
+        f.info = { endpoint: route.endpoint, requestId: f.ctx.requestId, principal: f.principal, stream: parsed.stream, model: parsed.model, sessionId: f.sessionId };
+        return 'next' as const;
+      }),
   };
-  const injecting = injectContext(svc, ctx.req.headers, applyGeneral(svc.runtime.general.value, await guardChat(svc, ctx, parsed, info, startedAt)), principal, sessionId);
-  const injected = injecting instanceof Promise ? await injecting : injecting;
-  let canonical = injected.request;
-  // Active plugins' request hooks (sandboxed; a failing plugin is deactivated, a block is a 400).
-  if (svc.plugins.activeCount > 0) canonical = (await svc.plugins.onRequest(canonical)).request;
-
-  const abort = new RequestAbort();
-  const onClose = () => {
-    if (!ctx.res.writableFinished) abort.abort();
-  };
-  // on, not once: every path takes it off again (once would wrap it in one more closure per request).
-  ctx.res.on('close', onClose);
-
-  let resolution: Resolution | undefined;
-  let started: CompletionStarted;
-  /** Set while this request holds an idempotency key: every path must complete it. */
-  let ticket: { complete(a: StoredAnswer | undefined): void } | undefined;
-  let releaseGlobal: (() => void) | undefined;
-  let signature: string | undefined;
-  let limits: LimitCheck;
-  let compressed: Compressed | undefined;
-  try {
-    resolution = resolveFor(svc, canonical.model, principal, route.providerScope);
-    const ceiling = svc.policies.maxTokens(principal.key?.id, canonical.maxTokens);
-    if (ceiling !== canonical.maxTokens) canonical.maxTokens = ceiling;
-    const ns = principal.key?.id ?? '-';
-    const idemKey = idempotencyKeyOf(ctx.req.headers);
-    if (idemKey !== undefined) {
-      const fingerprint = `${requestSignature(canonical, ns)}|${route.format}|${canonical.stream ? 's' : 'j'}`;
-      for (;;) {
-        const claim = svc.idempotency.shared ? await svc.idempotency.claimAcross(`${ns}\u0000${idemKey}`, fingerprint) : svc.idempotency.claim(`${ns}\u0000${idemKey}`, fingerprint);
-        if (claim.kind === 'conflict') {
-          throw new HttpError(409, `idempotency key ${JSON.stringify(idemKey)} was used for a different request within ${svc.idempotency.windowMs} ms`, {
-            code: 'idempotency_key_reused',
-          });
-        }
-        if (claim.kind === 'replay') {
-          ctx.res.off('close', onClose);
-          serveStored(ctx, svc, route, canonical, claim.answer, 'replay', info, resolution, startedAt);
-          return;
-        }
-        if (claim.kind === 'wait') {
-          await waitOrAbort(claim.settled, abort);
-          if (abort.aborted) throw new HttpError(499, 'client closed the request', { code: 'client_closed_request' });
-          continue;
-        }
-        ticket = claim;
-        break;
-      }
-    }
-    if (cacheable(svc, ctx, canonical)) {
-      signature = requestSignature(canonical, ns);
-      const hit = svc.cache.sharedTier ? await svc.cache.lookupAcross(signature) : svc.cache.lookup(signature);
-      if (hit) {
-        ticket?.complete(hit);
-        ticket = undefined;
-        ctx.res.off('close', onClose);
-        serveStored(ctx, svc, route, canonical, hit, 'hit', info, resolution, startedAt);
-        return;
-      }
-    }
-    limits = await checkLimits(
-      svc,
-      principal,
-      resolution,
-      principal.key && (svc.budgets.size > 0 || svc.tokenLimits.size > 0) ? { requestId: ctx.requestId, ...estimateUse(svc.state.catalog.pricing, resolution, canonical) } : undefined,
-    );
-    releaseGlobal = svc.concurrency.tryGlobal() ?? (await svc.concurrency.acquireGlobal(abort));
-    const header = ctx.req.headers['x-gateway-compression'];
-    compressed = svc.compression.compress(canonical, { header: typeof header === 'string' ? header : undefined, routingCombo: resolution.combo?.name, cacheMarkers: () => hasCacheMarkers(body) });
-    const input = { canonical: compressed.request, principal, endpoint: route.endpoint, requestId: ctx.requestId, signal: abort, sessionId };
-    started = await startCompletion(svc, input, resolution);
-    if (injected.skills.size > 0) started = await runSkillRounds(svc, started, input, resolution, injected.skills);
-    if (!started.result.stream && svc.plugins.activeCount > 0) await svc.plugins.onResponse(canonical.model, started.result.response);
-    if (!started.result.stream) {
-      // The answer's text through the output guardrails (secrets and PII), before it is cached or sent.
-      const out = await guardAnswer(svc.state.fileConfig.guardrails, ctx.req.headers, started.result.response.content);
-      if (out.hits.length > 0) {
-        started.result.response.content = out.content;
-        info.guardrails = [...(info.guardrails ?? []), ...out.hits];
-      }
-    }
-  } catch (e) {
-    ticket?.complete(undefined);
-    releaseGlobal?.();
-    ensureVersion(ctx, svc.version);
-    throw failRequest(svc, ctx.res, e, { input: info, ...(resolution ? { resolution } : {}), startedAt });
-  }
-
-  try {
-    // A JSON answer is written synchronously; only a stream has something to wait for.
-    const streaming = respond(ctx, svc, route, { canonical, started, info, startedAt, signature, ticket, limits, abort, onClose, releaseGlobal, principal, compression: compressed.header });
-    if (streaming) await streaming;
-    svc.compression.record(ctx.requestId, canonical, compressed);
-  } finally {
-    // Every path has settled the idempotency key by now; this only guards against an unexpected throw
-    // leaving duplicates waiting (complete() is idempotent).
-    ticket?.complete(undefined);
-  }
 }
 
-interface Responding {
-  canonical: CanonicalRequest;
-  started: CompletionStarted;
-  info: FinishInfo['input'];
-  startedAt: number;
-  signature: string | undefined;
-  ticket: { complete(a: StoredAnswer | undefined): void } | undefined;
-  limits: LimitCheck;
-  abort: RequestAbort;
-  onClose: () => void;
-  releaseGlobal: () => void;
-  principal: Principal;
-  /** `X-Gateway-Compression`: the plan applied and where it came from. */
-  compression: string;
+type RespondDeps = RecordDeps & Pick<GatewayServices, 'version' | 'runtime' | 'cache' | 'compression' | 'log' | 'reasoningCache'>;
+
+/** The answer in the client's format: JSON, or a stream flushed event by event. It records itself. */
+function respondStage(svc: RespondDeps): Stage<ChatFlight> {
+  return {
+    name: 'respond',
+    run(f) {
+      f.recording = false;
+      // A JSON answer is written synchronously; only a stream has something to wait for.
+      const streaming = respond(f.ctx, svc, f);
+      if (!streaming) {
+        svc.compression.record(f.ctx.requestId, f.request, f.compressed!);
+        return 'answered';
+      }
+      return streaming.then(() => {
+        svc.compression.record(f.ctx.requestId, f.request, f.compressed!);
+        return 'answered' as const;
+      });
+    },
+  };
+}
+
+/**
+ * The chat request path, in order. A replay or a cache hit spends no budget and takes no
+ * concurrency slot; breakers, cool-downs, lock-outs, per-target token limits and per-provider
+ * concurrency act inside 'attempts', where they decide which targets are tried.
+ */
+export function chatPipeline(svc: GatewayServices): Pipeline<ChatFlight> {
+  return {
+    stages: [
+      parseStage(svc),
+      guardStage(svc),
+      settingsStage(svc),
+      injectStage(svc),
+      pluginsStage(svc),
+      listenStage(),
+      routeStage(svc, (f: ChatFlight) => f.request.model),
+      policiesStage(svc),
+      idempotencyStage(svc),
+      cacheStage(svc),
+      limitsStage(svc),
+      concurrencyStage(svc),
+      compressionStage(svc),
+      attemptsStage(svc),
+      skillsStage(svc),
+      answerPluginsStage(svc),
+      answerGuardStage(svc),
+      respondStage(svc),
+    ],
+    fail(f, e) {
+      ensureVersion(f.ctx, svc.version);
+      return failRequest(svc, f.ctx.res, e, { input: f.info, ...(f.resolution ? { resolution: f.resolution } : {}), startedAt: f.startedAt });
+    },
+  };
+}
+
+/** Serve one chat request through `pipeline` (built once by the routes with `chatPipeline`). */
+export function serveCompletion(ctx: RequestContext, pipeline: Pipeline<ChatFlight>, route: CompletionRoute): Promise<void> {
+  return fly(pipeline, new ChatFlight(ctx, route));
 }
 
 /** Answer from the upstream result: JSON (written before this returns), or a stream flushed event by event (the promise). */
-function respond(ctx: RequestContext, svc: GatewayServices, route: CompletionRoute, r: Responding): Promise<void> | undefined {
-  const { canonical, started, info, startedAt, signature, ticket, limits, onClose, releaseGlobal, principal } = r;
+function respond(ctx: RequestContext, svc: RespondDeps, f: ChatFlight): Promise<void> | undefined {
+  const { request: canonical, info, startedAt, signature, ticket, limits, principal, route } = f;
+  const started = f.started!;
   const { result, subject } = started;
   const res = ctx.res;
   // Cache and limit headers, then the telemetry: gathered as name, value pairs in their order on the wire.
@@ -255,7 +187,7 @@ function respond(ctx: RequestContext, svc: GatewayServices, route: CompletionRou
   if (svc.runtime.cache.value.enabled) headers.push(H.cache, 'MISS');
   if (limits.budgetWarning !== undefined) headers.push(H.budgetWarning, limits.budgetWarning);
   if (limits.tokensLeft !== undefined) headers.push(H.tokenLimitRemaining, String(limits.tokensLeft));
-  headers.push(H.compression, r.compression);
+  headers.push(H.compression, f.compressed!.header);
   const telemetry: Telemetry = {
     decision: { strategy: started.resolution.strategy, provider: subject.provider.config.id, latencyMs: started.latencyMs },
     requestId: ctx.requestId,
@@ -266,8 +198,6 @@ function respond(ctx: RequestContext, svc: GatewayServices, route: CompletionRou
   };
 
   if (!result.stream) {
-    res.off('close', onClose);
-    releaseGlobal();
     const usage = result.response.usage;
     const cost = costFor(svc, subject, usage);
     telemetry.usage = { tokensIn: usage.inputTokens, tokensOut: usage.outputTokens, cost, latencyMs: svc.clock.now() - startedAt, cacheHit: false };
@@ -281,7 +211,7 @@ function respond(ctx: RequestContext, svc: GatewayServices, route: CompletionRou
     if (signature !== undefined || ticket) {
       const answer = storedAnswer(started, result.response);
       if (signature !== undefined) svc.cache.put(signature, principal.key?.id ?? '-', canonical.model, answer);
-      ticket?.complete(answer);
+      f.kept = answer;
     }
     recordRequest(svc, {
       input: info,
@@ -298,19 +228,14 @@ function respond(ctx: RequestContext, svc: GatewayServices, route: CompletionRou
     });
     return undefined;
   }
-  return respondStream(ctx, svc, route, r, headers, telemetry);
+  return respondStream(ctx, svc, f, headers, telemetry);
 }
 
 /** The streaming answer: headers now (the provider layer already saw the first useful event), then every event as it comes. */
-async function respondStream(
-  ctx: RequestContext,
-  svc: GatewayServices,
-  route: CompletionRoute,
-  r: Responding,
-  headers: (string | number)[],
-  telemetry: Telemetry,
-): Promise<void> {
-  const { canonical, started, startedAt, signature, ticket, abort, onClose, releaseGlobal, principal, info } = r;
+async function respondStream(ctx: RequestContext, svc: RespondDeps, f: ChatFlight, headers: (string | number)[], telemetry: Telemetry): Promise<void> {
+  const { request: canonical, startedAt, signature, ticket, principal, info, route } = f;
+  const started = f.started!;
+  const abort = f.abort!;
   const { result, subject } = started;
   if (!result.stream) return;
   const res = ctx.res;
@@ -350,7 +275,7 @@ async function respondStream(
     if (!abort.aborted) await writeFrames(res, progress ? [progress.finish(), ...encoder.end()] : encoder.end());
   } catch (e) {
     if (!abort.aborted) {
-      const err = toHttpError(e);
+      const err = gatewayHttpError(e);
       streamError = `stream failed after it started: ${err.message}`;
       svc.log.warn({ requestId: ctx.requestId, provider: subject.provider.config.id, model: subject.modelId, err: err.message }, 'gateway: upstream stream broke');
       await writeFrames(res, encoder.error(err.message, err.status >= 400 ? err.status : 502));
@@ -358,9 +283,7 @@ async function respondStream(
   } finally {
     progress?.stop();
     abort.removeEventListener('abort', onAbort);
-    ctx.res.off('close', onClose);
     if (!res.writableEnded) res.end();
-    releaseGlobal();
   }
   const outcome = await result.outcome;
   const usage: Usage = mergeUsage({ ...encoder.usage() }, outcome.usage);
@@ -375,7 +298,7 @@ async function respondStream(
       if (signature !== undefined) svc.cache.put(signature, principal.key?.id ?? '-', canonical.model, kept);
     }
   }
-  ticket?.complete(kept);
+  f.kept = kept;
   if (tap && !failed) tap.flush(svc.reasoningCache, subject.provider.config.id, subject.modelId);
   recordRequest(svc, {
     input: info,

@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { CanonicalRequest } from '../../canonical.js';
 import type { Principal } from '../../auth.js';
 import type { GatewayServices } from '../../services.js';
-import type { CompletionInput, CompletionStarted } from '../../completion.js';
+import type { CompletionDeps, CompletionInput, CompletionStarted } from '../../completion.js';
 import { startCompletion } from '../../completion.js';
 import type { Resolution } from '../../routing/resolve.js';
 import { selectMemories, withMemories } from '../../memory/inject.js';
@@ -27,7 +27,10 @@ export interface Injected {
 const NONE = new Map<string, SkillRecord>();
 
 /** Synchronous unless memories must be looked up in a shared database (then a promise). */
-export function injectContext(svc: GatewayServices, headers: IncomingHttpHeaders, req: CanonicalRequest, principal: Principal, sessionId: string | undefined): Injected | Promise<Injected> {
+/** What adding memories and skills to a request reads. */
+export type InjectDeps = Pick<GatewayServices, 'state' | 'memory' | 'clock' | 'prometheus' | 'log' | 'skills'>;
+
+export function injectContext(svc: InjectDeps, headers: IncomingHttpHeaders, req: CanonicalRequest, principal: Principal, sessionId: string | undefined): Injected | Promise<Injected> {
   if (injectionSkipped(headers)) return { request: req, skills: NONE };
   const cfg = svc.state.fileConfig.memory;
   if (!cfg.inject || !svc.memory.any()) return withOfferedSkills(svc, req, principal);
@@ -57,7 +60,7 @@ export function injectContext(svc: GatewayServices, headers: IncomingHttpHeaders
 /** How long a chat request waits for its memories from the shared database before it goes on without them. */
 export const MEMORY_DEADLINE_MS = 250;
 
-function withOfferedSkills(svc: GatewayServices, out: CanonicalRequest, principal: Principal): Injected {
+function withOfferedSkills(svc: Pick<GatewayServices, 'skills'>, out: CanonicalRequest, principal: Principal): Injected {
   const offered = skillsToOffer(svc.skills, out, principal.key?.id);
   if (offered.length === 0) return { request: out, skills: NONE };
   return { request: withSkillTools(out, offered), skills: new Map(offered.map((s) => [s.name, s])) };
@@ -67,7 +70,7 @@ function withOfferedSkills(svc: GatewayServices, out: CanonicalRequest, principa
  * While the model's (non-streamed) answer calls only offered skills: run them, send the results
  * back, and take the next answer. The last answer carries the usage of every round.
  */
-export async function runSkillRounds(svc: GatewayServices, first: CompletionStarted, input: CompletionInput, resolution: Resolution, skills: Map<string, SkillRecord>): Promise<CompletionStarted> {
+export async function runSkillRounds(svc: CompletionDeps & Pick<GatewayServices, 'skills'>, first: CompletionStarted, input: CompletionInput, resolution: Resolution, skills: Map<string, SkillRecord>): Promise<CompletionStarted> {
   let cur = first;
   let req = input.canonical;
   const rounds = svc.state.fileConfig.skills.maxToolRounds;

@@ -4,18 +4,19 @@
  * lists embedding models. Targets that cannot embed the request's input (not an embedding model,
  * structured items the model does not declare) are left out; when none is left the answer is 400.
  */
-import { abortOnClose, attemptOperation, setOperationHeaders } from './operation-run.js';
+import { setOperationHeaders } from './operation-run.js';
 import type { RequestContext } from '../../../http/context.js';
 import { sendJson } from '../../../http/respond.js';
 import type { Route, Router } from '../../../http/router.js';
-import type { Principal } from '../../auth.js';
-import { costFor, failRequest, recordRequest, resolveFor, upstreamOptions, type FinishInfo } from '../../completion.js';
-import { guardJson } from './guard.js';
+import { costFor, recordRequest, upstreamOptions } from '../../completion.js';
+import type { CanonicalEmbeddingsRequest } from '../../canonical.js';
 import { assertEmbeddingSupport, parseEmbeddingsRequest, renderEmbeddingsResponse } from '../../embeddings.js';
 import { callEmbeddings, modelCapabilities, modelSpec } from '../../providers/index.js';
 import type { Resolution } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
-import { sessionIdOf } from '../../telemetry.js';
+import { fly, type Pipeline } from '../../pipeline/stage.js';
+import { concurrencyStage, listenStage, routeStage } from '../../pipeline/stages.js';
+import { guardBodyStage, operationAttemptsStage, operationLimitsStage, OperationFlight, recordFailure, targetsStage } from '../../pipeline/operation.js';
 import { renderModelList } from '../../translate/index.js';
 import { readInferenceBody } from './completion-route.js';
 import { modelEntries } from './models.js';
@@ -26,46 +27,59 @@ function declaredType(conn: Parameters<typeof modelSpec>[0], modelId: string): s
   return spec?.typeDeclared ? spec.type : undefined;
 }
 
-async function serveEmbeddings(ctx: RequestContext, svc: GatewayServices, providerScope?: string): Promise<void> {
-  const principal = ctx.state.principal as Principal;
-  const sent = parseEmbeddingsRequest(await readInferenceBody(ctx));
-  const sessionId = sessionIdOf(ctx.req);
-  const startedAt = svc.clock.now();
-  const info: FinishInfo['input'] = { endpoint: 'embeddings', requestId: ctx.requestId, principal, stream: false, model: sent.model, ...(sessionId !== undefined ? { sessionId } : {}) };
-  const req = { ...sent, input: (await guardJson(svc, ctx, { input: sent.input }, info, startedAt)).input as typeof sent.input };
-  const { abort, detach } = abortOnClose(ctx);
-  let resolution: Resolution | undefined;
-  let release: (() => void) | undefined;
-  try {
-    resolution = resolveFor(svc, req.model, principal, providerScope);
-    const capable = resolution.targets.filter((t) => {
-      try {
-        assertEmbeddingSupport(req, modelCapabilities(t.provider.conn, t.modelId), t.ref, declaredType(t.provider.conn, t.modelId));
-        return true;
-      } catch {
-        return false;
-      }
-    });
-    if (capable.length === 0) {
-      const t = resolution.targets[0]!;
-      assertEmbeddingSupport(req, modelCapabilities(t.provider.conn, t.modelId), t.ref, declaredType(t.provider.conn, t.modelId)); // throws the 400
-    }
-    const request = { resolution, capable, principal, requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), abort };
-    const attempted = await attemptOperation(svc, request, (s, signal) => callEmbeddings(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, { ...req, model: s.modelId }, upstreamOptions(svc, s.provider.config.id, s.account.id, signal)));
-    release = attempted.release;
-    const run = attempted.run;
-    run.release();
-    release();
-    release = undefined;
-    detach();
-    const usage = { inputTokens: run.value.usage.inputTokens, outputTokens: 0 };
-    setOperationHeaders(ctx, svc, { resolution, subject: run.subject, failedAttempts: run.failedAttempts, startedAt, ...(sessionId !== undefined ? { sessionId } : {}), tokensIn: usage.inputTokens, cost: costFor(svc, run.subject, usage) });
-    sendJson(ctx.res, 200, renderEmbeddingsResponse(run.value, req, run.subject.ref));
-    recordRequest(svc, { input: info, resolution, subject: run.subject, status: 200, usage, attempts: run.attempts, failedAttempts: run.failedAttempts, startedAt });
-  } catch (e) {
-    release?.();
-    throw failRequest(svc, ctx.res, e, { input: info, ...(resolution ? { resolution } : {}), startedAt });
-  }
+type EmbeddingsFlight = OperationFlight<CanonicalEmbeddingsRequest, Awaited<ReturnType<typeof callEmbeddings>>>;
+
+/** Whether a target can embed the request's input (else assertEmbeddingSupport throws the 400). */
+function assertTarget(req: CanonicalEmbeddingsRequest, t: Resolution['targets'][number]): void {
+  assertEmbeddingSupport(req, modelCapabilities(t.provider.conn, t.modelId), t.ref, declaredType(t.provider.conn, t.modelId));
+}
+
+/** The embeddings stages: parsed, its input guarded, routed to the targets that can embed it. */
+export function embeddingsPipeline(svc: GatewayServices): Pipeline<EmbeddingsFlight> {
+  return {
+    stages: [
+      {
+        name: 'parse',
+        run: (f) =>
+          readInferenceBody(f.ctx).then((body) => {
+            const sent = parseEmbeddingsRequest(body);
+            f.begin(sent, sent.model, 'embeddings', false, svc.clock.now());
+            return 'next' as const;
+          }),
+      },
+      guardBodyStage(svc, (f: EmbeddingsFlight) => ({ input: f.body.input }), (f, guarded) => (f.body = { ...f.body, input: guarded.input as CanonicalEmbeddingsRequest['input'] })),
+      listenStage(),
+      routeStage(svc, (f: EmbeddingsFlight) => f.model),
+      targetsStage((f, resolution) => {
+        const capable = resolution.targets.filter((t) => {
+          try {
+            assertTarget(f.body, t);
+            return true;
+          } catch {
+            return false;
+          }
+        });
+        if (capable.length === 0) assertTarget(f.body, resolution.targets[0]!); // throws the 400
+        return capable;
+      }),
+      operationLimitsStage(svc),
+      concurrencyStage(svc),
+      operationAttemptsStage(svc, (f, s, signal) => callEmbeddings(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, { ...f.body, model: s.modelId }, upstreamOptions(svc, s.provider.config.id, s.account.id, signal))),
+      {
+        name: 'respond',
+        run(f) {
+          const { ctx, resolution, startedAt, sessionId } = f;
+          const run = f.run!;
+          const usage = { inputTokens: run.value.usage.inputTokens, outputTokens: 0 };
+          setOperationHeaders(ctx, svc, { resolution: resolution!, subject: run.subject, failedAttempts: run.failedAttempts, startedAt, ...(sessionId !== undefined ? { sessionId } : {}), tokensIn: usage.inputTokens, cost: costFor(svc, run.subject, usage) });
+          sendJson(ctx.res, 200, renderEmbeddingsResponse(run.value, f.body, run.subject.ref));
+          recordRequest(svc, { input: f.info, resolution, subject: run.subject, status: 200, usage, attempts: run.attempts, failedAttempts: run.failedAttempts, startedAt });
+          return 'answered';
+        },
+      },
+    ],
+    fail: recordFailure(svc),
+  };
 }
 
 export function embeddingRoutes(
@@ -80,6 +94,7 @@ export function embeddingRoutes(
       sendJson(ctx.res, 200, renderModelList('openai', entries));
     }),
   );
-  k(r.post('/v1/embeddings', (ctx) => serveEmbeddings(ctx, svc)));
-  k(r.post('/v1/providers/:provider/embeddings', (ctx) => serveEmbeddings(ctx, svc, scope(svc, ctx))));
+  const pipeline = embeddingsPipeline(svc);
+  k(r.post('/v1/embeddings', (ctx) => fly(pipeline, new OperationFlight(ctx))));
+  k(r.post('/v1/providers/:provider/embeddings', (ctx) => fly(pipeline, new OperationFlight(ctx, scope(svc, ctx)))));
 }

@@ -5,21 +5,21 @@
  * operation's type (or undeclared), sent on from disk (each attempt reads the files again, so a
  * fallback can resend them), and removed before the answer goes out.
  */
-import { abortOnClose, attemptOperation, setOperationHeaders } from './operation-run.js';
+import { setOperationHeaders } from './operation-run.js';
 import { openAsBlob } from 'node:fs';
 import { join } from 'node:path';
 import type { RequestContext } from '../../../http/context.js';
 import { badRequest } from '../../../http/errors.js';
 import { removeSpooled, spoolForm, type FormSpoolOptions, type SpooledForm } from '../../../http/multipart-spool.js';
 import { sendText } from '../../../http/respond.js';
-import type { Principal } from '../../auth.js';
-import { costFor, failRequest, recordRequest, resolveFor, upstreamOptions } from '../../completion.js';
+import { costFor, recordRequest, upstreamOptions } from '../../completion.js';
 import type { MediaUsage } from '../../pricing.js';
 import { newUpstreamForm } from '../../providers/http.js';
 import { callFormOperation } from '../../providers/index.js';
-import type { Resolution } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
-import { sessionIdOf } from '../../telemetry.js';
+import { fly, type Pipeline, type Verdict } from '../../pipeline/stage.js';
+import { concurrencyStage, listenStage, routeStage } from '../../pipeline/stages.js';
+import { operationAttemptsStage, operationLimitsStage, OperationFlight, recordFailure, targetsStage } from '../../pipeline/operation.js';
 import { capableTargets } from './operation-targets.js';
 
 export interface FormOperation {
@@ -39,49 +39,71 @@ export interface FormOperation {
   answer?(text: string, contentType: string, ref: string): string;
 }
 
-export async function serveFormOperation(ctx: RequestContext, svc: GatewayServices, op: FormOperation, providerScope?: string): Promise<void> {
-  const principal = ctx.state.principal as Principal;
-  const form = await spoolForm(ctx, { dir: join(svc.uploadsDir(), 'tmp'), ...op.spool(svc) });
-  const startedAt = svc.clock.now();
-  const sessionId = sessionIdOf(ctx.req);
-  const model = form.fields.model ?? '';
-  const info = { endpoint: op.endpoint, requestId: ctx.requestId, principal, stream: false, model, ...(sessionId !== undefined ? { sessionId } : {}) };
-  const { abort, detach } = abortOnClose(ctx);
-  let resolution: Resolution | undefined;
-  let release: (() => void) | undefined;
-  try {
-    if (!model) throw badRequest('model is required (a form field)');
-    op.validate(form);
-    resolution = resolveFor(svc, model, principal, providerScope);
-    const capable = capableTargets(resolution, { fn: 'formOperation', path: op.path, route: op.route, endpoint: op.endpointName, type: op.type }, form.fields);
-    const request = { resolution, capable, principal, requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), abort };
-    const attempted = await attemptOperation(svc, request, async (s, signal) => {
-      // A fresh form each attempt: the file parts are read from disk again.
-      const upstream = newUpstreamForm();
-      for (const [k, v] of Object.entries(form.fields)) upstream.append(k, k === 'model' ? s.modelId : v);
-      for (const [k, vs] of Object.entries(form.lists)) for (const v of vs) upstream.append(`${k}[]`, v);
-      for (const f of form.files) upstream.append(f.field, await openAsBlob(f.path, { type: f.mimeType }), f.filename);
-      return await callFormOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, op.path, upstream, upstreamOptions(svc, s.provider.config.id, s.account.id, signal));
-    });
-    release = attempted.release;
-    const run = attempted.run;
-    run.release();
-    release();
-    release = undefined;
-    detach();
-    // Removed before answering: once the client has its answer, nothing of the upload is left.
-    await removeSpooled(form.files);
-    const { tokensIn, media } = op.usage(run.value, form);
-    const usage = { inputTokens: tokensIn, outputTokens: 0 };
-    const cost = costFor(svc, run.subject, usage, media);
-    setOperationHeaders(ctx, svc, { resolution, subject: run.subject, failedAttempts: run.failedAttempts, startedAt, ...(sessionId !== undefined ? { sessionId } : {}), tokensIn, cost });
-    const text = op.answer ? op.answer(run.value.text, run.value.contentType, run.subject.ref) : run.value.text;
-    sendText(ctx.res, 200, text, run.value.contentType);
-    recordRequest(svc, { input: info, resolution, subject: run.subject, status: 200, usage, cost, attempts: run.attempts, failedAttempts: run.failedAttempts, startedAt });
-  } catch (e) {
-    release?.();
-    throw failRequest(svc, ctx.res, e, { input: info, ...(resolution ? { resolution } : {}), startedAt });
-  } finally {
-    await removeSpooled(form.files);
-  }
+type FormFlight = OperationFlight<SpooledForm, Awaited<ReturnType<typeof callFormOperation>>>;
+
+/**
+ * A form operation's stages: the upload spooled (its files removed on every exit), checked, routed to
+ * the targets with a form endpoint of its type, sent from disk, answered as text.
+ */
+export function formOperationPipeline(svc: GatewayServices, op: FormOperation): Pipeline<FormFlight> {
+  const need = { fn: 'formOperation', path: op.path, route: op.route, endpoint: op.endpointName, type: op.type } as const;
+  return {
+    stages: [
+      {
+        name: 'parse',
+        run: (f) =>
+          spoolForm(f.ctx, { dir: join(svc.uploadsDir(), 'tmp'), ...op.spool(svc) }).then((form) => {
+            f.undo.push(() => removeSpooled(form.files));
+            f.begin(form, form.fields.model ?? '', op.endpoint, false, svc.clock.now());
+            return 'next' as const;
+          }),
+      },
+      listenStage(),
+      {
+        name: 'validate',
+        run(f) {
+          if (!f.model) throw badRequest('model is required (a form field)');
+          op.validate(f.body);
+          return 'next';
+        },
+      },
+      routeStage(svc, (f: FormFlight) => f.model),
+      targetsStage((f, resolution) => capableTargets(resolution, need, f.body.fields)),
+      operationLimitsStage(svc),
+      concurrencyStage(svc),
+      operationAttemptsStage(svc, async (f, s, signal) => {
+        // A fresh form each attempt: the file parts are read from disk again.
+        const form = f.body;
+        const upstream = newUpstreamForm();
+        for (const [k, v] of Object.entries(form.fields)) upstream.append(k, k === 'model' ? s.modelId : v);
+        for (const [k, vs] of Object.entries(form.lists)) for (const v of vs) upstream.append(`${k}[]`, v);
+        for (const f of form.files) upstream.append(f.field, await openAsBlob(f.path, { type: f.mimeType }), f.filename);
+        return await callFormOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, op.path, upstream, upstreamOptions(svc, s.provider.config.id, s.account.id, signal));
+      }),
+      {
+        name: 'respond',
+        async run(f): Promise<Verdict> {
+          const { ctx, resolution, startedAt, sessionId } = f;
+          const form = f.body;
+          const run = f.run!;
+          // Removed before answering: once the client has its answer, nothing of the upload is left.
+          await removeSpooled(form.files);
+          const { tokensIn, media } = op.usage(run.value, form);
+          const usage = { inputTokens: tokensIn, outputTokens: 0 };
+          const cost = costFor(svc, run.subject, usage, media);
+          setOperationHeaders(ctx, svc, { resolution: resolution!, subject: run.subject, failedAttempts: run.failedAttempts, startedAt, ...(sessionId !== undefined ? { sessionId } : {}), tokensIn, cost });
+          const text = op.answer ? op.answer(run.value.text, run.value.contentType, run.subject.ref) : run.value.text;
+          sendText(ctx.res, 200, text, run.value.contentType);
+          recordRequest(svc, { input: f.info, resolution, subject: run.subject, status: 200, usage, cost, attempts: run.attempts, failedAttempts: run.failedAttempts, startedAt });
+          return 'answered';
+        },
+      },
+    ],
+    fail: recordFailure(svc),
+  };
+}
+
+/** Serve one form operation through its pipeline (built once by the routes with `formOperationPipeline`). */
+export function serveFormOperation(ctx: RequestContext, pipeline: Pipeline<FormFlight>, providerScope?: string): Promise<void> {
+  return fly(pipeline, new OperationFlight(ctx, providerScope));
 }

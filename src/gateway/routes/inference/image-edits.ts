@@ -13,7 +13,7 @@ import { badRequest } from '../../../http/errors.js';
 import type { SpooledFile } from '../../../http/multipart-spool.js';
 import type { Route, Router } from '../../../http/router.js';
 import type { GatewayServices } from '../../services.js';
-import { serveFormOperation, type FormOperation } from './form-operation.js';
+import { formOperationPipeline, serveFormOperation, type FormOperation } from './form-operation.js';
 import { IMAGE_SIZES } from './json-operations.js';
 
 const MAX_IMAGES = 16;
@@ -75,6 +75,7 @@ const IMAGE_EDITS: FormOperation = {
 };
 
 export function imageEditRoutes(r: Router, svc: GatewayServices, k: (route: Route) => Route, scope: (svc: GatewayServices, ctx: RequestContext) => string): void {
-  k(r.post('/v1/images/edits', (ctx) => serveFormOperation(ctx, svc, IMAGE_EDITS)));
-  k(r.post('/v1/providers/:provider/images/edits', (ctx) => serveFormOperation(ctx, svc, IMAGE_EDITS, scope(svc, ctx))));
+  const pipeline = formOperationPipeline(svc, IMAGE_EDITS);
+  k(r.post('/v1/images/edits', (ctx) => serveFormOperation(ctx, pipeline)));
+  k(r.post('/v1/providers/:provider/images/edits', (ctx) => serveFormOperation(ctx, pipeline, scope(svc, ctx))));
 }

@@ -12,7 +12,7 @@ import { resolveFor } from '../../completion.js';
 import type { GatewayServices } from '../../services.js';
 import { VERSION_BY_HANDLER } from '../../telemetry.js';
 import { countTokens, parseRequest, renderModelList } from '../../translate/index.js';
-import { readInferenceBody, serveCompletion, type CompletionRoute } from './completion-route.js';
+import { chatPipeline, readInferenceBody, serveCompletion, type CompletionRoute } from './completion-route.js';
 import { embeddingRoutes } from './embeddings.js';
 import { jsonOperationRoutes } from './json-operations.js';
 import { speechRoutes } from './speech.js';
@@ -35,12 +35,14 @@ export function inferenceRoutes(r: Router, svc: GatewayServices): void {
   // Route descriptions are built once, not per request. Completion routes with a fixed path are
   // tagged VERSION_BY_HANDLER: serveCompletion writes X-Gateway-Version with its other headers.
   // (The tag needs a fixed path: the component's `before` knows the path, not yet the route.)
+  // Every chat route runs the same stages, built once with the services they use.
+  const chatPipe = chatPipeline(svc);
   const chat: CompletionRoute = { format: 'openai', endpoint: 'chat' };
   const responses: CompletionRoute = { format: 'openai-responses', endpoint: 'responses' };
   const messages: CompletionRoute = { format: 'anthropic', endpoint: 'messages' };
   const ollama: CompletionRoute = { format: 'ollama', endpoint: 'ollama' };
-  k(r.post('/v1/chat/completions', (ctx) => serveCompletion(ctx, svc, chat))).tag(VERSION_BY_HANDLER);
-  k(r.post('/v1/responses', (ctx) => serveCompletion(ctx, svc, responses))).tag(VERSION_BY_HANDLER);
+  k(r.post('/v1/chat/completions', (ctx) => serveCompletion(ctx, chatPipe, chat))).tag(VERSION_BY_HANDLER);
+  k(r.post('/v1/responses', (ctx) => serveCompletion(ctx, chatPipe, responses))).tag(VERSION_BY_HANDLER);
   k(r.get('/v1/models', v1Models));
   k(
     r.get('/v1/models/*', (ctx) => {
@@ -52,7 +54,7 @@ export function inferenceRoutes(r: Router, svc: GatewayServices): void {
   );
 
   // ----- Anthropic ---------------------------------------------------------------------------
-  k(r.post('/v1/messages', (ctx) => serveCompletion(ctx, svc, messages))).tag(VERSION_BY_HANDLER);
+  k(r.post('/v1/messages', (ctx) => serveCompletion(ctx, chatPipe, messages))).tag(VERSION_BY_HANDLER);
   k(
     r.post('/v1/messages/count_tokens', async (ctx) => {
       const req = parseRequest('anthropic', await readInferenceBody(ctx));
@@ -88,13 +90,13 @@ export function inferenceRoutes(r: Router, svc: GatewayServices): void {
         sendJson(ctx.res, 200, { totalTokens: await countTokens(req) });
         return;
       }
-      await serveCompletion(ctx, svc, { format: 'gemini', endpoint: 'gemini', parse: { model, stream: action === 'streamGenerateContent' } });
+      await serveCompletion(ctx, chatPipe, { format: 'gemini', endpoint: 'gemini', parse: { model, stream: action === 'streamGenerateContent' } });
     }),
   );
 
   // ----- Ollama (both /api/* and /v1/api/* so the ollama client needs one host) ---------------
   for (const prefix of ['', '/v1']) {
-    k(r.post(`${prefix}/api/chat`, (ctx) => serveCompletion(ctx, svc, ollama))).tag(VERSION_BY_HANDLER);
+    k(r.post(`${prefix}/api/chat`, (ctx) => serveCompletion(ctx, chatPipe, ollama))).tag(VERSION_BY_HANDLER);
     k(r.get(`${prefix}/api/tags`, list('ollama', (t) => t !== 'embedding')));
     k(r.get(`${prefix}/api/version`, (ctx) => sendJson(ctx.res, 200, { version: svc.version })));
   }
@@ -102,7 +104,7 @@ export function inferenceRoutes(r: Router, svc: GatewayServices): void {
   // ----- Provider-scoped ---------------------------------------------------------------------
   k(
     r.post('/v1/providers/:provider/chat/completions', (ctx) =>
-      serveCompletion(ctx, svc, { format: 'openai', endpoint: 'chat', providerScope: scope(svc, ctx) }),
+      serveCompletion(ctx, chatPipe, { format: 'openai', endpoint: 'chat', providerScope: scope(svc, ctx) }),
     ),
   );
 
@@ -110,9 +112,9 @@ export function inferenceRoutes(r: Router, svc: GatewayServices): void {
   const ed = '/api/v1/editor/:token';
   k(r.get(`${ed}`, list('openai')));
   k(r.get(`${ed}/models`, list('openai')));
-  k(r.post(`${ed}/chat/completions`, (ctx) => serveCompletion(ctx, svc, chat)));
-  k(r.post(`${ed}/responses`, (ctx) => serveCompletion(ctx, svc, responses)));
-  k(r.post(`${ed}/api/chat`, (ctx) => serveCompletion(ctx, svc, ollama)));
+  k(r.post(`${ed}/chat/completions`, (ctx) => serveCompletion(ctx, chatPipe, chat)));
+  k(r.post(`${ed}/responses`, (ctx) => serveCompletion(ctx, chatPipe, responses)));
+  k(r.post(`${ed}/api/chat`, (ctx) => serveCompletion(ctx, chatPipe, ollama)));
   k(r.get(`${ed}/api/tags`, list('ollama', (t) => t !== 'embedding')));
 
   embeddingRoutes(r, svc, k, scope);

@@ -8,20 +8,19 @@
  * (OpenAI-compatible); when none does, 400 names the model and the route. The upstream's JSON comes
  * back with `model` naming what the client asked for.
  */
-import { abortOnClose, attemptOperation, setOperationHeaders } from './operation-run.js';
+import { setOperationHeaders } from './operation-run.js';
 import type { RequestContext } from '../../../http/context.js';
 import { badRequest } from '../../../http/errors.js';
 import { sendJson } from '../../../http/respond.js';
 import type { Route, Router } from '../../../http/router.js';
-import type { Principal } from '../../auth.js';
 import type { MediaUsage } from '../../pricing.js';
-import { costFor, failRequest, recordRequest, resolveFor, upstreamOptions, type FinishInfo } from '../../completion.js';
-import { guardJson } from './guard.js';
+import { costFor, recordRequest, upstreamOptions } from '../../completion.js';
 import { callJsonOperation } from '../../providers/index.js';
-import type { Resolution } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
 import { capableTargets } from './operation-targets.js';
-import { sessionIdOf } from '../../telemetry.js';
+import { fly, type Pipeline } from '../../pipeline/stage.js';
+import { concurrencyStage, listenStage, routeStage } from '../../pipeline/stages.js';
+import { guardBodyStage, operationAttemptsStage, operationLimitsStage, OperationFlight, recordFailure, targetsStage } from '../../pipeline/operation.js';
 import { renderModelList } from '../../translate/index.js';
 import { readInferenceBody } from './completion-route.js';
 import { modelEntries } from './models.js';
@@ -141,39 +140,48 @@ function generation(endpoint: 'videos' | 'music', type: 'video' | 'music'): Oper
   };
 }
 
-async function serve(ctx: RequestContext, svc: GatewayServices, op: Operation, providerScope?: string): Promise<void> {
-  const principal = ctx.state.principal as Principal;
-  const sent = await readInferenceBody(ctx);
-  if (!isObject(sent)) throw badRequest('body must be a JSON object');
-  const model = op.validate(sent);
-  const sessionId = sessionIdOf(ctx.req);
-  const startedAt = svc.clock.now();
-  const info: FinishInfo['input'] = { endpoint: op.endpoint, requestId: ctx.requestId, principal, stream: false, model, ...(sessionId !== undefined ? { sessionId } : {}) };
-  const raw = await guardJson(svc, ctx, sent, info, startedAt);
-  const { abort, detach } = abortOnClose(ctx);
-  let resolution: Resolution | undefined;
-  let release: (() => void) | undefined;
-  try {
-    resolution = resolveFor(svc, model, principal, providerScope);
-    const capable = capableTargets(resolution, { fn: 'jsonOperation', path: op.path, route: op.route, endpoint: op.endpoint, type: op.type }, raw);
-    const request = { resolution, capable, principal, requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), abort };
-    const attempted = await attemptOperation(svc, request, (s, signal) => callJsonOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, op.path, { ...raw, model: s.modelId }, upstreamOptions(svc, s.provider.config.id, s.account.id, signal)));
-    release = attempted.release;
-    const run = attempted.run;
-    run.release();
-    release();
-    release = undefined;
-    detach();
-    const answer = isObject(run.value) ? run.value : { result: run.value };
-    const usage = { inputTokens: op.tokensIn(answer), outputTokens: 0 };
-    const cost = op.free ? 0 : costFor(svc, run.subject, usage, op.media?.(answer, raw));
-    setOperationHeaders(ctx, svc, { resolution, subject: run.subject, failedAttempts: run.failedAttempts, startedAt, ...(sessionId !== undefined ? { sessionId } : {}), tokensIn: usage.inputTokens, cost: cost });
-    sendJson(ctx.res, 200, 'model' in answer ? { ...answer, model: run.subject.ref } : answer);
-    recordRequest(svc, { input: info, resolution, subject: run.subject, status: 200, usage, cost, attempts: run.attempts, failedAttempts: run.failedAttempts, startedAt });
-  } catch (e) {
-    release?.();
-    throw failRequest(svc, ctx.res, e, { input: info, ...(resolution ? { resolution } : {}), startedAt });
-  }
+type OperationFlightOf = OperationFlight<Obj, unknown>;
+
+/** An operation's stages: its body checked and guarded, routed to the targets that serve it, answered as JSON. */
+export function jsonOperationPipeline(svc: GatewayServices, op: Operation): Pipeline<OperationFlightOf> {
+  const need = { fn: 'jsonOperation', path: op.path, route: op.route, endpoint: op.endpoint, type: op.type } as const;
+  return {
+    stages: [
+      {
+        name: 'parse',
+        run: (f) =>
+          readInferenceBody(f.ctx).then((sent) => {
+            if (!isObject(sent)) throw badRequest('body must be a JSON object');
+            f.begin(sent, op.validate(sent), op.endpoint, false, svc.clock.now());
+            return 'next' as const;
+          }),
+      },
+      guardBodyStage(svc, (f: OperationFlightOf) => f.body, (f, guarded) => (f.body = guarded)),
+      listenStage(),
+      routeStage(svc, (f: OperationFlightOf) => f.model),
+      targetsStage((f, resolution) => capableTargets(resolution, need, f.body)),
+      operationLimitsStage(svc),
+      concurrencyStage(svc),
+      operationAttemptsStage(svc, (f, s, signal) =>
+        callJsonOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, op.path, { ...f.body, model: s.modelId }, upstreamOptions(svc, s.provider.config.id, s.account.id, signal)),
+      ),
+      {
+        name: 'respond',
+        run(f) {
+          const { ctx, resolution, startedAt, sessionId } = f;
+          const run = f.run!;
+          const answer = isObject(run.value) ? run.value : { result: run.value };
+          const usage = { inputTokens: op.tokensIn(answer), outputTokens: 0 };
+          const cost = op.free ? 0 : costFor(svc, run.subject, usage, op.media?.(answer, f.body));
+          setOperationHeaders(ctx, svc, { resolution: resolution!, subject: run.subject, failedAttempts: run.failedAttempts, startedAt, ...(sessionId !== undefined ? { sessionId } : {}), tokensIn: usage.inputTokens, cost: cost });
+          sendJson(ctx.res, 200, 'model' in answer ? { ...answer, model: run.subject.ref } : answer);
+          recordRequest(svc, { input: f.info, resolution, subject: run.subject, status: 200, usage, cost, attempts: run.attempts, failedAttempts: run.failedAttempts, startedAt });
+          return 'answered';
+        },
+      },
+    ],
+    fail: recordFailure(svc),
+  };
 }
 
 export function jsonOperationRoutes(
@@ -183,8 +191,9 @@ export function jsonOperationRoutes(
   scope: (svc: GatewayServices, ctx: RequestContext) => string,
 ): void {
   for (const op of [MODERATIONS, RERANK, IMAGES, generation('videos', 'video'), generation('music', 'music')]) {
-    k(r.post(op.route, (ctx) => serve(ctx, svc, op)));
-    k(r.post(`/v1/providers/:provider${op.route.slice(3)}`, (ctx) => serve(ctx, svc, op, scope(svc, ctx))));
+    const pipeline = jsonOperationPipeline(svc, op);
+    k(r.post(op.route, (ctx) => fly(pipeline, new OperationFlight(ctx))));
+    k(r.post(`/v1/providers/:provider${op.route.slice(3)}`, (ctx) => fly(pipeline, new OperationFlight(ctx, scope(svc, ctx)))));
   }
   // The image models, as GET /v1/embeddings lists embedding models.
   k(

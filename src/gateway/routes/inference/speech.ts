@@ -6,18 +6,19 @@
  * happens before the first byte; usage records the input characters, and the cost is the model's
  * `per_character` (and `per_request`) price.
  */
-import { abortOnClose, attemptOperation, setOperationHeaders } from './operation-run.js';
+import { setOperationHeaders } from './operation-run.js';
 import { pipeline } from 'node:stream/promises';
 import type { RequestContext } from '../../../http/context.js';
 import { badRequest } from '../../../http/errors.js';
 import type { Route, Router } from '../../../http/router.js';
-import type { Principal } from '../../auth.js';
-import { costFor, failRequest, recordRequest, resolveFor, upstreamOptions } from '../../completion.js';
+import { costFor, recordRequest, upstreamOptions, type RecordDeps } from '../../completion.js';
 import { callStreamOperation } from '../../providers/index.js';
-import type { Resolution } from '../../routing/resolve.js';
+import type { StreamOperationAnswer } from '../../providers/types.js';
 import type { GatewayServices } from '../../services.js';
 import { capableTargets } from './operation-targets.js';
-import { sessionIdOf } from '../../telemetry.js';
+import { fly, type Pipeline } from '../../pipeline/stage.js';
+import { concurrencyStage, listenStage, routeStage } from '../../pipeline/stages.js';
+import { operationAttemptsStage, operationLimitsStage, OperationFlight, recordFailure, targetsStage } from '../../pipeline/operation.js';
 import { readInferenceBody } from './completion-route.js';
 
 type Obj = Record<string, unknown>;
@@ -36,54 +37,64 @@ function validate(body: Obj): string {
   return body.model;
 }
 
-async function serveSpeech(ctx: RequestContext, svc: GatewayServices, providerScope?: string): Promise<void> {
-  const principal = ctx.state.principal as Principal;
-  const raw = await readInferenceBody(ctx);
-  if (!isObject(raw)) throw badRequest('body must be a JSON object');
-  const model = validate(raw);
-  const sessionId = sessionIdOf(ctx.req);
-  const startedAt = svc.clock.now();
-  const info = { endpoint: 'speech', requestId: ctx.requestId, principal, stream: true, model, ...(sessionId !== undefined ? { sessionId } : {}) };
-  const { abort, detach } = abortOnClose(ctx);
-  let resolution: Resolution | undefined;
-  let release: (() => void) | undefined;
+type SpeechFlight = OperationFlight<Obj, StreamOperationAnswer>;
+
+const NEED = { fn: 'streamOperation', path: '/audio/speech', route: '/v1/audio/speech', endpoint: 'speech', type: 'speech' } as const;
+
+/** The speech stages: the body checked, routed to the targets that speak, the audio piped to the client. */
+export function speechPipeline(svc: GatewayServices): Pipeline<SpeechFlight> {
+  return {
+    stages: [
+      {
+        name: 'parse',
+        run: (f) =>
+          readInferenceBody(f.ctx).then((raw) => {
+            if (!isObject(raw)) throw badRequest('body must be a JSON object');
+            f.begin(raw, validate(raw), 'speech', true, svc.clock.now());
+            return 'next' as const;
+          }),
+      },
+      listenStage(),
+      routeStage(svc, (f: SpeechFlight) => f.model),
+      targetsStage((f, resolution) => capableTargets(resolution, NEED, f.body)),
+      operationLimitsStage(svc),
+      concurrencyStage(svc),
+      operationAttemptsStage(svc, (f, s, signal) =>
+        callStreamOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, '/audio/speech', { ...f.body, model: s.modelId }, upstreamOptions(svc, s.provider.config.id, s.account.id, signal)),
+      ),
+      { name: 'respond', run: (f) => respond(svc, f) },
+    ],
+    fail: recordFailure(svc),
+  };
+}
+
+/** The audio as it arrives, with the upstream's content type; the request is recorded once it is over. */
+async function respond(svc: RecordDeps, f: SpeechFlight): Promise<'answered'> {
+  const { ctx, resolution, startedAt, sessionId } = f;
+  const run = f.run!;
+  const usage = { inputTokens: (f.body.input as string).length, outputTokens: 0 };
+  // Characters are not tokens: only the media prices apply.
+  const cost = costFor(svc, run.subject, { inputTokens: 0, outputTokens: 0 }, { characters: usage.inputTokens, requests: 1 });
+  setOperationHeaders(ctx, svc, { resolution: resolution!, subject: run.subject, failedAttempts: run.failedAttempts, startedAt, ...(sessionId !== undefined ? { sessionId } : {}), tokensIn: usage.inputTokens, cost: cost });
+  const upstream = run.value;
+  ctx.res.statusCode = 200;
+  ctx.res.setHeader('Content-Type', upstream.headers['content-type'] || 'audio/mpeg');
+  if (upstream.headers['content-length']) ctx.res.setHeader('Content-Length', upstream.headers['content-length']);
+  let status = 200;
+  let error: string | undefined;
   try {
-    resolution = resolveFor(svc, model, principal, providerScope);
-    const capable = capableTargets(resolution, { fn: 'streamOperation', path: '/audio/speech', route: '/v1/audio/speech', endpoint: 'speech', type: 'speech' }, raw);
-    const request = { resolution, capable, principal, requestId: ctx.requestId, ...(sessionId ? { sessionId } : {}), abort };
-    const attempted = await attemptOperation(svc, request, (s, signal) => callStreamOperation(s.provider.conn, { id: s.account.id, apiKey: s.account.apiKey }, '/audio/speech', { ...raw, model: s.modelId }, upstreamOptions(svc, s.provider.config.id, s.account.id, signal)));
-    release = attempted.release;
-    const run = attempted.run;
-    const usage = { inputTokens: (raw.input as string).length, outputTokens: 0 };
-    // Characters are not tokens: only the media prices apply.
-    const cost = costFor(svc, run.subject, { inputTokens: 0, outputTokens: 0 }, { characters: usage.inputTokens, requests: 1 });
-    setOperationHeaders(ctx, svc, { resolution, subject: run.subject, failedAttempts: run.failedAttempts, startedAt, ...(sessionId !== undefined ? { sessionId } : {}), tokensIn: usage.inputTokens, cost: cost });
-    const upstream = run.value;
-    ctx.res.statusCode = 200;
-    ctx.res.setHeader('Content-Type', upstream.headers['content-type'] || 'audio/mpeg');
-    if (upstream.headers['content-length']) ctx.res.setHeader('Content-Length', upstream.headers['content-length']);
-    let status = 200;
-    let error: string | undefined;
-    try {
-      await pipeline(upstream.body, ctx.res);
-    } catch (e) {
-      // The client left, or the upstream broke off mid-stream: the answer is cut short.
-      status = ctx.res.writableFinished ? 200 : 499;
-      error = (e as Error).message;
-    } finally {
-      run.release();
-      release();
-      release = undefined;
-      detach();
-    }
-    recordRequest(svc, { input: info, resolution, subject: run.subject, status, ...(error ? { error } : {}), usage, cost, attempts: run.attempts, failedAttempts: run.failedAttempts, startedAt, ...(status === 499 ? { clientAborted: true } : {}) });
+    await pipeline(upstream.body, ctx.res);
   } catch (e) {
-    release?.();
-    throw failRequest(svc, ctx.res, e, { input: info, ...(resolution ? { resolution } : {}), startedAt });
+    // The client left, or the upstream broke off mid-stream: the answer is cut short.
+    status = ctx.res.writableFinished ? 200 : 499;
+    error = (e as Error).message;
   }
+  recordRequest(svc, { input: f.info, resolution, subject: run.subject, status, ...(error ? { error } : {}), usage, cost, attempts: run.attempts, failedAttempts: run.failedAttempts, startedAt, ...(status === 499 ? { clientAborted: true } : {}) });
+  return 'answered';
 }
 
 export function speechRoutes(r: Router, svc: GatewayServices, k: (route: Route) => Route, scope: (svc: GatewayServices, ctx: RequestContext) => string): void {
-  k(r.post('/v1/audio/speech', (ctx) => serveSpeech(ctx, svc)));
-  k(r.post('/v1/providers/:provider/audio/speech', (ctx) => serveSpeech(ctx, svc, scope(svc, ctx))));
+  const speech = speechPipeline(svc);
+  k(r.post('/v1/audio/speech', (ctx) => fly(speech, new OperationFlight(ctx))));
+  k(r.post('/v1/providers/:provider/audio/speech', (ctx) => fly(speech, new OperationFlight(ctx, scope(svc, ctx)))));
 }

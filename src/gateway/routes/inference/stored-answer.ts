@@ -9,7 +9,7 @@ import type { RequestContext } from '../../../http/context.js';
 import { sendJson } from '../../../http/respond.js';
 import { answerChunks, type StoredAnswer } from '../../cache/answer.js';
 import type { CanonicalRequest } from '../../canonical.js';
-import { recordRequest, type FinishInfo } from '../../completion.js';
+import { recordRequest, type FinishInfo, type RecordDeps } from '../../completion.js';
 import { costOf } from '../../pricing.js';
 import type { Resolution } from '../../routing/resolve.js';
 import type { GatewayServices } from '../../services.js';
@@ -18,13 +18,13 @@ import { createStreamEncoder, renderResponse, streamContentType } from '../../tr
 import { estimateTokens } from '../../translate/tokens.js';
 import type { CompletionRoute } from './completion-route.js';
 
-export function answerCost(svc: GatewayServices, a: StoredAnswer): number {
+export function answerCost(svc: Pick<GatewayServices, 'state'>, a: StoredAnswer): number {
   return costOf(a.response.usage, svc.state.catalog.pricing.lookup(a.provider, a.modelId));
 }
 
 export function serveStored(
   ctx: RequestContext,
-  svc: GatewayServices,
+  svc: RecordDeps & Pick<GatewayServices, 'version'>,
   route: CompletionRoute,
   canonical: CanonicalRequest,
   answer: StoredAnswer,

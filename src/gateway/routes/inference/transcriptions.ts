@@ -13,7 +13,7 @@ import type { RequestContext } from '../../../http/context.js';
 import { badRequest } from '../../../http/errors.js';
 import type { Route, Router } from '../../../http/router.js';
 import type { GatewayServices } from '../../services.js';
-import { serveFormOperation, type FormOperation } from './form-operation.js';
+import { formOperationPipeline, serveFormOperation, type FormOperation } from './form-operation.js';
 
 export const MAX_AUDIO_BYTES = 25 * 1024 * 1024;
 const EXTENSIONS = new Set(['mp3', 'mp4', 'mpeg', 'mpga', 'm4a', 'wav', 'webm', 'flac', 'ogg', 'oga']);
@@ -59,8 +59,9 @@ const TRANSCRIPTIONS: FormOperation = {
 };
 
 export function transcriptionRoutes(r: Router, svc: GatewayServices, k: (route: Route) => Route, scope: (svc: GatewayServices, ctx: RequestContext) => string): void {
-  k(r.post('/v1/audio/transcriptions', (ctx) => serveFormOperation(ctx, svc, TRANSCRIPTIONS)));
-  k(r.post('/v1/providers/:provider/audio/transcriptions', (ctx) => serveFormOperation(ctx, svc, TRANSCRIPTIONS, scope(svc, ctx))));
+  const pipeline = formOperationPipeline(svc, TRANSCRIPTIONS);
+  k(r.post('/v1/audio/transcriptions', (ctx) => serveFormOperation(ctx, pipeline)));
+  k(r.post('/v1/providers/:provider/audio/transcriptions', (ctx) => serveFormOperation(ctx, pipeline, scope(svc, ctx))));
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The pipeline's SQL layer on SQLite: a transaction whose steps await keeps other requests'
+ * The store's query layer (src/store/sql.ts) on SQLite: a transaction whose steps await keeps other requests'
  * statements out (they wait for it, so a rollback takes none of theirs); placeholders and table
  * names as PostgreSQL gets them.
  */
@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { numberPlaceholders, pgPipelineText, SqliteSql } from '../../src/pipeline/data/sql.js';
+import { numberPlaceholders, SqliteSql } from '../../src/store/sql.js';
+import { pgPipelineText } from '../../src/pipeline/data/tables.js';
 import { Store } from '../../src/store/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ctl-pipeline-sql-'));

@@ -1,15 +1,17 @@
 /**
- * The pipeline's SQL, asynchronous, on either database: the daemon's own SQLite file or, with
- * ctl.yaml `storage.postgres`, the database several daemons share. The repositories write one SQL
- * text for both: `?` placeholders (numbered for PostgreSQL here), case-insensitive comparisons as
+ * The kit's query layer: SQL, asynchronous, on either database: the daemon's own SQLite file or,
+ * with ctl.yaml `storage.postgres`, the database several daemons share. A component's repositories
+ * write one SQL text for both: `?` placeholders (numbered for PostgreSQL here), case-insensitive comparisons as
  * `lower(x) = lower(?)`, conflicts as `ON CONFLICT … DO NOTHING`; `insert` answers the new row's id
- * (`RETURNING id` on PostgreSQL) and `run` the number of rows changed.
+ * (`RETURNING id` on PostgreSQL) and `run` the number of rows changed. In the shared database a
+ * component's tables carry its prefix (`pl_`, `nm_`…): the SQL names them plainly and `PgSql`
+ * rewrites the names it is given (`TablePrefix`).
  *
  * SQLite answers at once, but a transaction whose steps await must not take in other requests'
  * statements: while one is open, every other statement and transaction waits for its end.
  */
-import type { Queryable, SharedPostgres } from '../../store/postgres.js';
-import type { Store } from '../../store/index.js';
+import type { Queryable, SharedPostgres } from './postgres.js';
+import type { Store } from './index.js';
 
 export interface Sql {
   readonly dialect: 'sqlite' | 'postgres';
@@ -128,27 +130,39 @@ export function numberPlaceholders(sql: string): string {
   return out;
 }
 
-/**
- * The pipeline's tables carry the prefix `pl_` in the shared database (beside the other components'
- * `am_`, `gw_`, `nm_` tables); SQL written with the plain names is rewritten once per text.
- */
-export const PIPELINE_TABLES = ['categories', 'sources', 'runs', 'posts', 'post_metrics', 'used_items', 'style_versions', 'proposals', 'settings', 'activity', 'images'];
-const TABLE_RE = new RegExp(`\\b(${PIPELINE_TABLES.join('|')})\\b`, 'g');
-
-/** Placeholders numbered and table names prefixed, outside quoted literals. */
-export function pgPipelineText(sql: string): string {
-  return numberPlaceholders(sql)
-    .split("'")
-    .map((part, i) => (i % 2 === 0 ? part.replace(TABLE_RE, 'pl_$1') : part))
-    .join("'");
+/** A component's tables in the shared database: their plain names, and the prefix they carry there. */
+export interface TablePrefix {
+  readonly prefix: string;
+  readonly tables: readonly string[];
 }
 
-const converted = new Map<string, string>();
-const pgText = (sql: string): string => {
-  let t = converted.get(sql);
-  if (t === undefined) converted.set(sql, (t = pgPipelineText(sql)));
-  return t;
-};
+/** SQL texts as PostgreSQL gets them (placeholders numbered, tables prefixed), converted once per text. */
+export class PgText {
+  private readonly re: RegExp | undefined;
+  private readonly converted = new Map<string, string>();
+
+  constructor(private readonly names?: TablePrefix) {
+    this.re = names && names.tables.length > 0 ? new RegExp(`\\b(${names.tables.join('|')})\\b`, 'g') : undefined;
+  }
+
+  /** Placeholders numbered and table names prefixed, outside quoted literals. */
+  convert(sql: string): string {
+    const numbered = numberPlaceholders(sql);
+    const re = this.re;
+    if (!re) return numbered;
+    const prefix = this.names!.prefix;
+    return numbered
+      .split("'")
+      .map((part, i) => (i % 2 === 0 ? part.replace(re, `${prefix}$1`) : part))
+      .join("'");
+  }
+
+  text(sql: string): string {
+    let t = this.converted.get(sql);
+    if (t === undefined) this.converted.set(sql, (t = this.convert(sql)));
+    return t;
+  }
+}
 
 export class PgSql implements Sql {
   readonly dialect = 'postgres';
@@ -156,31 +170,33 @@ export class PgSql implements Sql {
   constructor(
     private readonly q: Queryable,
     private readonly db: SharedPostgres,
+    private readonly texts: PgText,
     private readonly inTransaction = false,
   ) {}
 
-  static over(db: SharedPostgres): PgSql {
-    return new PgSql(db, db);
+  /** `tables`: the component's tables and their prefix in the shared database. */
+  static over(db: SharedPostgres, tables?: TablePrefix): PgSql {
+    return new PgSql(db, db, new PgText(tables));
   }
 
   all<R>(sql: string, ...params: unknown[]): Promise<R[]> {
-    return this.q.query<R>(pgText(sql), params);
+    return this.q.query<R>(this.texts.text(sql), params);
   }
 
   async get<R>(sql: string, ...params: unknown[]): Promise<R | undefined> {
-    return (await this.q.query<R>(pgText(sql), params))[0];
+    return (await this.q.query<R>(this.texts.text(sql), params))[0];
   }
 
   run(sql: string, ...params: unknown[]): Promise<number> {
-    return this.q.command(pgText(sql), params);
+    return this.q.command(this.texts.text(sql), params);
   }
 
   async insert(sql: string, ...params: unknown[]): Promise<number> {
-    return (await this.q.query<{ id: number }>(pgText(`${sql} RETURNING id`), params))[0]!.id;
+    return (await this.q.query<{ id: number }>(this.texts.text(`${sql} RETURNING id`), params))[0]!.id;
   }
 
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn(this);
-    return this.db.transaction((q) => fn(new PgSql(q, this.db, true)));
+    return this.db.transaction((q) => fn(new PgSql(q, this.db, this.texts, true)));
   }
 }
