@@ -229,7 +229,10 @@ export class Tunnels {
           await res.body.dump().catch(() => undefined);
           if (!reached) why = `a request through it was answered ${res.statusCode} by something other than ctl`;
         } catch (e) {
-          if (!reached) why = abort.signal.aborted ? 'a request through it had no answer' : `a request through it failed: ${(e as Error).message}`;
+          // A request cut off by the deadline says less than an earlier attempt's answer: keep that.
+          if (!reached && !(abort.signal.aborted && why !== 'no answer')) {
+            why = abort.signal.aborted ? 'a request through it had no answer' : `a request through it failed: ${(e as Error).message}`;
+          }
         } finally {
           clearTimeout(timer);
         }
