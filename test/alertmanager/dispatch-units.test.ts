@@ -73,13 +73,14 @@ function memoryLedger(): NotificationLedger {
  * each path was sent is recorded with the time it arrived.
  */
 function fakeEgress(status: Record<string, number>, delayMs: Record<string, number>) {
-  const got: { path: string; at: number; status: string }[] = [];
+  const got: { path: string; at: number; status: string; alerts: number }[] = [];
   const egress = {
     warm: () => undefined,
     pooled: () => ({}),
     request: async (url: string, opts: { body: string }) => {
       const path = new URL(url).pathname;
-      got.push({ path, at: Date.now(), status: (JSON.parse(opts.body) as { status: string }).status });
+      const body = JSON.parse(opts.body) as { status: string; alerts: unknown[] };
+      got.push({ path, at: Date.now(), status: body.status, alerts: body.alerts.length });
       await new Promise((r) => setTimeout(r, delayMs[path] ?? 0));
       return { statusCode: status[path] ?? 200, headers: {}, body: { async *[Symbol.asyncIterator]() {}, dump: async () => undefined } };
     },
@@ -223,6 +224,25 @@ receivers:
       [1000, 'firing'],
       [3000, 'resolved'],
       [11000, 'firing'],
+    ]);
+  });
+
+  it('a backlog (alerts older than group_wait) sets one timer per new group, and each group is flushed at once with all its alerts', async () => {
+    const { d, got, alert } = setUp('[alertname]');
+    const old = T0 - H;
+    const batch = (from: number) => Array.from({ length: 30 }, (_, i) => alert(`f${from + i}`, { alertname: `G${(from + i) % 3}`, instance: `i${from + i}` }, T0 + H, old));
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    d.ingest(batch(0));
+    d.ingest(batch(30));
+    // Three groups of twenty old alerts: three timers (each group due at once), not one per alert.
+    expect(timers.mock.calls.length).toBe(3);
+    timers.mockRestore();
+    await vi.advanceTimersByTimeAsync(10);
+    d.stop();
+    expect(got.map((g) => [g.at - T0, g.status, g.alerts])).toEqual([
+      [0, 'firing', 20],
+      [0, 'firing', 20],
+      [0, 'firing', 20],
     ]);
   });
 
