@@ -259,3 +259,29 @@ receivers:
     d.stop();
   });
 });
+
+describe('webhook answers', () => {
+  it('are drained, not read: 0.25 names only the status, and decoding every answer costs the backlog', async () => {
+    const { webhookIntegration } = await import('../../src/alertmanager/receivers/webhook.js');
+    const { HttpClient } = await import('../../src/alertmanager/receivers/http.js');
+    let dumped = 0;
+    const answer = (statusCode: number) => ({
+      statusCode,
+      headers: {},
+      body: {
+        async *[Symbol.asyncIterator]() {
+          throw new Error('the answer was read');
+        },
+        dump: async () => void dumped++,
+      },
+    });
+    const statuses = [200, 503, 400];
+    const egress = { pooled: () => ({}), request: async () => answer(statuses.shift()!) } as unknown as Egress;
+    const hook = webhookIntegration({ url: 'http://127.0.0.1:9/hook' }, 0, new HttpClient(egress, undefined));
+    const n = { receiver: 'r', groupKey: '{}:{}', groupLabels: {}, alerts: [], externalURL: 'http://am', templates: defaultTemplates(), deadline: Date.now() + 10_000 };
+    expect(await hook.send(n)).toMatchObject({ ok: true });
+    expect(await hook.send(n)).toMatchObject({ ok: false, retry: true, error: 'unexpected status code 503' });
+    expect(await hook.send(n)).toMatchObject({ ok: false, retry: false, error: 'unexpected status code 400' });
+    expect(dumped).toBe(3);
+  });
+});
