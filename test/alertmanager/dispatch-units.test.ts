@@ -73,13 +73,14 @@ function memoryLedger(): NotificationLedger {
  * each path was sent is recorded with the time it arrived.
  */
 function fakeEgress(status: Record<string, number>, delayMs: Record<string, number>) {
-  const got: { path: string; at: number; status: string }[] = [];
+  const got: { path: string; at: number; status: string; alerts: number }[] = [];
   const egress = {
     warm: () => undefined,
     pooled: () => ({}),
     request: async (url: string, opts: { body: string }) => {
       const path = new URL(url).pathname;
-      got.push({ path, at: Date.now(), status: (JSON.parse(opts.body) as { status: string }).status });
+      const body = JSON.parse(opts.body) as { status: string; alerts: unknown[] };
+      got.push({ path, at: Date.now(), status: body.status, alerts: body.alerts.length });
       await new Promise((r) => setTimeout(r, delayMs[path] ?? 0));
       return { statusCode: status[path] ?? 200, headers: {}, body: { async *[Symbol.asyncIterator]() {}, dump: async () => undefined } };
     },
@@ -226,6 +227,25 @@ receivers:
     ]);
   });
 
+  it('a backlog (alerts older than group_wait) sets one timer per new group, and each group is flushed at once with all its alerts', async () => {
+    const { d, got, alert } = setUp('[alertname]');
+    const old = T0 - H;
+    const batch = (from: number) => Array.from({ length: 30 }, (_, i) => alert(`f${from + i}`, { alertname: `G${(from + i) % 3}`, instance: `i${from + i}` }, T0 + H, old));
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    d.ingest(batch(0));
+    d.ingest(batch(30));
+    // Three groups of twenty old alerts: three timers (each group due at once), not one per alert.
+    expect(timers.mock.calls.length).toBe(3);
+    timers.mockRestore();
+    await vi.advanceTimersByTimeAsync(10);
+    d.stop();
+    expect(got.map((g) => [g.at - T0, g.status, g.alerts])).toEqual([
+      [0, 'firing', 20],
+      [0, 'firing', 20],
+      [0, 'firing', 20],
+    ]);
+  });
+
   it('values that concatenate alike are different groups; a missing label is a group of its own', async () => {
     const { d, alert } = setUp('[a, b]');
     d.ingest([
@@ -237,5 +257,31 @@ receivers:
     ]);
     expect(d.groupCount).toBe(4);
     d.stop();
+  });
+});
+
+describe('webhook answers', () => {
+  it('are drained, not read: 0.25 names only the status, and decoding every answer costs the backlog', async () => {
+    const { webhookIntegration } = await import('../../src/alertmanager/receivers/webhook.js');
+    const { HttpClient } = await import('../../src/alertmanager/receivers/http.js');
+    let dumped = 0;
+    const answer = (statusCode: number) => ({
+      statusCode,
+      headers: {},
+      body: {
+        async *[Symbol.asyncIterator]() {
+          throw new Error('the answer was read');
+        },
+        dump: async () => void dumped++,
+      },
+    });
+    const statuses = [200, 503, 400];
+    const egress = { pooled: () => ({}), request: async () => answer(statuses.shift()!) } as unknown as Egress;
+    const hook = webhookIntegration({ url: 'http://127.0.0.1:9/hook' }, 0, new HttpClient(egress, undefined));
+    const n = { receiver: 'r', groupKey: '{}:{}', groupLabels: {}, alerts: [], externalURL: 'http://am', templates: defaultTemplates(), deadline: Date.now() + 10_000 };
+    expect(await hook.send(n)).toMatchObject({ ok: true });
+    expect(await hook.send(n)).toMatchObject({ ok: false, retry: true, error: 'unexpected status code 503' });
+    expect(await hook.send(n)).toMatchObject({ ok: false, retry: false, error: 'unexpected status code 400' });
+    expect(dumped).toBe(3);
   });
 });

@@ -61,6 +61,8 @@ interface Group {
    * retrying until its deadline) is followed at once by the next, never by none.
    */
   due: boolean;
+  /** Its timer is set to fire at once (a group_wait cut short by an old alert, before the first flush). */
+  dueNow: boolean;
   /** Its entry in the route's slot map (groupSlot), if it has one. */
   slot: string | undefined;
 }
@@ -146,16 +148,19 @@ export class Dispatcher {
     for (let i = 0; i < alerts.length; i++) {
       const a = alerts[i]!;
       for (const route of matchRoutes(this.config.route, a.labels)) {
-        const g = this.groupOf(route, a.labels);
+        // An alert older than group_wait in a group not flushed yet: flush at once. A group already
+        // due at once keeps its timer (a backlog's groups are many old alerts each: one timer per
+        // group, not one per alert); a new group starts with the delay it needs.
+        const old = a.startsAt + route.groupWaitMs < now;
+        const g = this.groupOf(route, a.labels, old);
         g.fps.add(a.fingerprint);
-        // An alert older than group_wait in a group not flushed yet: flush at once.
-        if (!g.flushed && a.startsAt + route.groupWaitMs < now) this.schedule(g, 0);
+        if (old && !g.flushed && !g.dueNow) this.schedule(g, 0);
       }
     }
   }
 
   /** The alert's group on `route`, created (and its group_wait started) if there is none. */
-  private groupOf(route: RouteNode, alertLabels: LabelSet): Group {
+  private groupOf(route: RouteNode, alertLabels: LabelSet, old: boolean): Group {
     const slot = groupSlot(route, alertLabels);
     let bySlot: Map<string, Group> | undefined;
     if (slot !== undefined) {
@@ -171,9 +176,9 @@ export class Dispatcher {
     const id = `${route.id}\u0000${key}`;
     let g = this.groups.get(id);
     if (!g) {
-      g = { id, key, route, labels, fps: new Set(), flushed: false, flushing: false, due: false, slot };
+      g = { id, key, route, labels, fps: new Set(), flushed: false, flushing: false, due: false, dueNow: false, slot };
       this.groups.set(id, g);
-      this.schedule(g, route.groupWaitMs);
+      this.schedule(g, old ? 0 : route.groupWaitMs);
     }
     if (bySlot && slot !== undefined && g.slot === slot) bySlot.set(slot, g);
     return g;
@@ -181,6 +186,7 @@ export class Dispatcher {
 
   private schedule(g: Group, ms: number): void {
     clearTimeout(g.timer);
+    g.dueNow = ms === 0;
     g.timer = setTimeout(() => this.tick(g), ms);
     g.timer.unref();
   }

@@ -87,7 +87,8 @@ export class HttpClient {
     return this.dispatcher;
   }
 
-  async request(method: 'GET' | 'POST' | 'PUT', url: string, body: string | undefined, headers: Record<string, string>, timeoutMs: number): Promise<HttpAnswer> {
+  /** `discard`: the caller reads only the status; the answer's body is drained, not decoded (`text` is ''). */
+  async request(method: 'GET' | 'POST' | 'PUT', url: string, body: string | undefined, headers: Record<string, string>, timeoutMs: number, discard = false): Promise<HttpAnswer> {
     const auth = this.oauth2 ? `Bearer ${await this.oauth2.bearer(timeoutMs)}` : this.authorization();
     const follow = this.config?.follow_redirects !== false;
     for (let hop = 0; ; hop++) {
@@ -113,6 +114,11 @@ export class HttpClient {
         }
         continue;
       }
+      if (discard) {
+        // Drained for the connection's reuse, without an async iterator and a string per answer.
+        await res.body.dump();
+        return { status: res.statusCode, text: '' };
+      }
       // Receivers answer with a few bytes; a large answer is read no further than needed for a message.
       let text = '';
       for await (const chunk of res.body) {
@@ -122,8 +128,8 @@ export class HttpClient {
     }
   }
 
-  postJson(url: string, body: string, timeoutMs: number, headers: Record<string, string> = {}): Promise<HttpAnswer> {
-    return this.request('POST', url, body, { 'Content-Type': 'application/json', ...headers }, timeoutMs);
+  postJson(url: string, body: string, timeoutMs: number, headers: Record<string, string> = {}, discard = false): Promise<HttpAnswer> {
+    return this.request('POST', url, body, { 'Content-Type': 'application/json', ...headers }, timeoutMs, discard);
   }
 }
 

@@ -48,6 +48,8 @@ export function webhookPayload(data: NotificationData, maxAlerts: number): strin
   );
 }
 
+const NO_HEADERS: Record<string, string> = {};
+
 /** webhook_configs entry: POST the payload to `url`; 0.25 retries 5xx and 429. */
 export function webhookIntegration(c: Record<string, any>, index: number, http: HttpClient): Integration {
   const url = urlOf(c.url);
@@ -57,7 +59,8 @@ export function webhookIntegration(c: Record<string, any>, index: number, http: 
     sendResolved: c.send_resolved !== false,
     async send(n: Notification): Promise<Attempt> {
       try {
-        return checkAnswer(await http.postJson(url, webhookPayload(n, Number(c.max_alerts ?? 0)), timeLeft(n)), [429], false);
+        // 0.25's webhook error names the status only: the answer's text is not read.
+        return checkAnswer(await http.postJson(url, webhookPayload(n, Number(c.max_alerts ?? 0)), timeLeft(n), NO_HEADERS, true), [429], false);
       } catch (e) {
         return sendError(e);
       }
