@@ -275,4 +275,47 @@ describe.skipIf(!PG_BIN)('a write the shared database refused', () => {
     expect([...(last.catalog.providers ?? [])].sort()).toEqual(['kept', 'refused']);
     expect([...last.settings].sort()).toEqual(['general', 'resilience']);
   });
+
+  it('a write queued behind a refused one to the same record is refused too: it was built on the refused state', async () => {
+    // The server is back after the case above: wait until a write lands again.
+    for (let i = 0; ; i++) {
+      s.setSetting('cache', '{"v":0}');
+      try {
+        await s.settled();
+        break;
+      } catch (e) {
+        if (i > 50) throw e;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    // The first commit is held, then refused; the one behind it reaches the real server.
+    const db = (s as unknown as { db: SharedPostgres }).db;
+    const real = db.transaction.bind(db);
+    let refuse!: () => void;
+    const held = new Promise<void>((r) => (refuse = r));
+    db.transaction = (async () => {
+      await held;
+      throw new Error('server gone');
+    }) as typeof db.transaction;
+    try {
+      s.setSetting('cache', '{"v":1}');
+      const first = s.settled();
+      first.catch(() => {});
+      while (!(s as unknown as { inflight?: Promise<void> }).inflight) await new Promise((r) => setImmediate(r));
+      db.transaction = real;
+      // A second request writes the section again, on top of the first (not yet refused).
+      s.setSetting('cache', '{"v":1,"w":2}');
+      const second = s.settled();
+      second.catch(() => {});
+      refuse();
+      await expect(first).rejects.toThrow(/did not take the change/);
+      // Before: the second commit put the refused {"v":1} in force in the database.
+      await expect(second).rejects.toThrow(/did not take the change/);
+      expect(s.getSetting('cache')).toBe('{"v":0}');
+      const rows = await db.query<{ data: string }>("SELECT data FROM gw_config WHERE kind = 'setting' AND id = 'cache'");
+      expect(rows.map((r) => JSON.parse(r.data) as string)).toEqual(['{"v":0}']);
+    } finally {
+      db.transaction = real;
+    }
+  }, 30_000);
 });

@@ -100,6 +100,8 @@ const modelId = (provider: string, model: string) => JSON.stringify([provider, m
 export class SharedConfigStore extends GatewayStore {
   private rows = new Map<Kind, Map<string, unknown>>();
   private queue = new Map<string, Op>();
+  /** A refused batch had later writes to its rows queued behind it: the next batch is refused too. */
+  private refuseNext = false;
   private next?: Promise<void>;
   private inflight?: Promise<void>;
   private chain: Promise<void> = Promise.resolve();
@@ -312,6 +314,10 @@ export class SharedConfigStore extends GatewayStore {
     if (payload.length > MAX_PAYLOAD) payload = JSON.stringify({ from: this.daemonId, all: true } satisfies Announcement);
     const now = this.clock();
     try {
+      if (this.refuseNext) {
+        this.refuseNext = false;
+        throw new Error('an earlier write to the same record was refused');
+      }
       await this.db.transaction(async (q) => {
         if (puts.length > 0) {
           await q.query(
@@ -333,7 +339,10 @@ export class SharedConfigStore extends GatewayStore {
       for (const o of [...ops].reverse()) {
         const later = this.queue.get(`${o.kind}\u0000${o.id}`);
         if (later) {
-          later.before = o.before; // what it replaces never landed
+          // What it replaces never landed, and it was built on the refused state (a settings
+          // section or a provider is written whole): it must not commit what was refused.
+          later.before = o.before;
+          this.refuseNext = true;
           continue;
         }
         this.held(o.kind, o.id);
