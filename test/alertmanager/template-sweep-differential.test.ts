@@ -107,6 +107,11 @@ export const CASES: string[] = [
   '{{ printf "%v %.3e %.10g %g %g %G" 1e-320 123456.789 1.0000000001 1e-5 123456789.0 1e-10 }}',
   '{{ printf "%.1f %.1f %.1f %.1f %.2f %.3f" 0.05 0.15 0.25 0.35 2.675 1.0005 }}',
   '{{ printf "%e %e %.1e %.0e %.0e" 0.0 -1.0 9.95 0.5 1.5 }}',
+  // %g's rounding of an exact tie (to even), widths counted in runes, the flags inside %!verb(...), widths per element
+  '{{ printf "%.1g|%.2g|%.3g|%.1g|%.1g|%.3g|%.2G|%.1g|%.2g|%.1e" 0.25 0.125 1.125 2.5 0.5 2.675 0.375 -0.25 1250.0 0.25 }}',
+  '{{ printf "%5s|%-4s|%3s|%2s|%6q|%-3c|%4v|%-6.1s|" "é" "日本" "😀" "😀😀" "é" 233 "ß" "日本" }}',
+  '{{ printf "%5d|%.2d|%-5d|%05d|%+d|%5t|%6x|%7v|%7s|%4d" "x" "abc" "y" "z" 3.5 "q" true nil nil nil }}',
+  '{{ printf "%5s|%-3d|%4v|%8v" .GroupLabels.Names .GroupLabels.Names .CommonLabels (stringSlice "a" "é") }}',
   // data
   '{{ index .Alerts 0 | printf "%T" }}|{{ (index .Alerts 0).Labels.SortedPairs }}|{{ range .Alerts }}{{ .Annotations.SortedPairs.Values | join "," }};{{ end }}',
   '{{ .CommonLabels.Remove (stringSlice "alertname") | len }}|{{ .Alerts.Firing | len }}|{{ len .GroupLabels.SortedPairs }}|{{ .GroupLabels.SortedPairs.Names }}',
