@@ -199,13 +199,13 @@ export class AlertStore {
       } else added = true;
       states[j] = a;
       this.byFp.set(a.fingerprint, a);
-      // The raw journal has no room for zone offsets: a state with one is journaled as JSON.
-      if (outcome && (a.startsAtOff !== undefined || a.endsAtOff !== undefined)) outcome = undefined;
+      // The raw journal has room for the Local zone (offset 0) only: a state with another offset is journaled as JSON.
+      if (outcome && ((a.startsAtOff ?? 0) !== 0 || (a.endsAtOff ?? 0) !== 0)) outcome = undefined;
       if (outcome) {
         const k = 3 * source!.origin[j]!;
         outcome[k] = a.startsAt;
         outcome[k + 1] = a.endsAt;
-        outcome[k + 2] = outcomeFlags(a.timeout, a.startsAtNs, a.endsAtNs);
+        outcome[k + 2] = outcomeFlags(a.timeout, a.startsAtNs, a.endsAtNs, a.startsAtOff === 0, a.endsAtOff === 0);
       }
     }
     try {

@@ -228,16 +228,17 @@ export class Engine {
       let startsAtOff = p.startsAtOff;
       let endsAtOff = p.endsAtOff;
       let timeout = false;
+      // The times picked here are in Go's Local zone, as 0.25's time.Now() (offset 0: Local on a UTC host).
       if (startsAt === undefined) {
         startsAt = endsAt === undefined ? now : endsAt;
         startsAtNs = endsAtNs;
-        startsAtOff = endsAtOff;
+        startsAtOff = endsAt === undefined ? 0 : endsAtOff;
       }
       if (endsAt === undefined) {
         timeout = true;
         endsAt = now + this.config.resolveTimeoutMs;
         endsAtNs = 0;
-        endsAtOff = undefined;
+        endsAtOff = 0;
       }
       const labels = withoutEmptyValues(p.labels);
       const err = validateAlert(startsAt, endsAt, labels, p.annotations, endsAt === startsAt && endsAtNs < startsAtNs);

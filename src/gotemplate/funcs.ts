@@ -26,15 +26,28 @@ export function goQuote(s: string): string {
   return out + '"';
 }
 
+/** The number of runes fmt counts a width in (a code point each, not a UTF-16 unit). */
+function runeCount(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) i++;
+    n++;
+  }
+  return n;
+}
+
 function pad(s: string, width: number | undefined, left: boolean, zero: boolean, numeric = true): string {
-  if (width === undefined || s.length >= width) return s;
-  if (left) return s + ' '.repeat(width - s.length);
+  if (width === undefined) return s;
+  const n = runeCount(s);
+  if (n >= width) return s;
+  if (left) return s + ' '.repeat(width - n);
   if (zero) {
     // Zeros after a number's sign; a string's padding is all zeros before it (fmt.padString).
     const sign = numeric && /^[+-]/.test(s) ? s[0] : '';
-    return sign + '0'.repeat(width - s.length) + s.slice(sign.length);
+    return sign + '0'.repeat(width - n) + s.slice(sign.length);
   }
-  return ' '.repeat(width - s.length) + s;
+  return ' '.repeat(width - n) + s;
 }
 
 /** The pieces of one fmt verb. */
@@ -44,12 +57,21 @@ interface Spec {
   sharp: boolean;
   space: boolean;
   prec: number | undefined;
+  width?: number | undefined;
+  minus?: boolean;
+  zero?: boolean;
+  /** Inside `%!verb(...)`: the value printed with %v and the verb's flags (fmt.badVerb), not %+v/%#v. */
+  erroring?: boolean;
 }
 
-/** `%!d(string=s)`: what fmt prints for a verb the operand's type does not take. */
-function badVerb(verb: string, a: unknown): string {
-  if (a === null || a === undefined || a === NO_VALUE) return `%!${verb}(<nil>)`;
-  return `%!${verb}(${goType(a)}=${formatValue(a, false)})`;
+/** `%!d(string=s)`: what fmt prints for a verb the operand's type does not take (already padded: the flags apply to the value inside). */
+class BadVerb {
+  constructor(readonly text: string) {}
+}
+
+function badVerb(verb: string, a: unknown, spec: Spec): BadVerb {
+  if (a === null || a === undefined || a === NO_VALUE) return new BadVerb(`%!${verb}(<nil>)`);
+  return new BadVerb(`%!${verb}(${goType(a)}=${fmtOne(a, { ...spec, verb: 'v', sharp: false, erroring: true })})`);
 }
 
 function signed(s: string, n: number | bigint, spec: Spec): string {
@@ -63,11 +85,12 @@ function formatG(n: number, prec: number | undefined): string {
   if (prec === undefined) return formatFloat(n);
   const p = prec === 0 ? 1 : prec;
   if (!Number.isFinite(n)) return formatFloat(n);
+  // (an exact tie rounds to even: the even digit kept never carries into the exponent)
   const [m, e] = n.toExponential(p - 1).split('e');
   const exp = Number(e);
   const trim = (x: string) => (x.includes('.') ? x.replace(/0+$/, '').replace(/\.$/, '') : x);
-  if (exp < -4 || exp >= p) return `${trim(m!)}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
-  return trim(n.toFixed(Math.max(0, p - 1 - exp)));
+  if (exp < -4 || exp >= p) return `${trim(expEven(n, p - 1, m!))}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
+  return trim(toFixedEven(n, Math.max(0, p - 1 - exp)));
 }
 
 /** toExponential's mantissa with an exact tie rounded to even (as toFixedEven). */
@@ -142,16 +165,25 @@ function hexFloat(f: number, prec: number | undefined): string {
   return `${sign}0x1${hex ? '.' + hex : ''}p${a < 0 ? '-' : '+'}${String(Math.abs(a)).padStart(2, '0')}`;
 }
 
-/** One operand under one verb, as fmt prints it. */
+/** One operand under one verb, as fmt prints it, padded to the width: a slice's or a map's elements each (fmt.printValue). */
 function fmtOne(a: unknown, spec: Spec): string {
+  const whole = spec.verb === 'T' || (spec.verb === 'v' && (spec.sharp || spec.plus) && !spec.erroring) || a === null || a === undefined || a === NO_VALUE;
+  if (!whole && Array.isArray(a)) return '[' + a.map((x) => fmtOne(x, spec)).join(' ') + ']';
+  if (!whole && isMap(a)) return 'map[' + Object.keys(a).sort().map((k) => `${fmtOne(k, spec)}:${fmtOne(a[k], spec)}`).join(' ') + ']';
+  const s = fmtRaw(a, spec);
+  if (s instanceof BadVerb) return s.text;
+  const numeric = numberOf(a) !== undefined && typeof a !== 'object';
+  // The 0 flag pads with zeros, but an integer with a precision pads with spaces (fmt.fmtInteger).
+  const zeroPad = !!spec.zero && !(numeric && !isFloat(a) && spec.prec !== undefined);
+  return pad(s, spec.width, !!spec.minus, zeroPad, numeric || a instanceof GoFloat);
+}
+
+function fmtRaw(a: unknown, spec: Spec): string | BadVerb {
   const { verb } = spec;
   if (verb === 'T') return goType(a);
-  if (verb === 'v' && spec.sharp) return goSyntax(a);
-  if (verb === 'v' && spec.plus) return plusV(a);
-  if (a === null || a === undefined || a === NO_VALUE) return verb === 'v' || verb === 's' ? (verb === 's' ? '%!s(<nil>)' : '<nil>') : badVerb(verb, a);
-  // Slices and maps: the verb applies to each element.
-  if (Array.isArray(a)) return '[' + a.map((x) => fmtOne(x, spec)).join(' ') + ']';
-  if (isMap(a)) return 'map[' + Object.keys(a).sort().map((k) => `${fmtOne(k, spec)}:${fmtOne(a[k], spec)}`).join(' ') + ']';
+  if (verb === 'v' && spec.sharp && !spec.erroring) return goSyntax(a);
+  if (verb === 'v' && spec.plus && !spec.erroring) return plusV(a);
+  if (a === null || a === undefined || a === NO_VALUE) return verb === 'v' ? '<nil>' : badVerb(verb, a, spec);
   const str = typeof a === 'string' ? a : typeof a === 'object' && SAFE_HTML in a ? formatValue(a) : undefined;
   if (str !== undefined) {
     // A precision cuts the string (in runes) before %s and %q print it.
@@ -174,14 +206,14 @@ function fmtOne(a: unknown, spec: Spec): string {
         return verb === 'X' ? h.toUpperCase() : h;
       }
       default:
-        return badVerb(verb, a);
+        return badVerb(verb, a, spec);
     }
   }
-  if (typeof a === 'boolean') return verb === 'v' || verb === 't' ? String(a) : badVerb(verb, a);
+  if (typeof a === 'boolean') return verb === 'v' || verb === 't' ? String(a) : badVerb(verb, a, spec);
   const n = numberOf(a);
   if (n !== undefined && !isFloat(a)) {
     // An int (or a named int: time.Month prints its name, a Stringer's, with %v %s %q %x %X).
-    if ('vsqxX'.includes(verb) && typeof a === 'object') return fmtOne(formatValue(a), spec);
+    if ('vsqxX'.includes(verb) && typeof a === 'object') return fmtRaw(formatValue(a), spec);
     const big = BigInt(n);
     const abs = big < 0n ? -big : big;
     const neg = big < 0n ? '-' : '';
@@ -216,7 +248,7 @@ function fmtOne(a: unknown, spec: Spec): string {
         return spec.sharp ? `${u} '${String.fromCodePoint(Number(big))}'` : u;
       }
       default:
-        return badVerb(verb, a);
+        return badVerb(verb, a, spec);
     }
   }
   if (n !== undefined) {
@@ -239,13 +271,13 @@ function fmtOne(a: unknown, spec: Spec): string {
         return signed(verb === 'X' ? h.toUpperCase() : h, f, spec);
       }
       default:
-        return badVerb(verb, a);
+        return badVerb(verb, a, spec);
     }
   }
   // Structs and other values print themselves (time.Time's String, template.Alert's fields).
   if (verb === 'v' || verb === 's') return formatValue(a, false);
   if (verb === 'q' && isGoFormattable(a)) return goQuote(formatValue(a));
-  return badVerb(verb, a);
+  return badVerb(verb, a, spec);
 }
 
 /** %+v: struct fields with their names. */
@@ -382,11 +414,7 @@ export function sprintf(format: string, args: unknown[]): string {
     else if (argNum >= args.length) out += `%!${verb}(MISSING)`;
     else {
       const a = args[argNum++];
-      const s = fmtOne(a, { verb, plus, sharp, space, prec });
-      const numeric = numberOf(a) !== undefined && typeof a !== 'object';
-      // The 0 flag pads with zeros, but an integer with a precision pads with spaces (fmt.fmtInteger).
-      const zeroPad = zero && !(numeric && !isFloat(a) && prec !== undefined);
-      out += pad(s, width, minus, zeroPad, numeric || a instanceof GoFloat);
+      out += fmtOne(a, { verb, plus, sharp, space, prec, width, minus, zero });
     }
   }
   if (!reordered && argNum < args.length) out += '%!(EXTRA ' + args.slice(argNum).map((a) => `${goType(a)}=${formatValue(a, false)}`).join(', ') + ')';

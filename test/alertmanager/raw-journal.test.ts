@@ -79,6 +79,21 @@ describe('raw alert journal', () => {
     expect(loaded).toHaveLength(4);
   });
 
+  it("keeps the Local zone of the times it picked (0.25's time.Now()) and of +00:00, still journaled raw", () => {
+    post([
+      { labels: { alertname: 'A' } }, // startsAt = now, endsAt = now + resolve_timeout: both Local
+      { labels: { alertname: 'B' }, endsAt: iso(T0 + 600_000) }, // startsAt = the posted endsAt (Z: UTC)
+      { labels: { alertname: 'C' }, startsAt: '2029-12-31T23:00:00+00:00' }, // posted Local, picked end Local
+      { labels: { alertname: 'D' }, startsAt: iso(T0 - 1000), endsAt: iso(T0 + 1000) }, // both UTC
+    ]);
+    const zones = (list: readonly StoredAlert[]) =>
+      Object.fromEntries(list.map((a) => [a.labels.alertname, [a.startsAtOff, a.endsAtOff]]));
+    const want = { A: [0, 0], B: [undefined, undefined], C: [0, 0], D: [undefined, undefined] };
+    expect(zones(engine.alerts.list())).toEqual(want);
+    expect(rows()).toEqual({ n: 1, raw: 1 });
+    expect(zones(new SqlitePersistence(store).loadAlerts())).toEqual(want);
+  });
+
   it('keeps the nanoseconds past the millisecond of posted times, raw rows, JSON rows and compaction alike', () => {
     const ns = (list: readonly StoredAlert[]) => Object.fromEntries(list.map((a) => [a.labels.alertname, [a.startsAt, a.startsAtNs ?? 0, a.endsAt, a.endsAtNs ?? 0]]));
     const at = (ms: number, frac: string) => iso(ms).replace(/\.\d{3}Z$/, `.${frac}Z`);
@@ -121,13 +136,14 @@ describe('raw alert journal', () => {
     post([{ labels: { alertname: 'A' }, startsAt: iso(T0), endsAt: off(T0 + 900_000, '+09:45') }]);
     const want = {
       A: [T0 - 60_000, 120, T0 + 900_000, 585],
-      B: [T0 - 60_000, 0, T0 + 300_000, 'Z'],
-      C: [T0 - 60_000, 'Z', T0 + 300_000, 'Z'],
+      // The end picked from now + resolve_timeout is Local (offset 0), as 0.25's time.Now().
+      B: [T0 - 60_000, 0, T0 + 300_000, 0],
+      C: [T0 - 60_000, 'Z', T0 + 300_000, 0],
       // No start: it is the end, zone and all (0.25's ProcessAlerts).
       E: [T0 + 600_000, 840, T0 + 600_000, 840],
     };
     expect(zones(engine.alerts.list())).toEqual(want);
-    // The raw journal has no room for zones: these batches are JSON rows.
+    // The raw journal has room for the Local zone only: these batches are JSON rows.
     expect(rows()).toEqual({ n: 2, raw: 0 });
     expect(zones(new SqlitePersistence(store).loadAlerts())).toEqual(want);
     while (persistence.compactStep((fp) => engine.alerts.get(fp), 100));

@@ -107,6 +107,11 @@ export const CASES: string[] = [
   '{{ printf "%v %.3e %.10g %g %g %G" 1e-320 123456.789 1.0000000001 1e-5 123456789.0 1e-10 }}',
   '{{ printf "%.1f %.1f %.1f %.1f %.2f %.3f" 0.05 0.15 0.25 0.35 2.675 1.0005 }}',
   '{{ printf "%e %e %.1e %.0e %.0e" 0.0 -1.0 9.95 0.5 1.5 }}',
+  // %g's rounding of an exact tie (to even), widths counted in runes, the flags inside %!verb(...), widths per element
+  '{{ printf "%.1g|%.2g|%.3g|%.1g|%.1g|%.3g|%.2G|%.1g|%.2g|%.1e" 0.25 0.125 1.125 2.5 0.5 2.675 0.375 -0.25 1250.0 0.25 }}',
+  '{{ printf "%5s|%-4s|%3s|%2s|%6q|%-3c|%4v|%-6.1s|" "é" "日本" "😀" "😀😀" "é" 233 "ß" "日本" }}',
+  '{{ printf "%5d|%.2d|%-5d|%05d|%+d|%5t|%6x|%7v|%7s|%4d" "x" "abc" "y" "z" 3.5 "q" true nil nil nil }}',
+  '{{ printf "%5s|%-3d|%4v|%8v" .GroupLabels.Names .GroupLabels.Names .CommonLabels (stringSlice "a" "é") }}',
   // data
   '{{ index .Alerts 0 | printf "%T" }}|{{ (index .Alerts 0).Labels.SortedPairs }}|{{ range .Alerts }}{{ .Annotations.SortedPairs.Values | join "," }};{{ end }}',
   '{{ .CommonLabels.Remove (stringSlice "alertname") | len }}|{{ .Alerts.Firing | len }}|{{ len .GroupLabels.SortedPairs }}|{{ .GroupLabels.SortedPairs.Names }}',
@@ -123,6 +128,10 @@ export const CASES: string[] = [
   '{{ template "telegram.default.message" . }}',
   '{{ template "webex.default.message" . }}',
 ];
+
+/** For alerts posted without startsAt (the times 0.25 picks with time.Now() are in Go's Local zone), the digits of now masked. */
+export const NOW_CASE =
+  '{{ range .Alerts }}{{ .Labels.n }}: {{ .StartsAt.Location }}|{{ .EndsAt.Location }}|{{ printf "%#v|%v" .StartsAt .EndsAt | reReplaceAll "[0-9]" "N" }};{{ end }}';
 
 /** Expressions 0.25 fails on (the notification is not sent). */
 export const ERROR_CASES: string[] = [
@@ -167,8 +176,13 @@ route:
   group_wait: 1s
   group_interval: 5m
   repeat_interval: 1h
+  routes:
+    - matchers: [alertname="Now"]
+      receiver: now
 receivers:
-  - name: sweep
+  - name: now
+    discord_configs:
+${dc(NOW_CASE, 'now')}  - name: sweep
     webhook_configs:
       - url: ${sink}/${who}/hook
         send_resolved: true
@@ -261,8 +275,8 @@ describe.skipIf(!bin)('a broad template sweep against the real Alertmanager 0.25
     if (JSON.stringify(hr) !== JSON.stringify(hc)) console.log('webhook times differ', JSON.stringify({ real: hr, ctl: hc }));
     // The API's times.
     const api = async (base: string) => {
-      const list = (await (await fetch(`${base}/api/v2/alerts`)).json()) as { labels: { n: string }; startsAt: string; endsAt: string; updatedAt: string }[];
-      return Object.fromEntries(list.map((a) => [a.labels.n, [a.startsAt, a.endsAt]]));
+      const list = (await (await fetch(`${base}/api/v2/alerts`)).json()) as { labels: { alertname: string; n: string }; startsAt: string; endsAt: string; updatedAt: string }[];
+      return Object.fromEntries(list.filter((a) => a.labels.alertname === 'Sweep').map((a) => [a.labels.n, [a.startsAt, a.endsAt]]));
     };
     const [ar, ac] = [await api(bases.real), await api(bases.ctl)];
     if (JSON.stringify(ar) !== JSON.stringify(ac)) console.log('API times differ', JSON.stringify({ real: ar, ctl: ac }));
@@ -272,6 +286,18 @@ describe.skipIf(!bin)('a broad template sweep against the real Alertmanager 0.25
     // What 0.25 printed (so a change on both sides cannot pass unnoticed).
     expect(hr['4']).toEqual(['resolved', '2024-02-29T12:00:00+14:00', '2024-02-29T13:00:00.25-09:45']);
     expect(ar['2']![0]).toBe('2026-03-08T23:59:59.500+02:00');
+
+    // Times 0.25 picks itself: Local (alert 1 has neither time, alert 2 starts at its posted endsAt, in UTC).
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    const now = [{ labels: { alertname: 'Now', n: 'now1' } }, { labels: { alertname: 'Now', n: 'now2' }, endsAt: future }];
+    for (const base of Object.values(bases)) {
+      const r = await fetch(`${base}/api/v2/alerts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(now) });
+      expect(r.status).toBe(200);
+    }
+    const nowEnd = Date.now() + 20_000;
+    while (Date.now() < nowEnd && (!got.real!.now || !got.ctl!.now)) await new Promise((r) => setTimeout(r, 200));
+    expect(got.real!.now).toContain('now1: Local|UTC|time.Date(');
+    expect(got.ctl!.now).toBe(got.real!.now);
 
     // Merged with later posts: the earlier start and the later end are kept, each in its zone.
     const later = sweepAlerts();
