@@ -120,7 +120,6 @@ export class NotifyPair {
   expectSame(): void {
     const real = this.byReceiverAndGroup('real');
     const ctl = this.byReceiverAndGroup('ctl');
-    if (JSON.stringify(real) !== JSON.stringify(ctl)) console.log(JSON.stringify({ real: this.got.real, ctl: this.got.ctl }, null, 1));
     expect(ctl).toEqual(real);
   }
 }
