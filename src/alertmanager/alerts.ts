@@ -126,11 +126,15 @@ export function weightChange(old: Alert | undefined, next: Alert): number {
   return alertBytes(next) - alertBytes(old);
 }
 
+const byFingerprint = (x: Alert, y: Alert): number => (x.fingerprint < y.fingerprint ? -1 : x.fingerprint > y.fingerprint ? 1 : 0);
+
 export class AlertStore {
   private readonly byFp = new Map<string, Alert>();
   private sorted: Alert[] | null = null;
   /** `sorted` holds the right fingerprints but may hold replaced states. */
   private sortedStale = false;
+  /** Fingerprints stored since `sorted` was made (merged in at the next list(), not re-sorted). */
+  private addedFps: string[] = [];
   /** Bumped on every change (inhibition indexes key on it). */
   version = 0;
   /** Answers being rendered from stored alerts: while any is, stored alerts are not updated in place. */
@@ -158,14 +162,43 @@ export class AlertStore {
 
   /** Every stored alert (resolved ones included), sorted by fingerprint. */
   list(): readonly Alert[] {
-    if (!this.sorted) this.sorted = [...this.byFp.values()].sort((x, y) => (x.fingerprint < y.fingerprint ? -1 : x.fingerprint > y.fingerprint ? 1 : 0));
-    else if (this.sortedStale) {
+    if (!this.sorted) {
+      this.sorted = [...this.byFp.values()].sort(byFingerprint);
+      this.addedFps = [];
+    } else if (this.addedFps.length > 0) {
+      // A few new alerts in a large store: sort those and merge them into a new array, O(n)
+      // instead of an O(n log n) re-sort of everything (200,000 alerts: 127-220 ms in one turn of
+      // the loop). A new array, as answers being rendered keep the one they were given.
+      this.sorted = this.mergedWithAdded(this.sorted);
+    } else if (this.sortedStale) {
       // Same fingerprints, some replaced by newer states: refresh in place, no re-sort.
       const s = this.sorted;
       for (let i = 0; i < s.length; i++) s[i] = this.byFp.get(s[i]!.fingerprint)!;
     }
     this.sortedStale = false;
     return this.sorted;
+  }
+
+  private mergedWithAdded(s: readonly Alert[]): Alert[] {
+    const fresh: Alert[] = [];
+    for (const fp of this.addedFps) {
+      const a = this.byFp.get(fp);
+      if (a) fresh.push(a);
+    }
+    this.addedFps = [];
+    fresh.sort(byFingerprint);
+    const stale = this.sortedStale;
+    const out: Alert[] = new Array(s.length + fresh.length);
+    let i = 0;
+    let j = 0;
+    let k = 0;
+    while (i < s.length || j < fresh.length) {
+      if (j >= fresh.length || (i < s.length && s[i]!.fingerprint < fresh[j]!.fingerprint)) {
+        const a = s[i++]!;
+        out[k++] = stale ? this.byFp.get(a.fingerprint)! : a;
+      } else out[k++] = fresh[j++]!;
+    }
+    return out;
   }
 
   /**
@@ -245,8 +278,10 @@ export class AlertStore {
         this.byFp.set(a.fingerprint, old);
       } else replaced = true;
     }
-    if (added) this.sorted = null;
-    else if (replaced) this.sortedStale = true;
+    if (added && this.sorted) {
+      for (let j = 0; j < states.length; j++) if (!previous[j]) this.addedFps.push(states[j]!.fingerprint);
+    }
+    if (replaced) this.sortedStale = true;
     this.version++;
   }
 
@@ -260,7 +295,7 @@ export class AlertStore {
     let reshaped = false;
     for (const a of states) {
       const old = this.byFp.get(a.fingerprint);
-      if (!old) reshaped = true;
+      if (!old && this.sorted) this.addedFps.push(a.fingerprint);
       this.storedBytes += weightChange(old, a);
       this.byFp.set(a.fingerprint, a);
     }
@@ -271,8 +306,9 @@ export class AlertStore {
       this.byFp.delete(fp);
       reshaped = true;
     }
+    // Gone ones need a rebuild; new ones are merged in at the next list().
     if (reshaped) this.sorted = null;
-    else this.sortedStale = true;
+    this.sortedStale = true;
     this.version++;
   }
 
