@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { loopHoldEnv, maxHold } from '../helpers/daemon-loop-hold.js';
 
 /** Cost 8: not the cost 10 of a fixed dummy hash, so a dummy of the wrong cost shows in the timing. */
 const HASH = bcrypt.hashSync('s3cret', 8);
@@ -42,9 +43,10 @@ describe('basic auth (web-config-file) under hostile clients', () => {
   let d: TestDaemon;
   let am: string;
   let nodes: string;
+  const hold = loopHoldEnv(5);
   beforeAll(async () => {
     writeFileSync(join(dir, 'web.yml'), `basic_auth_users:\n  admin: ${HASH}\n`);
-    d = await startDaemon({ ctlYaml: { servers: { alertmanager: { 'web-config-file': join(dir, 'web.yml') } } } });
+    d = await startDaemon({ env: hold.env, ctlYaml: { servers: { alertmanager: { 'web-config-file': join(dir, 'web.yml') } } } });
     am = `${await d.baseUrl('alertmanager')}/api/v2/status`;
     nodes = `${await d.baseUrl('nodes')}/api`;
     // Start the bcrypt threads, so the measurements below are not of a thread start.
@@ -60,6 +62,7 @@ describe('basic auth (web-config-file) under hostile clients', () => {
     // listener from outside: the probe alone also measures this shared machine's load.
     const loopLagMax = async () => Number(/^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec((await d.request('nodes', 'GET', '/metrics')).text)?.[1]);
     await loopLagMax();
+    const from = Date.now();
     let burstDone = false;
     const burst = Promise.all(Array.from({ length: 48 }, (_, i) => get(am, `127.0.1.${i + 1}`, basic('admin', `guess-${i}`)))).finally(() => (burstDone = true));
     const probes: number[] = [];
@@ -72,8 +75,13 @@ describe('basic auth (web-config-file) under hostile clients', () => {
     expect(answers.map((a) => a.status)).toEqual(Array(48).fill(401));
     // The burst must have lasted long enough to be measured against.
     expect(probes.length).toBeGreaterThan(5);
-    const shown = `loop lag max ${(lag * 1000).toFixed(0)} ms; probe latencies ${probes.map((p) => p.toFixed(0)).join(' ')}`;
-    expect(lag * 1000, shown).toBeLessThan(50);
+    const heldMs = maxHold(hold, from, Date.now());
+    const shown = `loop held up to ${heldMs.toFixed(1)} ms of CPU in one turn; loop lag max ${(lag * 1000).toFixed(0)} ms; probe latencies ${probes.map((p) => p.toFixed(0)).join(' ')}`;
+    // CPU one turn of the loop used (load-independent): the bound. The wall-clock lag also counts the
+    // daemon's descheduling while its bcrypt threads take both cores (measured 53 ms once in a loaded
+    // full run): a coarse check only. Before (bcrypt on the loop): 2.3 s.
+    expect(heldMs, shown).toBeLessThan(50);
+    expect(lag * 1000, shown).toBeLessThan(150);
     const p90 = [...probes].sort((a, b) => a - b)[Math.floor(probes.length * 0.9)]!;
     expect(p90, shown).toBeLessThan(50);
   });
