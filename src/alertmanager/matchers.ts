@@ -1,4 +1,5 @@
 import { compileAnchored, type AnchoredRegex } from './regex.js';
+import { MATCHER_RE, splitMatcherList, unquoteMatcherValue } from './matcher-syntax.js';
 import type { LabelSet } from './labels.js';
 
 /** The four match operators, in Alertmanager's MatchType order (used when sorting matchers). */
@@ -70,9 +71,6 @@ export function compareMatchers(a: Matcher, b: Matcher): number {
 
 export class MatcherParseError extends Error {}
 
-// name, operator ('=~' before '='), then the rest; whitespace (Go's \s) around tokens is dropped.
-const MATCHER_RE = /^[\t\n\f\r ]*([a-zA-Z_:][a-zA-Z0-9_:]*)[\t\n\f\r ]*(=~|=|!=|!~)[\t\n\f\r ]*([\s\S]*?)[\t\n\f\r ]*$/;
-
 /**
  * One matcher in pkg/labels.ParseMatcher syntax (0.25): `name op value`, value optionally
  * double-quoted with `\"`, `\\` and `\n` escapes. Used by the API's `filter` parameter.
@@ -81,41 +79,8 @@ export function parseMatcher(s: string): Matcher {
   const m = MATCHER_RE.exec(s);
   if (!m) throw new MatcherParseError(`bad matcher format: ${s}`);
   const raw0 = m[3]!;
-  let raw = raw0;
-  let expectTrailingQuote = false;
-  if (raw.startsWith('"')) {
-    raw = raw.slice(1);
-    expectTrailingQuote = true;
-  }
-  if (hasLoneSurrogate(raw)) throw new MatcherParseError(`matcher value not valid UTF-8: ${raw0}`);
-  let value = '';
-  let escaped = false;
-  const chars = Array.from(raw);
-  for (let i = 0; i < chars.length; i++) {
-    const r = chars[i]!;
-    if (escaped) {
-      escaped = false;
-      if (r === 'n') value += '\n';
-      else if (r === '"' || r === '\\') value += r;
-      else value += '\\' + r; // a spurious escape keeps its backslash
-      continue;
-    }
-    if (r === '\\') {
-      if (i < chars.length - 1) {
-        escaped = true;
-        continue;
-      }
-      value += '\\';
-    } else if (r === '"') {
-      if (!expectTrailingQuote || i < chars.length - 1) {
-        throw new MatcherParseError(`matcher value contains unescaped double quote: ${raw0}`);
-      }
-      expectTrailingQuote = false;
-    } else {
-      value += r;
-    }
-  }
-  if (expectTrailingQuote) throw new MatcherParseError(`matcher value contains unescaped double quote: ${raw0}`);
+  if (hasLoneSurrogate(raw0.startsWith('"') ? raw0.slice(1) : raw0)) throw new MatcherParseError(`matcher value not valid UTF-8: ${raw0}`);
+  const value = unquoteMatcherValue(raw0, (message) => new MatcherParseError(message));
   return new Matcher(m[2] as MatchType, m[1]!, value);
 }
 
@@ -124,31 +89,7 @@ export function parseMatcher(s: string): Matcher {
  * quotes do not split. Used for `matchers:` lines in the configuration and by the CLI.
  */
 export function parseMatchers(s: string): Matcher[] {
-  if (s.startsWith('{')) s = s.slice(1);
-  if (s.endsWith('}')) s = s.slice(0, -1);
-  const tokens: string[] = [];
-  let insideQuotes = false;
-  let escaped = false;
-  let token = '';
-  for (const r of s) {
-    if (r === ',' && !insideQuotes) {
-      tokens.push(token);
-      token = '';
-      continue;
-    }
-    if (r === '"') {
-      if (!escaped) insideQuotes = !insideQuotes;
-      else escaped = false;
-    } else if (r === '\\') {
-      escaped = !escaped;
-    } else {
-      escaped = false;
-    }
-    token += r;
-  }
-  const last = token.trim();
-  if (last !== '') tokens.push(last);
-  return tokens.map(parseMatcher);
+  return splitMatcherList(s).map(parseMatcher);
 }
 
 function hasLoneSurrogate(s: string): boolean {

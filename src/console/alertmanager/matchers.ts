@@ -5,6 +5,8 @@
  * Regular expressions are anchored; JavaScript's RegExp stands in for Go's RE2 (the same for the
  * syntax people write in matchers: classes, alternation, repetition, `.*`).
  */
+import { MATCHER_RE, splitMatcherList, unquoteMatcherValue } from '../../alertmanager/matcher-syntax.js';
+
 export type MatchType = '=' | '!=' | '=~' | '!~';
 
 export interface Matcher {
@@ -24,7 +26,6 @@ export interface ApiMatcher {
 
 export class MatcherError extends Error {}
 
-const MATCHER_RE = /^[\t\n\f\r ]*([a-zA-Z_:][a-zA-Z0-9_:]*)[\t\n\f\r ]*(=~|=|!=|!~)[\t\n\f\r ]*([\s\S]*?)[\t\n\f\r ]*$/;
 
 export function compile(type: MatchType, name: string, value: string): Matcher {
   const m: Matcher = { name, type, value };
@@ -41,70 +42,14 @@ export function compile(type: MatchType, name: string, value: string): Matcher {
 export function parseMatcher(s: string): Matcher {
   const m = MATCHER_RE.exec(s);
   if (!m) throw new MatcherError(`bad matcher format: ${s.trim()}`);
-  const raw0 = m[3]!;
-  let raw = raw0;
-  let expectTrailingQuote = false;
-  if (raw.startsWith('"')) {
-    raw = raw.slice(1);
-    expectTrailingQuote = true;
-  }
-  let value = '';
-  let escaped = false;
-  const chars = Array.from(raw);
-  for (let i = 0; i < chars.length; i++) {
-    const r = chars[i]!;
-    if (escaped) {
-      escaped = false;
-      if (r === 'n') value += '\n';
-      else if (r === '"' || r === '\\') value += r;
-      else value += '\\' + r;
-      continue;
-    }
-    if (r === '\\') {
-      if (i < chars.length - 1) {
-        escaped = true;
-        continue;
-      }
-      value += '\\';
-    } else if (r === '"') {
-      if (!expectTrailingQuote || i < chars.length - 1) throw new MatcherError(`matcher value contains unescaped double quote: ${raw0}`);
-      expectTrailingQuote = false;
-    } else {
-      value += r;
-    }
-  }
-  if (expectTrailingQuote) throw new MatcherError(`matcher value contains unescaped double quote: ${raw0}`);
-  return compile(m[2] as MatchType, m[1]!, value);
+  return compile(m[2] as MatchType, m[1]!, unquoteMatcherValue(m[3]!, (message) => new MatcherError(message)));
 }
 
 /** A comma-separated list, optionally in braces; commas inside quotes do not split. Empty: []. */
 export function parseMatchers(input: string): Matcher[] {
-  let s = input.trim();
-  if (s.startsWith('{')) s = s.slice(1);
-  if (s.endsWith('}')) s = s.slice(0, -1);
-  const tokens: string[] = [];
-  let insideQuotes = false;
-  let escaped = false;
-  let token = '';
-  for (const r of s) {
-    if (r === ',' && !insideQuotes) {
-      tokens.push(token);
-      token = '';
-      continue;
-    }
-    if (r === '"') {
-      if (!escaped) insideQuotes = !insideQuotes;
-      else escaped = false;
-    } else if (r === '\\') {
-      escaped = !escaped;
-    } else {
-      escaped = false;
-    }
-    token += r;
-  }
-  const last = token.trim();
-  if (last !== '') tokens.push(last);
-  return tokens.filter((t) => t.trim() !== '').map(parseMatcher);
+  return splitMatcherList(input.trim())
+    .filter((t) => t.trim() !== '')
+    .map(parseMatcher);
 }
 
 export function matches(m: Matcher, v: string): boolean {
