@@ -15,7 +15,7 @@ import { SqliteDeliveryQueue, type DeliveryQueue } from './webhooks/store.js';
 import { SqliteLogReader, type RequestLogReader } from './request-log/reader.js';
 import { SqliteRequestLog, type RequestLogEntry } from './request-log/store.js';
 import { SqliteSessions } from './sessions/store.js';
-import type { Store } from '../store/index.js';
+import { parseJsonColumn, type Store } from '../store/index.js';
 import type { SchemaStep } from './schema.js';
 import type { ProviderKind } from './canonical.js';
 import type {
@@ -225,15 +225,6 @@ export interface ProviderModelRecord {
   updatedAt: number;
 }
 
-function parseJson<T>(text: string | null, fallback: T): T {
-  if (text === null) return fallback;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return fallback;
-  }
-}
-
 /**
  * An account with the credential kept outside the table (an OAuth login's access token; '' when
  * this daemon does not hold it, and routing then leaves the account out: oauth/account-key.ts).
@@ -314,7 +305,7 @@ export class GatewayStore {
       baseUrl: r.base_url,
       enabled: r.enabled === 1,
       priority: r.priority,
-      headers: parseJson<Record<string, string>>(r.headers, {}),
+      headers: parseJsonColumn<Record<string, string>>(r.headers, {}),
       ...(r.timeout_ms !== null ? { timeoutMs: r.timeout_ms } : {}),
       accounts: byProvider.get(r.id) ?? [],
       models: [], // filled by the catalog from provider_models
@@ -401,7 +392,7 @@ export class GatewayStore {
     const rows = this.store.prepare(`SELECT * FROM provider_models${only} ORDER BY provider_id, created_at, model`).all(...(ids ? [JSON.stringify(ids)] : [])) as ModelRow[];
     return rows.map((r) => ({
       provider: r.provider_id,
-      spec: { ...parseJson<ModelSpec>(r.spec, { id: r.model, type: 'chat' }), id: r.model },
+      spec: { ...parseJsonColumn<ModelSpec>(r.spec, { id: r.model, type: 'chat' }), id: r.model },
       createdAt: r.created_at,
       updatedAt: r.updated_at,
     }));
@@ -412,7 +403,7 @@ export class GatewayStore {
       | ModelRow
       | undefined;
     if (!r) return undefined;
-    return { provider, spec: { ...parseJson<ModelSpec>(r.spec, { id: model, type: 'chat' }), id: model }, createdAt: r.created_at, updatedAt: r.updated_at };
+    return { provider, spec: { ...parseJsonColumn<ModelSpec>(r.spec, { id: model, type: 'chat' }), id: model }, createdAt: r.created_at, updatedAt: r.updated_at };
   }
 
   saveModel(provider: string, spec: ModelSpec, now: number): void {
@@ -461,11 +452,11 @@ export class GatewayStore {
       id: r.id,
       name: r.name,
       strategy: r.strategy as Strategy,
-      targets: parseJson(r.targets, []),
+      targets: parseJsonColumn(r.targets, []),
       enabled: r.enabled === 1,
       ...(r.description !== null ? { description: r.description } : {}),
       ...(r.max_attempts !== null ? { maxAttempts: r.max_attempts } : {}),
-      ...(r.options ? parseJson<Pick<ComboConfig, 'rules' | 'sla'>>(r.options, {}) : {}),
+      ...(r.options ? parseJsonColumn<Pick<ComboConfig, 'rules' | 'sla'>>(r.options, {}) : {}),
       source: 'api' as const,
       createdAt: r.created_at,
       updatedAt: r.updated_at,
@@ -553,8 +544,8 @@ export class GatewayStore {
       name: r.name,
       hash: r.key_hash,
       prefix: r.key_prefix,
-      models: parseJson<string[]>(r.models, ['*']),
-      scopes: parseJson<KeyScope[]>(r.scopes, ['inference']),
+      models: parseJsonColumn<string[]>(r.models, ['*']),
+      scopes: parseJsonColumn<KeyScope[]>(r.scopes, ['inference']),
       enabled: r.enabled === 1,
       ...(r.expires_at !== null ? { expiresAt: r.expires_at } : {}),
       ...(r.revoked_at !== null ? { revokedAt: r.revoked_at } : {}),

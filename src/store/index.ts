@@ -32,6 +32,16 @@ export interface StoreOptions {
 /** Every Store open in this process (the state archive backs each up through its own connection). */
 const OPEN = new Set<Store>();
 
+/** A JSON text column read back: `fallback` for NULL or text that does not parse. */
+export function parseJsonColumn<T>(text: string | null, fallback: T): T {
+  if (text === null) return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
 export function openStores(): Store[] {
   return [...OPEN];
 }

@@ -4,7 +4,7 @@
  * (recorder.ts) and read by usage, history and analytics (reader.ts). Several
  * daemons sharing a database keep it in PostgreSQL instead (pg-store.ts, the same columns).
  */
-import type { Store } from '../../store/index.js';
+import { parseJsonColumn, type Store } from '../../store/index.js';
 import { MODALITY_SQL, modalityOf } from '../modality.js';
 import type { SchemaStep } from '../schema.js';
 
@@ -375,18 +375,9 @@ export function toLogRow(r: Record<string, unknown>): RequestLogRow {
     costSaved: (r.cost_saved as number | undefined) ?? 0,
     latencyMs: r.latency_ms as number,
     fallbackAttempts: r.fallback_attempts as number,
-    attempts: parseJson<AttemptLog[]>(r.attempts as string, []),
+    attempts: parseJsonColumn<AttemptLog[]>(r.attempts as string, []),
     clientAborted: r.client_aborted === 1,
   };
-}
-
-function parseJson<T>(text: string | null, fallback: T): T {
-  if (text === null) return fallback;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return fallback;
-  }
 }
 
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
