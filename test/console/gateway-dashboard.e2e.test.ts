@@ -90,6 +90,9 @@ settings: {retry_wait_max_ms: 0}
     await c.page.getByRole('heading', { name: 'Providers', level: 1 }).waitFor();
     const oa = c.page.locator('tr[data-provider="oa"]');
     await oa.getByText(/cool-down/).waitFor();
+    // The breaker column comes from /api/health, a separate request that may answer after the
+    // provider list: wait for it rather than counting at once.
+    await oa.getByText('CLOSED').waitFor();
     await expect(oa.getByText('CLOSED').count()).resolves.toBe(1);
     const an = c.page.locator('tr[data-provider="an"]');
     await an.getByText('ready').waitFor();
