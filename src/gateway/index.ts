@@ -32,7 +32,7 @@ import { domainHttpError } from './routes/errors.js';
 import { LayeredSettings } from './runtime-settings.js';
 import type { GatewayServices, RuntimeSettings } from './services.js';
 import { GatewayState } from './state.js';
-import { SharedConfigStore } from './shared/config-store.js';
+import { SharedConfigStore } from './config/pg-store.js';
 import { SharedLimitsStore } from './limits/shared-store.js';
 import { SharedWebhookStore } from './webhooks/shared-store.js';
 import { RedisWindows } from './limits/redis-windows.js';

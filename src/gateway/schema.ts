@@ -4,12 +4,21 @@
  * transaction and `PRAGMA user_version` records the last applied (store/index.ts), so the numbers
  * already released never change: a new table or column is a step with the next number, in the
  * schema of the capability that queries it. Within one version, steps run in the order of this list.
- * The PostgreSQL schema is assembled the same way (GATEWAY_SHARED_MIGRATIONS in shared/config-store.ts).
+ * The PostgreSQL schema (ctl.yaml storage.postgres: what several daemons share) is assembled the same
+ * way from each capability's `<capability>_PG_SCHEMA` beside its pg-store.ts (gatewayPgMigrations);
+ * db.migrate records its version per component ('gateway').
  */
 import type { Migration } from '../store/index.js';
-import { CONFIG_SCHEMA } from './store.js';
+import type { PgMigration } from '../store/postgres.js';
+import { CONFIG_SCHEMA } from './config/store.js';
+import { CONFIG_PG_SCHEMA } from './config/pg-store.js';
 import { SESSIONS_SCHEMA } from './sessions/store.js';
 import { REQUEST_LOG_SCHEMA } from './request-log/store.js';
+import { REQUEST_LOG_PG_SCHEMA } from './request-log/pg-store.js';
+import { MEMORY_PG_SCHEMA } from './memory/pg-store.js';
+import { FILES_PG_SCHEMA } from './files/pg-store.js';
+import { BATCHES_PG_SCHEMA } from './batches/pg-store.js';
+import { WEBHOOK_QUEUE_PG_SCHEMA } from './webhooks/pg-queue.js';
 import { RESILIENCE_SCHEMA } from './resilience/persist.js';
 import { RESPONSE_CACHE_SCHEMA } from './cache/response-cache.js';
 import { LIMITS_SCHEMA } from './limits/store.js';
@@ -38,7 +47,7 @@ export interface SchemaStep {
 }
 
 /** Versions 1..n, each the steps of that number joined in the order given (a missing number throws). */
-export function assembleMigrations(schemas: readonly (readonly SchemaStep[])[]): Migration[] {
+export function assembleMigrations(schemas: readonly (readonly SchemaStep[])[]): SchemaStep[] {
   const byVersion = new Map<number, string[]>();
   for (const schema of schemas) {
     for (const step of schema) {
@@ -47,7 +56,7 @@ export function assembleMigrations(schemas: readonly (readonly SchemaStep[])[]):
       byVersion.set(step.version, list);
     }
   }
-  const migrations: Migration[] = [];
+  const migrations: SchemaStep[] = [];
   for (let version = 1; version <= byVersion.size; version++) {
     const parts = byVersion.get(version);
     if (!parts) throw new Error(`gateway schema: no step has version ${version} (versions must be 1..${byVersion.size})`);
@@ -81,3 +90,14 @@ export const GATEWAY_MIGRATIONS: Migration[] = assembleMigrations([
   AGENT_TASKS_SCHEMA,
   OAUTH_SCHEMA,
 ]);
+
+/**
+ * The gateway's PostgreSQL migrations, assembled as GATEWAY_MIGRATIONS is (login sessions, budgets,
+ * token limits and webhooks are records of the configuration's table and have none of their own).
+ * A function, not a constant: the shared configuration store (config/pg-store.ts) migrates when it
+ * opens and is itself imported here, so the list is built when it is asked for, not while the
+ * modules load.
+ */
+export function gatewayPgMigrations(): PgMigration[] {
+  return assembleMigrations([CONFIG_PG_SCHEMA, REQUEST_LOG_PG_SCHEMA, MEMORY_PG_SCHEMA, FILES_PG_SCHEMA, BATCHES_PG_SCHEMA, WEBHOOK_QUEUE_PG_SCHEMA]);
+}

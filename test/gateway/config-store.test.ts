@@ -12,7 +12,7 @@ import pino from 'pino';
 import { Store } from '../../src/store/index.js';
 import { GatewayStore } from '../../src/gateway/store.js';
 import { GATEWAY_MIGRATIONS } from '../../src/gateway/schema.js';
-import { SharedConfigStore, type RemoteChange } from '../../src/gateway/shared/config-store.js';
+import { SharedConfigStore, type RemoteChange } from '../../src/gateway/config/pg-store.js';
 import { SharedPostgres } from '../../src/store/postgres.js';
 import type { ApiKeyRecord, ComboConfig, ProviderConfig } from '../../src/gateway/types.js';
 import { PG_BIN, PG_SKIP_REASON, PostgresServer } from '../helpers/postgres-server.js';

@@ -8,6 +8,7 @@
  */
 import type { SharedPostgres } from '../../store/postgres.js';
 import { fromRow, toRow, type BatchData, type BatchRecord, type BatchResult, type ClaimedLine } from './store.js';
+import type { SchemaStep } from '../schema.js';
 
 export const BATCHES_MIGRATION = `
   CREATE TABLE gw_batches (
@@ -49,6 +50,9 @@ export const BATCHES_MIGRATION = `
     PRIMARY KEY (batch_id, line)
   );
 `;
+
+/** Batches and their lines: this capability's share of the gateway's PostgreSQL migrations (placed by version in gateway/schema.ts). */
+export const BATCHES_PG_SCHEMA: SchemaStep[] = [{ version: 4, up: BATCHES_MIGRATION }];
 
 const CHANNEL = 'ctl_gw_batches';
 

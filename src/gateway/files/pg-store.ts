@@ -7,6 +7,7 @@
 import { open, rename, rm } from 'node:fs/promises';
 import type { SharedPostgres } from '../../store/postgres.js';
 import { toRecord, type FileData, type FileListQuery, type FileRecord, type FileRow } from './store.js';
+import type { SchemaStep } from '../schema.js';
 
 export const FILES_MIGRATION = `
   CREATE TABLE gw_files (
@@ -28,6 +29,9 @@ export const FILES_MIGRATION = `
     PRIMARY KEY (file_id, seq)
   );
 `;
+
+/** Uploaded files: this capability's share of the gateway's PostgreSQL migrations (placed by version in gateway/schema.ts). */
+export const FILES_PG_SCHEMA: SchemaStep[] = [{ version: 4, up: FILES_MIGRATION }];
 
 const CHUNK = 1 << 20;
 

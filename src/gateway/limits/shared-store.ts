@@ -6,7 +6,7 @@
  */
 import type { Store } from '../../store/index.js';
 import { LimitsStore, type BudgetConfig, type ScopeType, type TokenLimit } from './store.js';
-import type { SharedConfigStore } from '../shared/config-store.js';
+import type { SharedConfigStore } from '../config/pg-store.js';
 
 const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 

@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import type { SharedPostgres } from '../../store/postgres.js';
 import type { MemoryData } from './data.js';
 import { MEMORY_SCOPES, MEMORY_TYPES, memoryRow, memoryWords, type MemoryCaller, type MemoryFilter, type MemoryRecord } from './store.js';
+import type { SchemaStep } from '../schema.js';
 
 export const MEMORY_MIGRATION = `
   CREATE TABLE gw_memories (
@@ -34,6 +35,9 @@ export const MEMORY_MIGRATION = `
   CREATE INDEX gw_memories_expiry ON gw_memories(expires_at) WHERE expires_at IS NOT NULL;
   CREATE INDEX gw_memories_search ON gw_memories USING GIN (search);
 `;
+
+/** Persistent memory: this capability's share of the gateway's PostgreSQL migrations (placed by version in gateway/schema.ts). */
+export const MEMORY_PG_SCHEMA: SchemaStep[] = [{ version: 3, up: MEMORY_MIGRATION }];
 
 const CHANNEL = 'ctl_gw_memory';
 const COLUMNS = 'm.id, m.key, m.content, m.type, m.scope, m.session_id, m.api_key_id, m.metadata, m.created_at, m.updated_at, m.expires_at';

@@ -14,6 +14,7 @@ import { MODALITY_SQL } from '../modality.js';
 import type { AccountTotals, ComboTargetCount, HistoryQuery, RequestLogReader } from './reader.js';
 import type { CacheRow, LatencyRow, RoutingRow } from './analytics.js';
 import { LOG_COLUMNS, pushLogValues, toLogRow, type HistoryBucket, type LogQuery, type RequestLogEntry, type RequestLogRow } from './store.js';
+import type { SchemaStep } from '../schema.js';
 
 export const REQUEST_LOG_MIGRATION = `
   CREATE TABLE gw_request_log (
@@ -51,6 +52,9 @@ export const REQUEST_LOG_MIGRATION = `
   CREATE INDEX gw_request_log_key_ts ON gw_request_log (api_key_id, ts);
   CREATE INDEX gw_request_log_combo ON gw_request_log (combo, ts);
 `;
+
+/** The request log: this capability's share of the gateway's PostgreSQL migrations (placed by version in gateway/schema.ts). */
+export const REQUEST_LOG_PG_SCHEMA: SchemaStep[] = [{ version: 2, up: REQUEST_LOG_MIGRATION }];
 
 /** PostgreSQL array types of LOG_COLUMNS, in order. */
 const TYPES = [

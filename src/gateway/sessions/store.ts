@@ -1,8 +1,7 @@
 /**
  * Login sessions of the management UI in the daemon's SQLite file: the hash of each session token
  * and when it expires (../auth.ts issues and checks them). With shared storage they are records of
- * the shared configuration instead (SharedConfigStore in ../shared/config-store.ts), so a login
- * through one daemon works on every daemon.
+ * the shared configuration instead (pg-store.ts), so a login through one daemon works on every daemon.
  */
 import type { Store } from '../../store/index.js';
 import type { SchemaStep } from '../schema.js';
@@ -21,7 +20,22 @@ CREATE TABLE sessions (
   },
 ];
 
-export class SqliteSessions {
+/** Login sessions as the gateway's database handle (../store.ts) keeps them, on either backend. */
+export interface SessionData {
+  /** True when several daemons share these sessions (read them here, do not cache). */
+  readonly shared: boolean;
+  /** Every live session (expired ones are deleted first). */
+  list(now: number): { tokenHash: string; expiresAt: number }[];
+  /** Expiry of a session, if it exists. */
+  expiry(tokenHash: string): number | undefined;
+  save(tokenHash: string, now: number, expiresAt: number): void;
+  delete(tokenHash: string): void;
+  deleteAll(): void;
+}
+
+export class SqliteSessions implements SessionData {
+  readonly shared = false;
+
   constructor(private readonly store: Store) {}
 
   /** Every live session (expired ones are deleted first). */

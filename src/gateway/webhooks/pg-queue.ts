@@ -7,6 +7,7 @@
  */
 import type { SharedPostgres } from '../../store/postgres.js';
 import { attempt, delivery, type AttemptRecord, type DeliveryQueue, type DeliveryRecord } from './store.js';
+import type { SchemaStep } from '../schema.js';
 
 export const WEBHOOK_QUEUE_MIGRATION = `
   CREATE TABLE gw_webhook_deliveries (
@@ -36,6 +37,9 @@ export const WEBHOOK_QUEUE_MIGRATION = `
     PRIMARY KEY (delivery_id, attempt)
   );
 `;
+
+/** The webhook delivery queue: this capability's share of the gateway's PostgreSQL migrations (placed by version in gateway/schema.ts). */
+export const WEBHOOK_QUEUE_PG_SCHEMA: SchemaStep[] = [{ version: 5, up: WEBHOOK_QUEUE_MIGRATION }];
 
 /** Longer than one send can take (its timeout): a claim this old belongs to a gateway that died. */
 const CLAIM_MS = 60_000;

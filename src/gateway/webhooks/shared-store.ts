@@ -5,7 +5,7 @@
  */
 import type { Store } from '../../store/index.js';
 import { WebhookStore, type WebhookRecord } from './store.js';
-import type { SharedConfigStore } from '../shared/config-store.js';
+import type { SharedConfigStore } from '../config/pg-store.js';
 
 export class SharedWebhookStore extends WebhookStore {
   constructor(

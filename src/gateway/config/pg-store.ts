@@ -1,10 +1,10 @@
 /**
  * The gateway's configuration in the database several daemons share (ctl.yaml `storage.postgres`):
  * providers with their accounts, custom models, aliases, combos, model-combo mappings, API keys,
- * pricing and settings; and it opens the other shared stores the gateway asks for: the request log
- * (request-log/pg-store.ts), memory, files, batches and the webhook queue (memory/, files/ and
- * batches/pg-store.ts, webhooks/pg-queue.ts). What no shared store covers (OAuth tokens, caches, audit and the like)
- * stays in the daemon's own SQLite file.
+ * pricing and settings, and the records other capabilities keep with it (budgets, token limits,
+ * webhooks, login sessions). As the gateway's database handle (../store.ts) it opens the other
+ * shared stores the gateway asks for; what no shared store covers (OAuth tokens, caches, audit and
+ * the like) stays in the daemon's own SQLite file.
  *
  * Each record is one row of `gw_config (kind, id, data)`. The gateway reads its configuration
  * synchronously (the catalog is built from it), so this store holds every row in memory, loaded at
@@ -18,25 +18,20 @@
  */
 import type { Logger } from 'pino';
 import { HttpError } from '../../http/errors.js';
-import type { SharedPostgres, PgMigration } from '../../store/postgres.js';
+import type { SharedPostgres } from '../../store/postgres.js';
 import type { Store } from '../../store/index.js';
-import { GatewayStore, withAccountKey, type ProviderModelRecord } from '../store.js';
-import { type RequestLogEntry } from '../request-log/store.js';
+import { GatewayStore } from '../store.js';
+import { gatewayPgMigrations, type SchemaStep } from '../schema.js';
+import { withAccountKey, type ProviderModelRecord } from './store.js';
 import { storedAccount } from '../oauth/account-key.js';
-import type { RequestLogReader } from '../request-log/reader.js';
-import { PgRequestLog, REQUEST_LOG_MIGRATION } from '../request-log/pg-store.js';
-import { MEMORY_MIGRATION, PgMemoryStore } from '../memory/pg-store.js';
-import { FILES_MIGRATION, PgFileStore } from '../files/pg-store.js';
-import { BATCHES_MIGRATION, PgBatchStore } from '../batches/pg-store.js';
-import { PgDeliveryQueue, WEBHOOK_QUEUE_MIGRATION } from '../webhooks/pg-queue.js';
-import type { DeliveryQueue } from '../webhooks/store.js';
-import type { FileData } from '../files/store.js';
-import type { BatchData } from '../batches/store.js';
-import type { MemoryData } from '../memory/data.js';
+import type { PgRequestLog } from '../request-log/pg-store.js';
+import { PgSessions } from '../sessions/pg-store.js';
+import type { SessionData } from '../sessions/store.js';
 import type { CatalogChange } from '../catalog.js';
 import type { ApiKeyRecord, ComboConfig, ComboMapping, ModelSpec, PriceEntry, ProviderAccount, ProviderConfig } from '../types.js';
 
-export const GATEWAY_SHARED_MIGRATIONS: PgMigration[] = [
+/** The configuration's share of the gateway's PostgreSQL migrations (placed by version in gateway/schema.ts). */
+export const CONFIG_PG_SCHEMA: SchemaStep[] = [
   {
     version: 1,
     up: `
@@ -49,16 +44,16 @@ export const GATEWAY_SHARED_MIGRATIONS: PgMigration[] = [
       );
     `,
   },
-  { version: 2, up: REQUEST_LOG_MIGRATION },
-  { version: 3, up: MEMORY_MIGRATION },
-  { version: 4, up: FILES_MIGRATION + BATCHES_MIGRATION },
-  { version: 5, up: WEBHOOK_QUEUE_MIGRATION },
 ];
 
-type Kind = 'provider' | 'model' | 'alias' | 'combo' | 'mapping' | 'key' | 'key_used' | 'price' | 'setting' | 'session' | RecordKind;
+type Kind = 'provider' | 'model' | 'alias' | 'combo' | 'mapping' | 'key' | 'key_used' | 'price' | 'setting' | RecordKind;
 
-/** Kinds other stores of the gateway keep here through `putRecord` (budgets and token limits). */
-export type RecordKind = 'budget' | 'token_limit' | 'webhook';
+/**
+ * Kinds other stores of the gateway keep here through `putRecord` (budgets and token limits,
+ * webhook subscriptions, login sessions: limits/shared-store.ts, webhooks/shared-store.ts,
+ * sessions/pg-store.ts).
+ */
+export type RecordKind = 'budget' | 'token_limit' | 'webhook' | 'session';
 
 /** Kinds other daemons are told about (a key's last use is not worth a notification). */
 const ANNOUNCED = new Set<Kind>(['provider', 'model', 'alias', 'combo', 'mapping', 'key', 'price', 'setting', 'session', 'budget', 'token_limit', 'webhook']);
@@ -106,8 +101,6 @@ export class SharedConfigStore extends GatewayStore {
   private inflight?: Promise<void>;
   private chain: Promise<void> = Promise.resolve();
   private unsubscribe?: () => void;
-  /** The cluster's request log. */
-  readonly requestLog: PgRequestLog;
   /** Called after other daemons' changes were applied to memory. */
   onRemoteChange: (c: RemoteChange) => void = () => {};
 
@@ -128,44 +121,20 @@ export class SharedConfigStore extends GatewayStore {
     private readonly clock: () => number,
   ) {
     super(local);
-    this.requestLog = new PgRequestLog(db, log, (before) => local.prepare('DELETE FROM compression_log WHERE ts < ?').run(before).changes);
   }
 
-  /** Rows go to the shared request log, written behind the request. */
-  override insertRequestLogs(entries: readonly RequestLogEntry[]): void {
-    this.requestLog.append(entries);
+  /** Login sessions are records here (sessions/pg-store.ts): a login through one daemon works on every daemon. */
+  protected override openSessions(): SessionData {
+    return new PgSessions(this);
   }
 
-  private memory?: PgMemoryStore;
-  private files?: PgFileStore;
-  private batches?: PgBatchStore;
-
-  /** Files in the shared database, bytes included: any gateway serves a file uploaded through another. */
-  override fileData(): FileData {
-    return this.files!;
-  }
-
-  /** Webhook deliveries in the shared database: each sent by one gateway, retried by any. */
-  override deliveryQueue(): DeliveryQueue {
-    return new PgDeliveryQueue(this.db);
-  }
-
-  /** Batches in the shared database: every gateway runs a share of each batch's lines. */
-  override batchData(): BatchData {
-    return this.batches!;
-  }
-
-  /** Persistent memory in the shared database: every gateway lists, searches and injects the same memories. */
-  override memoryStore(): MemoryData {
-    return this.memory!;
-  }
-
-  override get logs(): RequestLogReader {
-    return this.requestLog;
+  /** The cluster's request log. */
+  override get requestLog(): PgRequestLog {
+    return super.requestLog!;
   }
 
   static async open(local: Store, db: SharedPostgres, daemonId: string, log: Logger, clock: () => number): Promise<SharedConfigStore> {
-    await db.migrate('gateway', GATEWAY_SHARED_MIGRATIONS);
+    await db.migrate('gateway', gatewayPgMigrations());
     const s = new SharedConfigStore(local, db, daemonId, log, clock);
     // Listen first, then read: a change another daemon commits while this one starts is either in
     // what it reads or announced to it (and an announcement during the read makes it read again).
@@ -175,15 +144,13 @@ export class SharedConfigStore extends GatewayStore {
       () => void s.reload(),
     );
     await s.loadAll();
-    s.memory = await PgMemoryStore.open(db, daemonId, log);
-    s.files = new PgFileStore(db);
-    s.batches = await PgBatchStore.open(db);
+    await s.openShared(db, daemonId, log);
     return s;
   }
 
   async close(): Promise<void> {
     this.unsubscribe?.();
-    await this.requestLog.close();
+    await this.requestLog?.close();
   }
 
   // ----- memory and the write queue -----------------------------------------------------------
@@ -425,6 +392,15 @@ export class SharedConfigStore extends GatewayStore {
     return [...this.table<T>(kind).values()];
   }
 
+  /** The records of a kind with their ids. */
+  recordEntries<T>(kind: RecordKind): [string, T][] {
+    return [...this.table<T>(kind)];
+  }
+
+  record<T>(kind: RecordKind, id: string): T | undefined {
+    return this.table<T>(kind).get(id);
+  }
+
   putRecord(kind: RecordKind, id: string, value: unknown): void {
     this.put(kind, id, value);
   }
@@ -607,36 +583,5 @@ export class SharedConfigStore extends GatewayStore {
 
   override setSetting(key: string, value: string): void {
     this.put('setting', key, value);
-  }
-
-  // ----- dashboard login sessions (a login through one daemon works on every daemon) -------------
-
-  override get sessionsShared(): boolean {
-    return true;
-  }
-
-  override sessionExpiry(tokenHash: string): number | undefined {
-    return this.table<{ expiresAt: number }>('session').get(tokenHash)?.expiresAt;
-  }
-
-  override listSessions(now: number): { tokenHash: string; expiresAt: number }[] {
-    const out: { tokenHash: string; expiresAt: number }[] = [];
-    for (const [tokenHash, v] of this.table<{ expiresAt: number }>('session')) {
-      if (v.expiresAt <= now) this.del('session', tokenHash);
-      else out.push({ tokenHash, expiresAt: v.expiresAt });
-    }
-    return out;
-  }
-
-  override saveSession(tokenHash: string, now: number, expiresAt: number): void {
-    this.put('session', tokenHash, { createdAt: now, expiresAt });
-  }
-
-  override deleteSession(tokenHash: string): void {
-    this.del('session', tokenHash);
-  }
-
-  override deleteAllSessions(): void {
-    for (const tokenHash of [...this.table('session').keys()]) this.del('session', tokenHash);
   }
 }
