@@ -11,7 +11,13 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
-import { assembleMigrations, GATEWAY_MIGRATIONS, type SchemaStep } from '../../src/gateway/schema.js';
+import { assembleMigrations, GATEWAY_MIGRATIONS, gatewayPgMigrations, type SchemaStep } from '../../src/gateway/schema.js';
+import { CONFIG_PG_SCHEMA } from '../../src/gateway/config/pg-store.js';
+import { REQUEST_LOG_MIGRATION } from '../../src/gateway/request-log/pg-store.js';
+import { MEMORY_MIGRATION } from '../../src/gateway/memory/pg-store.js';
+import { FILES_MIGRATION } from '../../src/gateway/files/pg-store.js';
+import { BATCHES_MIGRATION } from '../../src/gateway/batches/pg-store.js';
+import { WEBHOOK_QUEUE_MIGRATION } from '../../src/gateway/webhooks/pg-queue.js';
 
 const fixture = (name: string) => join(import.meta.dirname, 'fixtures', name);
 
@@ -89,6 +95,26 @@ describe('gateway SQLite schema', () => {
     expect(s.db.prepare('SELECT id, rpm, account_id FROM api_keys').all()).toEqual([{ id: 'k1', rpm: null, account_id: null }]);
     s.close();
     fresh.close();
+  });
+});
+
+describe('gateway PostgreSQL schema', () => {
+  it('places the tables of each capability at the version that daemons sharing a database have already recorded', () => {
+    const tables = (sql: string) => [...sql.matchAll(/CREATE TABLE (\w+)/g)].map((m) => m[1]);
+    expect(gatewayPgMigrations().map((m) => ({ version: m.version, tables: tables(m.up) }))).toEqual([
+      { version: 1, tables: ['gw_config'] },
+      { version: 2, tables: tables(REQUEST_LOG_MIGRATION) },
+      { version: 3, tables: tables(MEMORY_MIGRATION) },
+      { version: 4, tables: [...tables(FILES_MIGRATION), ...tables(BATCHES_MIGRATION)] },
+      { version: 5, tables: tables(WEBHOOK_QUEUE_MIGRATION) },
+    ]);
+    expect(gatewayPgMigrations().map((m) => m.up)).toEqual([
+      CONFIG_PG_SCHEMA[0]!.up,
+      REQUEST_LOG_MIGRATION,
+      MEMORY_MIGRATION,
+      `${FILES_MIGRATION}\n${BATCHES_MIGRATION}`,
+      WEBHOOK_QUEUE_MIGRATION,
+    ]);
   });
 });
 
