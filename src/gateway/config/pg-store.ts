@@ -150,7 +150,7 @@ export class SharedConfigStore extends GatewayStore {
 
   async close(): Promise<void> {
     this.unsubscribe?.();
-    await this.requestLog?.close();
+    await this.requestLog.close();
   }
 
   // ----- memory and the write queue -----------------------------------------------------------
