@@ -1,9 +1,4 @@
-import type { RE2JS } from 're2js';
-import { lazyRequire } from '../http/lazy.js';
-
-// re2js (260 KB of source) is loaded on the first regular expression compiled, not at start: a
-// configuration and silences without regex matchers never need it.
-const re2js = lazyRequire<typeof import('re2js')>('re2js');
+import { RE2JS } from 're2js';
 
 /** A Go RE2 pattern compiled with re2js, anchored `^(?:re)$` as Alertmanager does everywhere. */
 export interface AnchoredRegex {
@@ -25,7 +20,7 @@ export function compileAnchored(src: string): AnchoredRegex {
   rejectUnsupported(src);
   let re: RE2JS;
   try {
-    re = re2js().RE2JS.compile(`^(?:${src})$`);
+    re = RE2JS.compile(`^(?:${src})$`);
   } catch (e) {
     throw new RegexError((e as Error).message);
   }
@@ -56,7 +51,7 @@ export function compileAnchored(src: string): AnchoredRegex {
 export function checkUnanchored(src: string): void {
   rejectUnsupported(src);
   try {
-    re2js().RE2JS.compile(src);
+    RE2JS.compile(src);
   } catch (e) {
     throw new RegexError((e as Error).message);
   }
@@ -68,7 +63,7 @@ export function checkUnanchored(src: string): void {
  */
 export function matchesEmpty(src: string): boolean {
   try {
-    return re2js().RE2JS.compile(src).matcher('').find();
+    return RE2JS.compile(src).matcher('').find();
   } catch {
     return false;
   }

@@ -4,10 +4,7 @@
  * `$1`, `${1}`, `$name`, `${name}`, `$$`; a name is the longest run of letters, digits and '_'
  * (`$1W` names group "1W"), and a group that does not exist expands to nothing.
  */
-import { lazyRequire } from '../http/lazy.js';
-
-/** re2js, loaded on the first call (templates that use neither reReplaceAll nor match never load it). */
-export const re2js = lazyRequire<typeof import('re2js')>('re2js');
+import { RE2JS } from 're2js';
 
 function expand(template: string, m: { group(i: number | string): string | null }, names: Record<string, number>, groups: number): string {
   let out = '';
@@ -54,7 +51,7 @@ function expand(template: string, m: { group(i: number | string): string | null 
 }
 
 export function goReplaceAll(pattern: string, src: string, template: string): string {
-  const re = re2js().RE2JS.compile(pattern);
+  const re = RE2JS.compile(pattern);
   const names = re.namedGroups() as Record<string, number>;
   const groups = re.groupCount();
   const m = re.matcher(src);

@@ -5,10 +5,11 @@
  * Firing/Resolved, times printing as Go's time.Time; and its functions (toUpper, toLower, title,
  * join, match, reReplaceAll, safeHtml, stringSlice).
  */
+import { RE2JS } from 're2js';
 import { GO_FORMAT, GO_JSON, GO_POINTER, GO_TYPE, MAP_ZERO, SAFE_HTML, formatValue, type TemplateFunc } from '../../gotemplate/index.js';
 import { toJSON } from '../../gotemplate/html/escapers.js';
 import { goTime } from '../../gotemplate/gotime.js';
-import { goReplaceAll, re2js } from '../../gotemplate/goregexp.js';
+import { goReplaceAll } from '../../gotemplate/goregexp.js';
 import { goTitle, goToLower, goToUpper } from '../../gotemplate/unicase.js';
 
 type KV = Record<string, string>;
@@ -147,7 +148,7 @@ export const ALERTMANAGER_FUNCS: Record<string, TemplateFunc> = {
   toLower: (s) => goToLower(String(s)),
   title: (s) => goTitle(String(s)),
   join: (sep, list) => (list as string[]).join(String(sep)),
-  match: (re, text) => re2js().RE2JS.compile(String(re)).matcher(String(text)).find(),
+  match: (re, text) => RE2JS.compile(String(re)).matcher(String(text)).find(),
   reReplaceAll: (pattern, repl, text) => goReplaceAll(String(pattern), String(text), String(repl)),
   // template.HTML: printed unescaped where texts are escaped (HTML e-mail, Telegram's HTML mode).
   safeHtml: (s) => ({ [GO_FORMAT]: () => String(s), [SAFE_HTML]: true, toString: () => String(s) }),
