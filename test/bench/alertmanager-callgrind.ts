@@ -75,9 +75,11 @@ const script = join(here, mode === 'floor' ? 'alertmanager-floor.js' : 'alertman
 const out = join(dir, 'cg.out');
 // CTL_CG_NODE_FLAGS: extra node flags (e.g. --perf-basic-prof to name JIT code in the dump afterwards).
 const nodeArgs = [...(process.env.CTL_CG_NODE_FLAGS ?? '').split(' ').filter(Boolean), script, dir, ...(what === 'notify' && mode === 'floor' ? ['--notify', sinkUrl] : [])];
+// Under valgrind the server can pause for longer than node's 5 s keep-alive timeout between two requests.
+const env = noValgrind ? process.env : { CTL_BENCH_KEEP_ALIVE_MS: '600000', ...process.env };
 const child = noValgrind
   ? spawn(process.execPath, nodeArgs, { stdio: ['ignore', 'pipe', 'pipe'] })
-  : spawn('valgrind', ['--tool=callgrind', '--separate-threads=yes', '--smc-check=all-non-file', `--callgrind-out-file=${out}`, process.execPath, ...nodeArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+  : spawn('valgrind', ['--tool=callgrind', '--separate-threads=yes', '--smc-check=all-non-file', `--callgrind-out-file=${out}`, process.execPath, ...nodeArgs], { stdio: ['ignore', 'pipe', 'pipe'], env });
 let stderr = '';
 child.stderr!.on('data', (c) => (stderr += c));
 const port = await new Promise<number>((resolve, reject) => {

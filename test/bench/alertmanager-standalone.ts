@@ -47,6 +47,9 @@ const server = http.createServer((req, res) => {
   onRequest();
   dispatch(req, res);
 });
+// CTL_BENCH_KEEP_ALIVE_MS: node's idle keep-alive timeout (5 s) is shorter than a pause of the server
+// under valgrind on a loaded machine, which then closed the client's connection mid-burst (ECONNRESET).
+if (process.env.CTL_BENCH_KEEP_ALIVE_MS) server.keepAliveTimeout = Number(process.env.CTL_BENCH_KEEP_ALIVE_MS);
 server.listen(0, '127.0.0.1', () => process.stdout.write(`${(server.address() as { port: number }).port}\n`));
 process.on('SIGTERM', () => {
   instance.stop?.();

@@ -17,15 +17,21 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { isIP, type Socket } from 'node:net';
 import { checkServerIdentity } from 'node:tls';
-import SMTPConnection from 'nodemailer/lib/smtp-connection';
-import addressparser from 'nodemailer/lib/addressparser';
+import type SMTPConnectionType from 'nodemailer/lib/smtp-connection';
+import type addressparserType from 'nodemailer/lib/addressparser';
 import type { Egress } from '../../egress/index.js';
+import { lazyRequire } from '../../http/lazy.js';
 import { composeGoMail } from './go-mail.js';
 import { tlsOptions } from './http.js';
 import { expander } from './template-text.js';
 import { DELIVERED, failed, type Attempt, type Integration, type Notification, timeLeft } from './types.js';
 
 type Obj = Record<string, any>;
+
+// nodemailer is loaded on the first email sent: an alert manager without email_configs (most of
+// them) does not keep its modules (the SMTP client, the address parser, their helpers) in memory.
+const SMTPConnection = lazyRequire<typeof SMTPConnectionType>('nodemailer/lib/smtp-connection');
+const addressparser = lazyRequire<typeof addressparserType>('nodemailer/lib/addressparser');
 
 /** What nodemailer keeps of the session and ctl reads (the EHLO lines, the socket state). */
 interface ConnectionState {
@@ -37,13 +43,13 @@ interface ConnectionState {
 /** Addresses in a header value (`Name <a@b>, c@d`): mail.ParseAddressList. */
 function addresses(text: string): string[] {
   const out: string[] = [];
-  const walk = (list: ReturnType<typeof addressparser>) => {
+  const walk = (list: ReturnType<typeof addressparserType>) => {
     for (const a of list) {
       if ('group' in a && a.group) walk(a.group);
       else if ('address' in a && a.address) out.push(a.address);
     }
   };
-  walk(addressparser(text));
+  walk(addressparser()(text));
   return out;
 }
 
@@ -142,7 +148,8 @@ export function emailIntegration(c: Obj, index: number, egress: Egress): Integra
       const checkName = c.tls_config?.server_name || smarthost.host;
       if (!isIP(checkName)) tls.servername = checkName;
       else tls.checkServerIdentity = (_host, cert) => checkServerIdentity(checkName, cert);
-      const conn = new SMTPConnection({
+      const SMTP = SMTPConnection();
+      const conn = new SMTP({
         connection: socket,
         host: smarthost.host,
         port,
@@ -156,7 +163,7 @@ export function emailIntegration(c: Obj, index: number, egress: Egress): Integra
         greetingTimeout: Math.max(1000, timeLeft(n)),
         tls,
         customAuth: { PLAIN: plainAuth(c.auth_identity ?? '', smarthost.host, () => session.secure) },
-      } as ConstructorParameters<typeof SMTPConnection>[0]);
+      } as ConstructorParameters<typeof SMTPConnectionType>[0]);
       const session = conn as unknown as ConnectionState;
       // MAIL FROM as Go's client words it: BODY=8BITMIME and SMTPUTF8 whenever the server offers them
       // (nodemailer adds SMTPUTF8 only for non-ASCII addresses, and in the other order).
