@@ -10,6 +10,8 @@ import { orderTargets, type StrategyContext } from '../../src/gateway/routing/st
 import { RoutingMetrics } from '../../src/gateway/routing/metrics.js';
 import { classify } from '../../src/gateway/routing/classify.js';
 import { UpstreamError } from '../../src/gateway/providers/index.js';
+import { GatewayError } from '../../src/gateway/errors.js';
+import { HttpError } from '../../src/http/errors.js';
 import { PriceTable, costOf, formatCost } from '../../src/gateway/pricing.js';
 import { runAttempts } from '../../src/gateway/routing/attempts.js';
 import { BasicPolicy } from '../../src/gateway/routing/policy.js';
@@ -134,6 +136,14 @@ describe('classification', () => {
     expect(classify(new UpstreamError('aborted', 'gone'))).toMatchObject({ stop: true, fallback: false });
     expect(classify(new UpstreamError('empty-stream', 'nothing'))).toMatchObject({ fallback: true, status: 502 });
     expect(classify(new UpstreamError('connection', 'refused'))).toMatchObject({ fallback: true, providerFault: true });
+  });
+
+  it('answers a domain error the gateway raised as the HttpError it replaced would be: 4xx as it is, others by fallback', () => {
+    expect(classify(new GatewayError('invalid', 'plugin says no', { code: 'plugin_blocked' }))).toMatchObject({ fallback: false, stop: false, status: 400, message: 'plugin says no' });
+    expect(classify(new HttpError(400, 'plugin says no'))).toMatchObject({ fallback: false, stop: false, status: 400, message: 'plugin says no' });
+    expect(classify(new GatewayError('forbidden', 'policy'))).toMatchObject({ fallback: false, status: 403 });
+    expect(classify(new GatewayError('remote', 'tracker down'))).toEqual(classify(new HttpError(502, 'tracker down')));
+    expect(classify(new GatewayError('remote', 'tracker down'))).toMatchObject({ fallback: true, status: 502, message: 'gateway error: tracker down' });
   });
 });
 
