@@ -18,7 +18,7 @@ export type GatewayErrorKind =
   | 'forbidden'
   /** It exists, but its state forbids the request (a skill that is off, a task already finished). */
   | 'conflict'
-  /** A quota, rate or budget the caller is held to is used up for now; retryAfterS says when to come back. */
+  /** A quota, rate or budget is used up for now (the caller's own, or one a remote source holds the gateway to); retryAfterS says when to come back. */
   | 'limited'
   /** A feature the request needs is not configured (or is switched off) by the operator. */
   | 'not-configured'
