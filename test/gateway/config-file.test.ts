@@ -33,3 +33,28 @@ describe('gateway.yaml', () => {
     expect(cfg.keys[0]!.hash).toBe('a'.repeat(64));
   });
 });
+
+describe('gateway.yaml runtime sections', () => {
+  it('camelises and checks the resilience, cache and concurrency sections (ids kept as they are)', () => {
+    const cfg = parseConfigText(
+      `
+resilience:
+  provider_breaker: {apikey: {failure_threshold: 3, degradation_threshold: 2}}
+  accounts: {strategy: round-robin, per_provider: {my_prov: fill-first}}
+  provider_profiles: {my_prov: local}
+cache: {mode: all, memory_max_size: 10}
+concurrency: {global: 4, per_provider: {my_prov: 2}}
+`,
+      {},
+      0,
+    );
+    expect(cfg.sections).toEqual({
+      resilience: { providerBreaker: { apikey: { failureThreshold: 3, degradationThreshold: 2 } }, accounts: { strategy: 'round-robin', perProvider: { my_prov: 'fill-first' } }, providerProfiles: { my_prov: 'local' } },
+      cache: { mode: 'all', memoryMaxSize: 10 },
+      concurrency: { global: 4, perProvider: { my_prov: 2 } },
+    });
+    expect(() => parseConfigText('resilience: {provider_breaker: {apikey: {degradation_threshold: 20}}}', {}, 0)).toThrow(/degradationThreshold \(20\) must not exceed failureThreshold \(12\)/);
+    expect(() => parseConfigText('cache: {mode: sometimes}', {}, 0)).toThrow(/cache\/mode/);
+    expect(() => parseConfigText('concurrency: {bogus: 1}', {}, 0)).toThrow(/unknown property bogus/);
+  });
+});

@@ -29,3 +29,20 @@ describe('classification', () => {
     expect(classify(new GatewayError('remote', 'tracker down'))).toMatchObject({ fallback: true, status: 502, message: 'gateway error: tracker down' });
   });
 });
+
+const classified = (status: number, message = `upstream ${status}`, retryAfterMs?: number) =>
+  classify(new UpstreamError('http', message, { status, upstreamMessage: message, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) }));
+
+describe('classification feeds the right mechanism', () => {
+  it('counts 408, 5xx and connection failures for the breaker, not 429 or client errors', () => {
+    expect(classified(408).providerFault).toBe(true);
+    expect(classified(500).providerFault).toBe(true);
+    expect(classified(503).providerFault).toBe(true);
+    expect(classify(new UpstreamError('connection', 'ECONNREFUSED')).providerFault).toBe(true);
+    expect(classify(new UpstreamError('timeout', 'no headers')).providerFault).toBe(true);
+    expect(classified(429).providerFault).toBe(false);
+    expect(classified(404).providerFault).toBe(false);
+    expect(classified(401).providerFault).toBe(false);
+    expect(classify(new UpstreamError('aborted', 'client left')).providerFault).toBe(false);
+  });
+});
