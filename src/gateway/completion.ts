@@ -6,6 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import { HttpError } from '../http/errors.js';
 import { gatewayHttpError } from './routes/errors.js';
+import { GatewayError } from './errors.js';
 import { setTelemetryHeaders } from './telemetry.js';
 import type { CanonicalRequest, Usage } from './canonical.js';
 import { emptyUsage } from './canonical.js';
@@ -53,7 +54,7 @@ export function scopeModel(model: string, provider: string | undefined): string 
   if (model.startsWith(`${provider}/`)) return model;
   const slash = model.indexOf('/');
   if (slash > 0) {
-    throw new HttpError(400, `model ${JSON.stringify(model)} does not belong to provider ${provider} (this route only serves ${provider}/…)`, {
+    throw new GatewayError('invalid', `model ${JSON.stringify(model)} does not belong to provider ${provider} (this route only serves ${provider}/…)`, {
       code: 'model_provider_mismatch',
     });
   }
@@ -68,7 +69,7 @@ export function resolveFor(svc: ResolveDeps, model: string, principal: Principal
   const scoped = scopeModel(model, providerScope);
   const resolution = resolveModel(svc.state.catalog, scoped);
   if (providerScope && resolution.targets.some((t) => t.provider.config.id !== providerScope)) {
-    throw new HttpError(400, `model ${JSON.stringify(model)} resolves outside provider ${providerScope}`, { code: 'model_provider_mismatch' });
+    throw new GatewayError('invalid', `model ${JSON.stringify(model)} resolves outside provider ${providerScope}`, { code: 'model_provider_mismatch' });
   }
   svc.auth.checkModel(principal, resolution.requested, ...(resolution.combo ? [] : resolution.targets.map((t) => t.ref)));
   svc.policies.checkModel(principal.key?.id, resolution.requested, resolution.targets.map((t) => t.ref));

@@ -4,9 +4,9 @@
  * saved in the `settings` table (as with prices, the API override wins over the file). The effective
  * object is computed once per change, so the hot path reads a plain object.
  */
-import { badRequest } from '../http/errors.js';
 import { describeErrors, type Validator } from '../http/schema.js';
 import type { GatewayStore } from './store.js';
+import { GatewayError } from './errors.js';
 
 export type Plain = Record<string, unknown>;
 
@@ -98,14 +98,14 @@ export class LayeredSettings<T extends object> {
 
   /** Apply and persist an API update; 400 on a bad body. Returns the effective settings. */
   patch(body: unknown): T {
-    if (!isPlain(body)) throw badRequest('request body must be a JSON object', { code: 'invalid_request' });
-    if (!this.validatePatch(body)) throw badRequest(describeErrors(this.validatePatch.errors, 'body'), { code: 'invalid_request' });
+    if (!isPlain(body)) throw new GatewayError('invalid', 'request body must be a JSON object', { code: 'invalid_request' });
+    if (!this.validatePatch(body)) throw new GatewayError('invalid', describeErrors(this.validatePatch.errors, 'body'), { code: 'invalid_request' });
     const saved = deepMerge(this.saved, body);
     const merged = this.merge(this.file, saved);
     try {
       this.check(merged);
     } catch (e) {
-      throw badRequest((e as Error).message, { code: 'invalid_request' });
+      throw new GatewayError('invalid', (e as Error).message, { code: 'invalid_request' });
     }
     this.db.setSetting(this.key, JSON.stringify(saved));
     this.saved = saved;

@@ -8,12 +8,12 @@
  * The latest result of each model is kept (gateway database settings) with the run that produced it.
  */
 import { randomBytes } from 'node:crypto';
-import { badRequest } from '../../http/errors.js';
 import { tierOf } from '../analytics/summaries.js';
 import { mapLimit } from '../../http/map-limit.js';
 import { chatOnce, type InProcessCall } from '../in-process.js';
 import { modelCapabilities } from '../providers/index.js';
 import type { GatewayServices } from '../services.js';
+import { GatewayError } from '../errors.js';
 
 export type AssessScope = { type: 'all' } | { type: 'provider'; providerId: string } | { type: 'model'; modelId: string };
 
@@ -60,8 +60,8 @@ export class Assessor {
         out.push({ provider: rt.config.id, model: ref });
       }
     }
-    if (out.length === 0) throw badRequest(scope.type === 'all' ? 'no chat models are configured' : scope.type === 'provider' ? `no enabled provider ${scope.providerId} with chat models` : `no chat model ${scope.modelId}`);
-    if (out.length > MAX_MODELS) throw badRequest(`${out.length} models in scope; assess at most ${MAX_MODELS} at once (narrow the scope)`);
+    if (out.length === 0) throw new GatewayError('invalid', scope.type === 'all' ? 'no chat models are configured' : scope.type === 'provider' ? `no enabled provider ${scope.providerId} with chat models` : `no chat model ${scope.modelId}`);
+    if (out.length > MAX_MODELS) throw new GatewayError('invalid', `${out.length} models in scope; assess at most ${MAX_MODELS} at once (narrow the scope)`);
     return out;
   }
 

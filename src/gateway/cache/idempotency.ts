@@ -8,9 +8,9 @@
  * request id never returns somebody else's answer.
  */
 import type { Logger } from 'pino';
-import { HttpError } from '../../http/errors.js';
 import type { StoredAnswer } from './answer.js';
 import type { SharedIdempotency } from './redis-idempotency.js';
+import { GatewayError } from '../errors.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 5000;
 
@@ -86,7 +86,7 @@ export class IdempotencyStore {
       remote = await across.shared.claim(key, fingerprint);
     } catch (e) {
       local.complete(undefined);
-      throw new HttpError(503, `idempotency keys cannot be checked: ${(e as Error).message}`, { code: 'storage_unavailable' });
+      throw new GatewayError('unavailable', `idempotency keys cannot be checked: ${(e as Error).message}`, { code: 'storage_unavailable', cause: e });
     }
     switch (remote.kind) {
       case 'leader':

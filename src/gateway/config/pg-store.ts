@@ -17,7 +17,7 @@
  * answers again.
  */
 import type { Logger } from 'pino';
-import { HttpError } from '../../http/errors.js';
+import { GatewayError } from '../errors.js';
 import type { SharedPostgres } from '../../store/postgres.js';
 import type { Store } from '../../store/index.js';
 import { GatewayStore } from '../store.js';
@@ -318,7 +318,7 @@ export class SharedConfigStore extends GatewayStore {
       }
       this.rebuildAll();
       void this.reload();
-      throw new HttpError(503, `the shared database did not take the change: ${(e as Error).message}`, { code: 'storage_unavailable' });
+      throw new GatewayError('unavailable', `the shared database did not take the change: ${(e as Error).message}`, { code: 'storage_unavailable', cause: e });
     }
   }
 
@@ -509,7 +509,7 @@ export class SharedConfigStore extends GatewayStore {
   override saveCombo(c: ComboConfig): void {
     const combos = this.table<ComboConfig>('combo');
     // The name is unique, as the SQLite table's UNIQUE constraint has it.
-    for (const other of combos.values()) if (other.id !== c.id && other.name === c.name) throw new HttpError(409, `a combo named ${JSON.stringify(c.name)} already exists`);
+    for (const other of combos.values()) if (other.id !== c.id && other.name === c.name) throw new GatewayError('conflict', `a combo named ${JSON.stringify(c.name)} already exists`);
     const prev = combos.get(c.id);
     this.put('combo', c.id, { ...c, createdAt: prev?.createdAt ?? c.createdAt });
   }

@@ -7,7 +7,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
-import { HttpError } from '../../http/errors.js';
+import { GatewayError } from '../errors.js';
 import type { CanonicalRequest, ContentPart, Message } from '../canonical.js';
 import type { GuardrailConfig, GuardrailName } from './config.js';
 import { INJECTION_RULES, OverBudget, PII_RULES, SECRET_RULES, redact, scan, type Budget, type Finding } from './detectors.js';
@@ -149,10 +149,10 @@ export async function guardrailsFor(config: readonly GuardrailConfig[], slots: S
   return run;
 }
 
-/** A request a guardrail blocked: a 400 in the client's format, naming the guardrail. */
-export class GuardrailBlocked extends HttpError {
+/** A request a guardrail blocked ('invalid': a 400 in the client's format), naming the guardrail. */
+export class GuardrailBlocked extends GatewayError {
   constructor(readonly guardrail: GuardrailName, kinds: string) {
-    super(400, `request blocked by guardrail ${guardrail} (${kinds})`, { code: 'guardrail_blocked' });
+    super('invalid', `request blocked by guardrail ${guardrail} (${kinds})`, { code: 'guardrail_blocked' });
   }
 }
 

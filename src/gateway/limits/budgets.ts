@@ -10,11 +10,11 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import { HttpError } from '../../http/errors.js';
 import { compile } from '../../http/schema.js';
 import type { BudgetConfig, LimitsStore } from './store.js';
 import { HeldCalls, LocalWindows, full, reserveOrWait, type LimitWindows, type WindowRef } from './limit-windows.js';
 import { RESET_INTERVALS, RESET_TIME_PATTERN, windowAt, type ResetInterval, type Window } from './windows.js';
+import { GatewayError, secondsUntil } from '../errors.js';
 
 export const BUDGET_PERIODS = ['hourly', 'daily', 'weekly', 'monthly'] as const;
 export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
@@ -174,10 +174,10 @@ export class Budgets {
     return BUDGET_PERIODS.filter((p) => (b[LIMIT_FIELD[p]] ?? 0) > 0);
   }
 
-  private exceeded(period: BudgetPeriod, spent: number, limit: number, end: number, now: number): HttpError {
-    return new HttpError(429, `${cap(period)} budget exceeded: $${usdText(spent)} / $${usdText(limit)}`, {
+  private exceeded(period: BudgetPeriod, spent: number, limit: number, end: number, now: number): GatewayError {
+    return new GatewayError('limited', `${cap(period)} budget exceeded: $${usdText(spent)} / $${usdText(limit)}`, {
       code: 'budget_exceeded',
-      headers: { 'Retry-After': String(Math.max(1, Math.ceil((end - now) / 1000))) },
+      retryAfterS: secondsUntil(end, now),
     });
   }
 
@@ -208,7 +208,7 @@ export class Budgets {
     try {
       r = await reserveOrWait(this.windows, windows, estimate, requestId, this.clock);
     } catch (e) {
-      throw new HttpError(503, `budget windows cannot be checked: ${(e as Error).message}`, { code: 'storage_unavailable' });
+      throw new GatewayError('unavailable', `budget windows cannot be checked: ${(e as Error).message}`, { code: 'storage_unavailable', cause: e });
     }
     if (!r.ok) {
       const win = windows[r.index]!;

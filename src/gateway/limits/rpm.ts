@@ -6,8 +6,8 @@
  * seconds until the next minute); 503 when Redis cannot be reached.
  */
 import { randomUUID } from 'node:crypto';
-import { HttpError } from '../../http/errors.js';
 import { LocalWindows, type LimitWindows } from './limit-windows.js';
+import { GatewayError, secondsUntil } from '../errors.js';
 
 const MINUTE = 60_000;
 
@@ -32,12 +32,12 @@ export class KeyRpm {
     try {
       r = await this.windows.reserve([window], 1, id, now);
     } catch (e) {
-      throw new HttpError(503, `the key's request rate cannot be checked: ${(e as Error).message}`, { code: 'storage_unavailable' });
+      throw new GatewayError('unavailable', `the key's request rate cannot be checked: ${(e as Error).message}`, { code: 'storage_unavailable', cause: e });
     }
     if (!r.ok) {
-      throw new HttpError(429, `rate limit reached for this API key: ${rpm} requests per minute`, {
+      throw new GatewayError('limited', `rate limit reached for this API key: ${rpm} requests per minute`, {
         code: 'rate_limit_exceeded',
-        headers: { 'Retry-After': String(Math.max(1, Math.ceil((window.end - now) / 1000))) },
+        retryAfterS: secondsUntil(window.end, now),
       });
     }
     // A request counts once admitted, whatever becomes of it.

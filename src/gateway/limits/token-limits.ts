@@ -13,12 +13,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { HttpError } from '../../http/errors.js';
 import { compile } from '../../http/schema.js';
 import type { Admission } from '../routing/policy.js';
 import type { LimitsStore, ScopeType, TokenLimit } from './store.js';
 import { RESET_INTERVALS, RESET_TIME_PATTERN, windowAt } from './windows.js';
 import { HeldCalls, LocalWindows, reserveOrWait, type LimitWindows, type SettleWindow, type WindowRef } from './limit-windows.js';
+import { GatewayError, secondsUntil } from '../errors.js';
 
 /** The seed's setTokenLimitSchema (tokenLimit may arrive as a string; it is coerced first). */
 export const SetTokenLimitSchema = Type.Object(
@@ -134,7 +134,7 @@ export class TokenLimits {
   /** Create (no id) or update; returns the saved limit and whether it was created. */
   save(body: { id?: string; apiKeyId: string; scopeType: ScopeType; scopeValue?: string; tokenLimit: number; resetInterval?: TokenLimit['resetInterval']; resetTime?: string; enabled?: boolean }, now: number): { limit: TokenLimit; created: boolean } {
     const prev = body.id !== undefined ? this.byId.get(body.id) : undefined;
-    if (body.id !== undefined && !prev) throw new HttpError(404, `token limit ${body.id} not found (omit id to create one)`, { code: 'not_found' });
+    if (body.id !== undefined && !prev) throw new GatewayError('not-found', `token limit ${body.id} not found (omit id to create one)`, { code: 'not_found' });
     const limit: TokenLimit = {
       id: prev?.id ?? randomUUID(),
       apiKeyId: body.apiKeyId,
@@ -187,11 +187,11 @@ export class TokenLimits {
     return c;
   }
 
-  private tooMany(l: TokenLimit, c: Counter, now: number, what: string): HttpError {
+  private tooMany(l: TokenLimit, c: Counter, now: number, what: string): GatewayError {
     const scope = l.scopeType === 'global' ? 'all models' : `${l.scopeType} ${l.scopeValue}`;
-    return new HttpError(429, `token limit reached for ${what}: ${c.used} / ${l.tokenLimit} tokens (${scope}, ${l.resetInterval} window resets at ${new Date(c.end).toISOString()})`, {
+    return new GatewayError('limited', `token limit reached for ${what}: ${c.used} / ${l.tokenLimit} tokens (${scope}, ${l.resetInterval} window resets at ${new Date(c.end).toISOString()})`, {
       code: 'token_limit_exceeded',
-      headers: { 'Retry-After': String(Math.max(1, Math.ceil((c.end - now) / 1000))) },
+      retryAfterS: secondsUntil(c.end, now),
     });
   }
 
@@ -225,7 +225,7 @@ export class TokenLimits {
     try {
       r = await reserveOrWait(w, windows, estimate, requestId, this.clock);
     } catch (e) {
-      throw new HttpError(503, `token-limit windows cannot be checked: ${(e as Error).message}`, { code: 'storage_unavailable' });
+      throw new GatewayError('unavailable', `token-limit windows cannot be checked: ${(e as Error).message}`, { code: 'storage_unavailable', cause: e });
     }
     if (!r.ok) {
       counters[r.index]!.used = r.spent;

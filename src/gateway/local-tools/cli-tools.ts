@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameS
 import { dirname, isAbsolute, join } from 'node:path';
 import { homedir } from 'node:os';
 import { parseDocument } from 'yaml';
-import { badRequest, notFound } from '../../http/errors.js';
+import { GatewayError } from '../errors.js';
 
 export interface ApplyInput {
   /** The gateway's base URL as the tool should reach it (no /v1). */
@@ -136,7 +136,7 @@ export const CLI_TOOLS: CliTool[] = [
 
 export function toolOf(idOrAlias: string): CliTool {
   const t = CLI_TOOLS.find((x) => x.id === idOrAlias || x.alias === idOrAlias);
-  if (!t) throw notFound(`unknown CLI tool ${idOrAlias} (known: ${CLI_TOOLS.map((x) => x.id).join(', ')})`);
+  if (!t) throw new GatewayError('not-found', `unknown CLI tool ${idOrAlias} (known: ${CLI_TOOLS.map((x) => x.id).join(', ')})`);
   return t;
 }
 
@@ -208,7 +208,7 @@ export class CliToolSettings {
     try {
       text = t.apply(before, a);
     } catch (e) {
-      throw badRequest(`${path}: ${(e as Error).message}; nothing was changed`);
+      throw new GatewayError('invalid', `${path}: ${(e as Error).message}; nothing was changed`);
     }
     const backup = this.backup(t);
     mkdirSync(dirname(path), { recursive: true });
@@ -221,7 +221,7 @@ export class CliToolSettings {
   /** Put a backup back (the newest of the tool when no id); the current file is backed up first. */
   restore(t: CliTool, id?: string): { path: string; restored: BackupInfo; previous: BackupInfo } {
     const b = id ? this.backups(t.id).find((x) => x.id === id) : this.backups(t.id)[0];
-    if (!b) throw notFound(id ? `backup ${id} of ${t.id} not found` : `no backup of ${t.id}`);
+    if (!b) throw new GatewayError('not-found', id ? `backup ${id} of ${t.id} not found` : `no backup of ${t.id}`);
     const previous = this.backup(t);
     const path = this.pathOf(t);
     if (b.absent) rmSync(path, { force: true });

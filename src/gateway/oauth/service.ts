@@ -9,12 +9,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Egress } from '../../egress/index.js';
-import { HttpError, badRequest, conflict, notFound } from '../../http/errors.js';
 import type { GatewayState } from '../state.js';
 import type { GatewayStore } from '../store.js';
 import type { OAuthProviderConfig } from './config.js';
 import type { Vault } from './vault.js';
 import type { SchemaStep } from '../schema.js';
+import { GatewayError } from '../errors.js';
 
 /** OAuth tokens: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
 export const OAUTH_SCHEMA: SchemaStep[] = [
@@ -114,7 +114,7 @@ export class OAuthService {
 
   provider(id: string): OAuthProviderConfig {
     const p = this.providers.find((x) => x.id === id);
-    if (!p) throw notFound(`no OAuth provider ${id} (ctl.yaml gateway.oauth_providers${this.providers.length ? `: ${this.providers.map((x) => x.id).join(', ')}` : ' is empty'})`);
+    if (!p) throw new GatewayError('not-found', `no OAuth provider ${id} (ctl.yaml gateway.oauth_providers${this.providers.length ? `: ${this.providers.map((x) => x.id).join(', ')}` : ' is empty'})`);
     return p;
   }
 
@@ -153,7 +153,7 @@ export class OAuthService {
 
   async startDevice(id: string): Promise<Record<string, unknown>> {
     const p = this.provider(id);
-    if (!p.deviceAuthorizationUrl) throw badRequest(`${p.id} has no device_authorization_url: use the authorization-code flow (authorize)`);
+    if (!p.deviceAuthorizationUrl) throw new GatewayError('invalid', `${p.id} has no device_authorization_url: use the authorization-code flow (authorize)`);
     this.sweep();
     const res = await this.egress.request(p.deviceAuthorizationUrl, {
       method: 'POST',
@@ -163,7 +163,7 @@ export class OAuthService {
       bodyTimeout: 30_000,
     });
     const j = (await res.body.json().catch(() => ({}))) as Record<string, unknown>;
-    if (res.statusCode !== 200 || typeof j.device_code !== 'string' || typeof j.user_code !== 'string') throw new HttpError(502, `${p.id}: the device authorization endpoint answered ${res.statusCode}${typeof j.error === 'string' ? ` ${j.error}` : ''}`, { code: 'oauth_upstream' });
+    if (res.statusCode !== 200 || typeof j.device_code !== 'string' || typeof j.user_code !== 'string') throw new GatewayError('remote', `${p.id}: the device authorization endpoint answered ${res.statusCode}${typeof j.error === 'string' ? ` ${j.error}` : ''}`, { code: 'oauth_upstream' });
     const expiresIn = typeof j.expires_in === 'number' ? j.expires_in : 900;
     const flow: Flow = { id: `flow_${b64url(randomBytes(12))}`, kind: 'device', providerId: p.id, deviceCode: j.device_code, interval: typeof j.interval === 'number' ? j.interval : 5, expiresAt: this.now() + expiresIn * 1000 };
     this.flows.set(flow.id, flow);
@@ -173,7 +173,7 @@ export class OAuthService {
   async poll(id: string, flowId: string): Promise<Record<string, unknown>> {
     const p = this.provider(id);
     const f = this.flows.get(flowId);
-    if (!f || f.providerId !== p.id || f.kind !== 'device') throw notFound(`no device flow ${flowId} for ${p.id} (expired, finished, or never started)`);
+    if (!f || f.providerId !== p.id || f.kind !== 'device') throw new GatewayError('not-found', `no device flow ${flowId} for ${p.id} (expired, finished, or never started)`);
     if (f.expiresAt <= this.now()) {
       this.flows.delete(flowId);
       return { status: 'expired' };
@@ -185,7 +185,7 @@ export class OAuthService {
       this.flows.delete(flowId);
       if (r.error === 'expired_token') return { status: 'expired' };
       if (r.error === 'access_denied') return { status: 'denied' };
-      throw new HttpError(502, `${p.id}: token endpoint: ${r.error} ${r.description}`.trim(), { code: 'oauth_upstream' });
+      throw new GatewayError('remote', `${p.id}: token endpoint: ${r.error} ${r.description}`.trim(), { code: 'oauth_upstream' });
     }
     this.flows.delete(flowId);
     return { status: 'authorized', ...(await this.complete(p, r.body)) };
@@ -193,7 +193,7 @@ export class OAuthService {
 
   startAuthorize(id: string): Record<string, unknown> {
     const p = this.provider(id);
-    if (!p.authorizeUrl || !p.redirectUri) throw badRequest(`${p.id} has no authorize_url: use the device-code flow (device)`);
+    if (!p.authorizeUrl || !p.redirectUri) throw new GatewayError('invalid', `${p.id} has no authorize_url: use the device-code flow (device)`);
     this.sweep();
     const verifier = b64url(randomBytes(32));
     const state = b64url(randomBytes(16));
@@ -218,10 +218,10 @@ export class OAuthService {
   async exchange(id: string, code: string, ref: { state?: string; flowId?: string }): Promise<Record<string, unknown>> {
     const p = this.provider(id);
     const f = [...this.flows.values()].find((x) => x.providerId === p.id && x.kind === 'authorization-code' && ((ref.state !== undefined && x.state === ref.state) || (ref.flowId !== undefined && x.id === ref.flowId)));
-    if (!f || f.expiresAt <= this.now()) throw badRequest('unknown or expired authorization (start again with authorize)');
+    if (!f || f.expiresAt <= this.now()) throw new GatewayError('invalid', 'unknown or expired authorization (start again with authorize)');
     this.flows.delete(f.id);
     const r = await this.tokenCall(p, { grant_type: 'authorization_code', code, redirect_uri: p.redirectUri!, code_verifier: f.verifier! });
-    if (!r.ok) throw new HttpError(r.status >= 400 && r.status < 500 ? 400 : 502, `${p.id}: the code was refused: ${r.error} ${r.description}`.trim(), { code: 'oauth_refused' });
+    if (!r.ok) throw new GatewayError(r.status >= 400 && r.status < 500 ? 'invalid' : 'remote', `${p.id}: the code was refused: ${r.error} ${r.description}`.trim(), { code: 'oauth_refused' });
     return { status: 'authorized', ...(await this.complete(p, r.body)) };
   }
 
@@ -229,7 +229,7 @@ export class OAuthService {
   private async complete(p: OAuthProviderConfig, t: Tokens & Record<string, unknown>): Promise<Record<string, unknown>> {
     const state = this.state!;
     const existing = state.catalog.providers.get(p.id);
-    if (existing && existing.config.source === 'file') throw conflict(`provider ${p.id} is defined in gateway.yaml; give the OAuth provider another id`);
+    if (existing && existing.config.source === 'file') throw new GatewayError('conflict', `provider ${p.id} is defined in gateway.yaml; give the OAuth provider another id`);
     const now = this.now();
     const who = identityOf(t);
     const accountId = `oauth:${p.id}:${(who.sub ? createHash('sha256').update(who.sub).digest('hex') : b64url(randomBytes(9))).slice(0, 16)}`;
@@ -260,15 +260,15 @@ export class OAuthService {
   /** Refresh one account's tokens now. */
   async refresh(accountId: string): Promise<AccountStatus> {
     const row = this.rows().find((r) => r.account_id === accountId);
-    if (!row) throw notFound(`no OAuth account ${accountId}`);
+    if (!row) throw new GatewayError('not-found', `no OAuth account ${accountId}`);
     const p = this.provider(row.provider_id);
     const tokens = this.vault.open<Tokens>(row.sealed);
-    if (!tokens.refresh_token) throw new HttpError(409, `${accountId} has no refresh token: log in again`, { code: 'oauth_no_refresh_token' });
+    if (!tokens.refresh_token) throw new GatewayError('conflict', `${accountId} has no refresh token: log in again`, { code: 'oauth_no_refresh_token' });
     const r = await this.tokenCall(p, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     const now = this.now();
     if (!r.ok) {
       this.db.store.prepare('UPDATE oauth_tokens SET last_error = ?, updated_at = ? WHERE account_id = ?').run(`${r.error}: ${r.description}`.slice(0, 500), now, accountId);
-      throw new HttpError(502, `${p.id}: refresh refused: ${r.error} ${r.description}`.trim(), { code: 'oauth_refresh_failed' });
+      throw new GatewayError('remote', `${p.id}: refresh refused: ${r.error} ${r.description}`.trim(), { code: 'oauth_refresh_failed' });
     }
     const next: Tokens = { access_token: r.body.access_token, refresh_token: r.body.refresh_token ?? tokens.refresh_token, ...(r.body.token_type ? { token_type: r.body.token_type } : {}) };
     const expiresAt = typeof r.body.expires_in === 'number' ? now + r.body.expires_in * 1000 : null;
@@ -310,7 +310,7 @@ export class OAuthService {
   /** Log out: the tokens and the account go (one account, or all of the provider's). */
   async logout(providerId: string, accountId?: string): Promise<number> {
     const rows = this.rows(providerId).filter((r) => accountId === undefined || r.account_id === accountId);
-    if (accountId !== undefined && rows.length === 0) throw notFound(`no OAuth account ${accountId} on ${providerId}`);
+    if (accountId !== undefined && rows.length === 0) throw new GatewayError('not-found', `no OAuth account ${accountId} on ${providerId}`);
     this.db.transaction(() => {
       for (const r of rows) {
         this.db.store.prepare('DELETE FROM oauth_tokens WHERE account_id = ?').run(r.account_id);

@@ -14,9 +14,10 @@ import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import Database from 'better-sqlite3';
-import { HttpError, badRequest } from '../../http/errors.js';
+import { HttpError } from '../../http/errors.js';
 import type { Migration, Store } from '../../store/index.js';
 import { carryAuditLog, prepareCandidate } from './restore-lane.js';
+import { GatewayError } from '../errors.js';
 
 export interface BackupInfo {
   id: string;
@@ -50,9 +51,9 @@ export class GatewayBackups {
 
   /** The path of a backup id, or a 404 (ids never reach the file system unchecked). */
   pathOf(id: string): string {
-    if (!ID.test(id) || id.includes('..')) throw new HttpError(404, `backup ${id} not found`, { code: 'not_found' });
+    if (!ID.test(id) || id.includes('..')) throw new GatewayError('not-found', `backup ${id} not found`, { code: 'not_found' });
     const p = join(this.dir, id);
-    if (!existsSync(p)) throw new HttpError(404, `backup ${id} not found`, { code: 'not_found' });
+    if (!existsSync(p)) throw new GatewayError('not-found', `backup ${id} not found`, { code: 'not_found' });
     return p;
   }
 
@@ -141,7 +142,7 @@ export class GatewayBackups {
       if (move) await rename(source, staged).catch(() => copyFile(source, staged));
       else await copyFile(source, staged);
       const out = await prepareCandidate(staged, this.migrations);
-      if (out.reason !== undefined) throw badRequest(out.reason, { code: 'invalid_backup' });
+      if (out.reason !== undefined) throw new GatewayError('invalid', out.reason, { code: 'invalid_backup' });
       return { staged, version: out.version! };
     } catch (e) {
       await rm(staged, { force: true });
@@ -173,7 +174,7 @@ export class GatewayBackups {
     }
     if (size === 0) {
       rmSync(path, { force: true });
-      throw badRequest('the upload is empty: send the database file as the request body', { code: 'invalid_backup' });
+      throw new GatewayError('invalid', 'the upload is empty: send the database file as the request body', { code: 'invalid_backup' });
     }
     return path;
   }

@@ -3,10 +3,10 @@
  * matched against the model asked for and each target it resolves to; deny wins) and a ceiling on
  * max tokens. A request a policy refuses gets 403 in its own wire format, naming the policy.
  */
-import { HttpError } from '../../http/errors.js';
 import type { Store } from '../../store/index.js';
 import { modelAllowed } from '../auth.js';
 import type { SchemaStep } from '../schema.js';
+import { GatewayError } from '../errors.js';
 
 /** Routing policies: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
 export const POLICIES_SCHEMA: SchemaStep[] = [
@@ -94,10 +94,10 @@ export class Policies {
     for (const p of this.applicable(apiKeyId)) {
       const names = [requested, ...targets];
       const denied = names.find((m) => p.denyModels.length > 0 && modelAllowed(p.denyModels, m));
-      if (denied) throw new HttpError(403, `policy ${p.name} denies model ${denied}`, { code: 'policy_denied' });
+      if (denied) throw new GatewayError('forbidden', `policy ${p.name} denies model ${denied}`, { code: 'policy_denied' });
       // Allowed: the model asked for, or (an alias, a combo) every target it resolves to.
       if (p.allowModels.length > 0 && !modelAllowed(p.allowModels, requested) && !(targets.length > 0 && targets.every((t) => modelAllowed(p.allowModels, t)))) {
-        throw new HttpError(403, `policy ${p.name} does not allow model ${requested}`, { code: 'policy_denied' });
+        throw new GatewayError('forbidden', `policy ${p.name} does not allow model ${requested}`, { code: 'policy_denied' });
       }
     }
   }
@@ -113,7 +113,7 @@ export class Policies {
       }
     }
     if (ceiling === undefined) return asked;
-    if (asked !== undefined && asked > ceiling) throw new HttpError(403, `policy ${by} allows at most ${ceiling} max tokens; this request asks for ${asked}`, { code: 'policy_denied' });
+    if (asked !== undefined && asked > ceiling) throw new GatewayError('forbidden', `policy ${by} allows at most ${ceiling} max tokens; this request asks for ${asked}`, { code: 'policy_denied' });
     return asked ?? ceiling;
   }
 }

@@ -9,8 +9,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, normalize } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { extract } from 'tar-stream';
-import { badRequest, HttpError } from '../../http/errors.js';
 import { ajv } from '../../http/schema.js';
+import { GatewayError } from '../errors.js';
 
 export type Hook = 'request' | 'response';
 
@@ -34,19 +34,19 @@ const MAX_ARCHIVE = 8 * 1024 * 1024;
 const NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
 
 export function checkManifest(raw: unknown): PluginManifest {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw badRequest('plugin.json must be a JSON object');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new GatewayError('invalid', 'plugin.json must be a JSON object');
   const m = raw as Record<string, unknown>;
-  if (typeof m.name !== 'string' || !NAME.test(m.name)) throw badRequest('plugin.json: name must be lower-case letters, digits and dashes (at most 64)');
-  if (typeof m.version !== 'string' || !/^\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$/.test(m.version)) throw badRequest('plugin.json: version must be semantic (1.2.3)');
-  if (!Array.isArray(m.hooks) || m.hooks.length === 0 || !m.hooks.every((h) => h === 'request' || h === 'response')) throw badRequest('plugin.json: hooks must list "request" and/or "response"');
+  if (typeof m.name !== 'string' || !NAME.test(m.name)) throw new GatewayError('invalid', 'plugin.json: name must be lower-case letters, digits and dashes (at most 64)');
+  if (typeof m.version !== 'string' || !/^\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$/.test(m.version)) throw new GatewayError('invalid', 'plugin.json: version must be semantic (1.2.3)');
+  if (!Array.isArray(m.hooks) || m.hooks.length === 0 || !m.hooks.every((h) => h === 'request' || h === 'response')) throw new GatewayError('invalid', 'plugin.json: hooks must list "request" and/or "response"');
   const main = m.main ?? 'index.js';
-  if (typeof main !== 'string' || main.includes('/') || main.includes('\\') || !main.endsWith('.js')) throw badRequest('plugin.json: main must be a .js file at the top of the package');
+  if (typeof main !== 'string' || main.includes('/') || main.includes('\\') || !main.endsWith('.js')) throw new GatewayError('invalid', 'plugin.json: main must be a .js file at the top of the package');
   if (m.config !== undefined) {
-    if (typeof m.config !== 'object' || m.config === null) throw badRequest('plugin.json: config must be a JSON schema');
+    if (typeof m.config !== 'object' || m.config === null) throw new GatewayError('invalid', 'plugin.json: config must be a JSON schema');
     try {
       ajv().compile(m.config);
     } catch (e) {
-      throw badRequest(`plugin.json: config schema does not compile: ${(e as Error).message}`);
+      throw new GatewayError('invalid', `plugin.json: config schema does not compile: ${(e as Error).message}`);
     }
   }
   return {
@@ -62,17 +62,17 @@ export function checkManifest(raw: unknown): PluginManifest {
 
 function fromFiles(files: Map<string, Buffer>, where: string): PluginPackage {
   const manifestText = files.get('plugin.json');
-  if (!manifestText) throw badRequest(`${where}: no plugin.json`);
+  if (!manifestText) throw new GatewayError('invalid', `${where}: no plugin.json`);
   let raw: unknown;
   try {
     raw = JSON.parse(manifestText.toString('utf8'));
   } catch {
-    throw badRequest(`${where}: plugin.json is not JSON`);
+    throw new GatewayError('invalid', `${where}: plugin.json is not JSON`);
   }
   const manifest = checkManifest(raw);
   const code = files.get(manifest.main);
-  if (!code) throw badRequest(`${where}: ${manifest.main} (plugin.json main) is missing`);
-  if (code.length > MAX_CODE) throw badRequest(`${where}: ${manifest.main} is larger than 1 MiB`);
+  if (!code) throw new GatewayError('invalid', `${where}: ${manifest.main} (plugin.json main) is missing`);
+  if (code.length > MAX_CODE) throw new GatewayError('invalid', `${where}: ${manifest.main} is larger than 1 MiB`);
   return { manifest, code: code.toString('utf8') };
 }
 
@@ -95,18 +95,18 @@ function readBounded(dir: string, name: string, max: number): Buffer | undefined
   if (!existsSync(file)) return undefined;
   try {
     const st = statSync(file);
-    if (!st.isFile()) throw badRequest(`${dir}: ${name} is not a regular file`);
-    if (st.size > max) throw badRequest(`${dir}: ${name} is larger than ${max >= 1024 * 1024 ? `${max / 1024 / 1024} MiB` : `${max / 1024} KiB`}`);
+    if (!st.isFile()) throw new GatewayError('invalid', `${dir}: ${name} is not a regular file`);
+    if (st.size > max) throw new GatewayError('invalid', `${dir}: ${name} is larger than ${max >= 1024 * 1024 ? `${max / 1024 / 1024} MiB` : `${max / 1024} KiB`}`);
     return readFileSync(file);
   } catch (e) {
-    if (e instanceof HttpError) throw e;
-    throw badRequest(`${dir}: cannot read ${name} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+    if (e instanceof GatewayError) throw e;
+    throw new GatewayError('invalid', `${dir}: cannot read ${name} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
   }
 }
 
 /** Read a package from a directory, or a .tgz / .tar.gz archive of one (its files at the top, or in one folder). */
 export async function readPackage(path: string): Promise<PluginPackage> {
-  if (!existsSync(path)) throw badRequest(`${path} does not exist`);
+  if (!existsSync(path)) throw new GatewayError('invalid', `${path} does not exist`);
   const st = statSync(path);
   if (st.isDirectory()) {
     const files = new Map<string, Buffer>();
@@ -120,13 +120,13 @@ export async function readPackage(path: string): Promise<PluginPackage> {
     }
     return fromFiles(files, path);
   }
-  if (!/\.(tgz|tar\.gz)$/.test(path)) throw badRequest(`${path}: a plugin is a directory or a .tgz / .tar.gz archive`);
-  if (st.size > MAX_ARCHIVE) throw badRequest(`${path} is larger than 8 MiB`);
+  if (!/\.(tgz|tar\.gz)$/.test(path)) throw new GatewayError('invalid', `${path}: a plugin is a directory or a .tgz / .tar.gz archive`);
+  if (st.size > MAX_ARCHIVE) throw new GatewayError('invalid', `${path} is larger than 8 MiB`);
   let tar: Buffer;
   try {
     tar = gunzipSync(readFileSync(path), { maxOutputLength: 4 * MAX_ARCHIVE });
   } catch (e) {
-    throw badRequest(`${path}: not a gzip archive (${(e as Error).message})`);
+    throw new GatewayError('invalid', `${path}: not a gzip archive (${(e as Error).message})`);
   }
   const files = new Map<string, Buffer>();
   await new Promise<void>((resolve, reject) => {
@@ -152,7 +152,7 @@ export async function readPackage(path: string): Promise<PluginPackage> {
     x.on('error', reject);
     x.end(tar);
   }).catch((e: Error) => {
-    throw badRequest(`${path}: ${e.message}`);
+    throw new GatewayError('invalid', `${path}: ${e.message}`);
   });
   return fromFiles(files, path);
 }

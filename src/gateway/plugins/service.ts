@@ -13,13 +13,13 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { HttpError, badRequest, notFound } from '../../http/errors.js';
 import { ajv } from '../../http/schema.js';
 import type { Store } from '../../store/index.js';
 import type { CanonicalRequest, CanonicalResponse, ContentPart, Message } from '../canonical.js';
 import { SandboxPool } from '../skills/sandbox/pool.js';
 import type { Hook, PluginPackage } from './package.js';
 import type { SchemaStep } from '../schema.js';
+import { GatewayError } from '../errors.js';
 
 /** Installed plugins: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
 export const PLUGINS_SCHEMA: SchemaStep[] = [
@@ -106,7 +106,7 @@ export class PluginService {
 
   get(name: string): PluginRecord {
     const r = this.store.prepare('SELECT * FROM plugins WHERE name = ?').get(name) as Record<string, unknown> | undefined;
-    if (!r) throw notFound(`plugin ${name} is not installed`);
+    if (!r) throw new GatewayError('not-found', `plugin ${name} is not installed`);
     return row(r);
   }
 
@@ -114,9 +114,9 @@ export class PluginService {
   async install(pkg: PluginPackage): Promise<{ plugin: PluginRecord; upgraded: boolean }> {
     const m = pkg.manifest;
     const check = await this.pool.run(program(pkg.code), JSON.stringify({ stage: 'check' }), LIMITS);
-    if (!check.ok) throw badRequest(`plugin ${m.name} does not load: ${check.error}`);
+    if (!check.ok) throw new GatewayError('invalid', `plugin ${m.name} does not load: ${check.error}`);
     const has = JSON.parse(check.output) as { request: boolean; response: boolean };
-    for (const h of m.hooks) if (!has[h]) throw badRequest(`plugin ${m.name} declares the ${h} hook but defines no ${h === 'request' ? 'onRequest' : 'onResponse'} function`);
+    for (const h of m.hooks) if (!has[h]) throw new GatewayError('invalid', `plugin ${m.name} declares the ${h} hook but defines no ${h === 'request' ? 'onRequest' : 'onResponse'} function`);
     let config: Record<string, unknown> = m.defaults ?? {};
     let prev: PluginRecord | undefined;
     try {
@@ -163,7 +163,7 @@ export class PluginService {
 
   private validateConfig(schema: Record<string, unknown>, config: Record<string, unknown>, what: string): void {
     const v = ajv().compile(schema);
-    if (!v(config)) throw badRequest(`${what}: ${v.errors?.[0]?.instancePath || '/'} ${v.errors?.[0]?.message ?? 'is invalid'}`);
+    if (!v(config)) throw new GatewayError('invalid', `${what}: ${v.errors?.[0]?.instancePath || '/'} ${v.errors?.[0]?.message ?? 'is invalid'}`);
   }
 
   setConfig(name: string, config: Record<string, unknown>): PluginRecord {
@@ -223,7 +223,7 @@ export class PluginService {
       const payload = { model: cur.model, system: cur.system ?? null, messages: cur.messages.map((m) => ({ role: m.role, text: textOf(m.content) })) };
       const out = await this.call(p, 'request', payload);
       if (!out) continue;
-      if (typeof out.block === 'string' && out.block) throw new HttpError(400, `request blocked by plugin ${p.rec.name}: ${out.block.slice(0, 500)}`, { code: 'plugin_blocked' });
+      if (typeof out.block === 'string' && out.block) throw new GatewayError('invalid', `request blocked by plugin ${p.rec.name}: ${out.block.slice(0, 500)}`, { code: 'plugin_blocked' });
       const next: CanonicalRequest = { ...cur };
       if (typeof out.system === 'string') next.system = out.system;
       if (out.messages !== undefined) {

@@ -6,11 +6,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import { HttpError, badRequest } from '../../http/errors.js';
 import type { Egress } from '../../egress/index.js';
 import { proxyDisplayUrl, proxyUrlOf, type ProxyProtocol, type ProxySpec } from '../../egress/proxy.js';
 import type { Store } from '../../store/index.js';
 import type { SchemaStep } from '../schema.js';
+import { GatewayError } from '../errors.js';
 
 /** Outbound proxies: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
 export const PROXIES_SCHEMA: SchemaStep[] = [
@@ -142,7 +142,7 @@ export class ProxyRegistry {
 
   mustGet(id: string): ProxyRecord {
     const p = this.get(id);
-    if (!p) throw new HttpError(404, `proxy ${id} not found`, { code: 'not_found' });
+    if (!p) throw new GatewayError('not-found', `proxy ${id} not found`, { code: 'not_found' });
     return p;
   }
 
@@ -168,7 +168,7 @@ export class ProxyRegistry {
     const p = this.mustGet(id);
     const used = this.assignments({ proxyId: id });
     if (used.length > 0 && !force) {
-      throw new HttpError(409, `proxy ${id} is assigned (${used.map((a) => (a.scope === 'global' ? 'global' : `${a.scope} ${a.scopeId}`)).join(', ')}); detach it first or pass force=1`, { code: 'proxy_in_use' });
+      throw new GatewayError('conflict', `proxy ${id} is assigned (${used.map((a) => (a.scope === 'global' ? 'global' : `${a.scope} ${a.scopeId}`)).join(', ')}); detach it first or pass force=1`, { code: 'proxy_in_use' });
     }
     this.store.transaction(() => {
       this.store.prepare('DELETE FROM proxy_assignments WHERE proxy_id = ?').run(id);
@@ -193,7 +193,7 @@ export class ProxyRegistry {
   assign(scope: AssignmentScope, scopeIds: readonly string[], proxyId: string | null): number {
     if (proxyId !== null) this.mustGet(proxyId);
     const ids = scope === 'global' ? [''] : scopeIds;
-    if (ids.length === 0) throw badRequest(`scope ${scope} needs scope_id (or scope_ids)`);
+    if (ids.length === 0) throw new GatewayError('invalid', `scope ${scope} needs scope_id (or scope_ids)`);
     let changed = 0;
     this.store.transaction(() => {
       for (const id of ids) {

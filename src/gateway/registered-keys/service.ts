@@ -6,7 +6,6 @@
  * is a 429 naming the quota. `idempotencyKey` makes a retried issuance return the same key.
  */
 import { randomBytes } from 'node:crypto';
-import { HttpError, badRequest, notFound } from '../../http/errors.js';
 import type { Store } from '../../store/index.js';
 import { sha256Hex } from '../config-file.js';
 import type { Budgets } from '../limits/budgets.js';
@@ -16,6 +15,7 @@ import type { ApiKeyRecord } from '../types.js';
 import { generateKey, keyPrefix } from '../validate.js';
 import { modelAllowed } from '../auth.js';
 import type { SchemaStep } from '../schema.js';
+import { GatewayError } from '../errors.js';
 
 /** Registered keys: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
 export const REGISTERED_KEYS_SCHEMA: SchemaStep[] = [
@@ -116,17 +116,17 @@ export class RegisteredKeys {
   /** The provider an account belongs to, or a 400. */
   private providerOfAccount(accountId: string): string {
     for (const p of this.state.catalog.providers.values()) if (p.config.accounts.some((a) => a.id === accountId)) return p.config.id;
-    throw badRequest(`accountId: no provider account ${JSON.stringify(accountId)}`);
+    throw new GatewayError('invalid', `accountId: no provider account ${JSON.stringify(accountId)}`);
   }
 
   /** Provider and account as asked, checked (400 for unknown ones or an account of another provider). */
   private target(provider: string | undefined, accountId: string | undefined): { provider?: string; accountId?: string } {
     if (accountId !== undefined) {
       const owner = this.providerOfAccount(accountId);
-      if (provider !== undefined && provider !== owner) throw badRequest(`accountId ${accountId} belongs to provider ${owner}, not ${provider}`);
+      if (provider !== undefined && provider !== owner) throw new GatewayError('invalid', `accountId ${accountId} belongs to provider ${owner}, not ${provider}`);
       return { provider: owner, accountId };
     }
-    if (provider !== undefined && !this.state.catalog.providers.has(provider)) throw badRequest(`provider: no provider ${JSON.stringify(provider)}`);
+    if (provider !== undefined && !this.state.catalog.providers.has(provider)) throw new GatewayError('invalid', `provider: no provider ${JSON.stringify(provider)}`);
     return provider !== undefined ? { provider } : {};
   }
 
@@ -180,13 +180,13 @@ export class RegisteredKeys {
         return { status: 200, body: { ...this.view(prev, now), idempotentReplay: true, notice: 'already issued for this idempotencyKey; the key itself is shown only when it is issued' } };
       }
     }
-    if (req.expiresAt !== undefined && req.expiresAt <= now) throw badRequest('expiresAt is in the past');
+    if (req.expiresAt !== undefined && req.expiresAt <= now) throw new GatewayError('invalid', 'expiresAt is in the past');
     this.pruneRevoked(now);
     const q = this.check(issuer, req.provider, req.accountId);
     if (!q.allowed) {
-      throw new HttpError(429, `registered key refused by quota: ${q.reasons.join('; ')}`, {
+      throw new GatewayError('limited', `registered key refused by quota: ${q.reasons.join('; ')}`, {
         code: 'quota_exceeded',
-        ...(q.retryAfterSeconds !== undefined ? { headers: { 'Retry-After': String(q.retryAfterSeconds) } } : {}),
+        ...(q.retryAfterSeconds !== undefined ? { retryAfterS: q.retryAfterSeconds } : {}),
       });
     }
     const raw = generateKey();
@@ -253,7 +253,7 @@ export class RegisteredKeys {
 
   private visible(issuer: Issuer, keyId: string): Row {
     const r = this.row(keyId);
-    if (!r || (!issuer.all && r.issuer !== issuer.id) || !this.state.catalog.keysById.has(keyId)) throw notFound(`registered key ${keyId} not found`);
+    if (!r || (!issuer.all && r.issuer !== issuer.id) || !this.state.catalog.keysById.has(keyId)) throw new GatewayError('not-found', `registered key ${keyId} not found`);
     return r;
   }
 

@@ -3,8 +3,8 @@
  * GitHub-compatible issues API (`POST {url}/repos/{owner}/{repo}/issues`), through the egress layer.
  * Configured in ctl.yaml `gateway.issue_tracker: {url, repository, token | token_env, labels}`.
  */
-import { HttpError } from '../../http/errors.js';
 import type { Egress } from '../../egress/index.js';
+import { GatewayError } from '../errors.js';
 
 export interface IssueTrackerConfig {
   /** API base, e.g. https://api.github.com. */
@@ -57,10 +57,10 @@ export async function fileIssue(egress: Egress, cfg: IssueTrackerConfig, report:
       bodyTimeout: 15_000,
     });
   } catch (e) {
-    throw new HttpError(502, `issue tracker unreachable: ${(e as Error).message}`, { code: 'tracker_unreachable' });
+    throw new GatewayError('remote', `issue tracker unreachable: ${(e as Error).message}`, { code: 'tracker_unreachable' });
   }
   const text = await res.body.text();
-  if (res.statusCode < 200 || res.statusCode > 299) throw new HttpError(502, `issue tracker answered ${res.statusCode}: ${text.slice(0, 300)}`, { code: 'tracker_error' });
+  if (res.statusCode < 200 || res.statusCode > 299) throw new GatewayError('remote', `issue tracker answered ${res.statusCode}: ${text.slice(0, 300)}`, { code: 'tracker_error' });
   let j: { number?: unknown; html_url?: unknown; url?: unknown } = {};
   try {
     j = JSON.parse(text) as typeof j;

@@ -9,6 +9,7 @@ import { MEDIA_PRICE_FIELDS } from '../types.js';
 import { maskSecret } from '../validate.js';
 import { keyUsable } from '../auth.js';
 import { camelizeKeys } from '../case.js';
+import { GatewayError } from '../errors.js';
 
 export { camelCase, camelizeKeys } from '../case.js';
 
@@ -43,7 +44,7 @@ export function asBadRequest<T>(fn: () => T): T {
   try {
     return fn();
   } catch (e) {
-    if (e instanceof HttpError) throw e;
+    if (e instanceof HttpError || e instanceof GatewayError) throw e;
     throw badRequest((e as Error).message, { code: 'invalid_request' });
   }
 }

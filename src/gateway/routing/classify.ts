@@ -18,6 +18,7 @@
  * "account" failures try the provider's next account before the next target.
  */
 import { HttpError } from '../../http/errors.js';
+import { domainHttpError } from '../routes/errors.js';
 import { isUpstreamError, type UpstreamError } from '../providers/index.js';
 
 export interface Classification {
@@ -62,9 +63,11 @@ const PROVIDER_DIFFERENCE_400 = new RegExp(
 
 export function classify(err: unknown): Classification {
   // A 4xx the gateway itself raised while preparing the call (a media URL the SSRF policy refuses)
-  // is the client's mistake: answered as it is, no other target tried.
-  if (err instanceof HttpError && err.status >= 400 && err.status < 500) {
-    return { fallback: false, stop: false, scope: 'target', status: err.status, message: err.message, rateLimited: false, providerFault: false };
+  // is the client's mistake: answered as it is, no other target tried. A domain error counts by the
+  // status its kind is answered with, as the HttpError it replaced did.
+  const own = domainHttpError(err) ?? err;
+  if (own instanceof HttpError && own.status >= 400 && own.status < 500) {
+    return { fallback: false, stop: false, scope: 'target', status: own.status, message: own.message, rateLimited: false, providerFault: false };
   }
   if (!isUpstreamError(err)) {
     const message = err instanceof Error ? err.message : String(err);

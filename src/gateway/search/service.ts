@@ -3,10 +3,10 @@
  * answers cached for the configured TTL (bounded, oldest dropped first), and per-provider analytics.
  */
 import type { Egress } from '../../egress/index.js';
-import { HttpError } from '../../http/errors.js';
 import { ApiFailure } from '../providers/api-call.js';
 import type { SearchConfig, SearchProviderConfig } from './config.js';
 import { runSearch, type SearchQuery, type SearchResult } from './providers.js';
+import { GatewayError, secondsUntil } from '../errors.js';
 
 const MAX_CACHE_ENTRIES = 1000;
 const LATENCY_SAMPLES = 256;
@@ -78,7 +78,7 @@ export class SearchService {
       },
       (e: unknown) => {
         s.errors++;
-        throw toHttpError(p, e);
+        throw searchError(p, e);
       },
     );
     this.inFlight.set(key, call);
@@ -111,10 +111,10 @@ export class SearchService {
   }
 }
 
-function toHttpError(p: SearchProviderConfig, e: unknown): HttpError {
-  if (!(e instanceof ApiFailure)) return new HttpError(502, `search provider ${p.id} failed: ${(e as Error).message}`, { code: 'search_failed' });
+function searchError(p: SearchProviderConfig, e: unknown): GatewayError {
+  if (!(e instanceof ApiFailure)) return new GatewayError('remote', `search provider ${p.id} failed: ${(e as Error).message}`, { code: 'search_failed' });
   if (e.status === 429) {
-    return new HttpError(429, `search provider ${p.id} is rate-limited: ${e.message}`, { code: 'rate_limited', headers: { 'Retry-After': String(Math.max(1, Math.ceil((e.retryAfterMs ?? 60_000) / 1000))) } });
+    return new GatewayError('limited', `search provider ${p.id} is rate-limited: ${e.message}`, { code: 'rate_limited', retryAfterS: secondsUntil(e.retryAfterMs ?? 60_000, 0) });
   }
-  return new HttpError(502, e.status === 0 ? e.message : `search provider ${p.id} answered HTTP ${e.status}: ${e.message}`, { code: 'search_failed' });
+  return new GatewayError('remote', e.status === 0 ? e.message : `search provider ${p.id} answered HTTP ${e.status}: ${e.message}`, { code: 'search_failed' });
 }

@@ -15,9 +15,9 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Egress } from '../../egress/index.js';
 import type { Logger } from 'pino';
-import { HttpError } from '../../http/errors.js';
 import type { GatewayStore } from '../store.js';
 import { detect, which } from '../local-tools/detect.js';
+import { GatewayError } from '../errors.js';
 
 export interface TunnelKind {
   id: 'tunnel-a' | 'tunnel-b';
@@ -120,7 +120,7 @@ export class Tunnels {
 
   kindOf(id: string): TunnelKind {
     const t = TUNNELS.find((x) => x.id === id);
-    if (!t) throw new HttpError(404, `no tunnel ${id} (tunnel-a: cloudflared, tunnel-b: tailscale funnel)`, { code: 'not_found' });
+    if (!t) throw new GatewayError('not-found', `no tunnel ${id} (tunnel-a: cloudflared, tunnel-b: tailscale funnel)`, { code: 'not_found' });
     return t;
   }
 
@@ -155,7 +155,7 @@ export class Tunnels {
    */
   async enable(id: string, target: string, waitMs = 15_000): Promise<void> {
     const t = this.kindOf(id);
-    if (!which(t.binary, this.env().PATH)) throw new HttpError(409, `${t.name} cannot start: ${t.binary} is not installed (not found on the daemon's PATH)`, { code: 'tunnel_not_installed' });
+    if (!which(t.binary, this.env().PATH)) throw new GatewayError('conflict', `${t.name} cannot start: ${t.binary} is not installed (not found on the daemon's PATH)`, { code: 'tunnel_not_installed' });
     const s = this.state.get(id)!;
     if (s.running && s.target === target && s.probe?.state !== 'failed') return;
     await this.stopChild(s);
@@ -181,12 +181,12 @@ export class Tunnels {
     s.restarts = 0;
     this.save(id, s);
     if (stillRunning) {
-      throw new HttpError(502, `${t.name} published ${run.publicUrl} but ${probe()?.error ?? 'the probe through it did not finish'}; the tunnel was stopped`, { code: 'tunnel_unreachable' });
+      throw new GatewayError('remote', `${t.name} published ${run.publicUrl} but ${probe()?.error ?? 'the probe through it did not finish'}; the tunnel was stopped`, { code: 'tunnel_unreachable' });
     }
     const exit = s.lastExit;
     const how = exit?.signal ? `was killed by ${exit.signal}` : `exited with status ${exit?.code ?? 'unknown'}`;
     const when = run.publicUrl ? `after it published ${run.publicUrl}, before a request through it reached ctl` : 'before it published an address';
-    throw new HttpError(502, `${t.name} ${how} ${when}${exit?.output ? `: ${exit.output.split('\n').slice(-5).join(' | ')}` : ''}`, {
+    throw new GatewayError('remote', `${t.name} ${how} ${when}${exit?.output ? `: ${exit.output.split('\n').slice(-5).join(' | ')}` : ''}`, {
       code: 'tunnel_exited',
     });
   }

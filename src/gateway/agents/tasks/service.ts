@@ -6,11 +6,11 @@
  * /cancel, JSON in and out, `Authorization: Bearer <api_key>`; every call goes through the egress layer.
  */
 import { randomBytes } from 'node:crypto';
-import { HttpError, badRequest, notFound } from '../../../http/errors.js';
 import type { Egress } from '../../../egress/index.js';
 import type { Store } from '../../../store/index.js';
 import { ApiFailure, callJsonApi } from '../../providers/api-call.js';
 import type { SchemaStep } from '../../schema.js';
+import { GatewayError } from '../../errors.js';
 
 /** Cloud agent tasks: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
 export const AGENT_TASKS_SCHEMA: SchemaStep[] = [
@@ -104,7 +104,7 @@ export class AgentTasks {
 
   private provider(id: string): AgentProvider {
     const p = this.providers().find((x) => x.id === id);
-    if (!p) throw badRequest(`no cloud agent provider ${JSON.stringify(id)} (ctl.yaml gateway.agent_providers${this.providers().length ? `: ${this.providers().map((x) => x.id).join(', ')}` : ' is empty'})`);
+    if (!p) throw new GatewayError('invalid', `no cloud agent provider ${JSON.stringify(id)} (ctl.yaml gateway.agent_providers${this.providers().length ? `: ${this.providers().map((x) => x.id).join(', ')}` : ' is empty'})`);
     return p;
   }
 
@@ -123,7 +123,7 @@ export class AgentTasks {
 
   get(id: string): AgentTask {
     const r = this.store.prepare('SELECT * FROM agent_tasks WHERE id = ?').get(id) as Record<string, unknown> | undefined;
-    if (!r) throw notFound(`agent task ${id} not found`);
+    if (!r) throw new GatewayError('not-found', `agent task ${id} not found`);
     return row(r);
   }
 
@@ -137,7 +137,7 @@ export class AgentTasks {
   }
 
   /** Hand a prompt to the provider; the task is kept even when the upstream refuses (status failed). */
-  async create(providerId: string, prompt: string, source: unknown, options: unknown): Promise<{ task: AgentTask; failure?: HttpError }> {
+  async create(providerId: string, prompt: string, source: unknown, options: unknown): Promise<{ task: AgentTask; failure?: GatewayError }> {
     const p = this.provider(providerId);
     const t0 = this.now();
     const task: AgentTask = { id: `task_${randomBytes(8).toString('hex')}`, providerId, externalId: null, status: 'queued', prompt, source: source ?? null, options: options ?? null, result: null, url: null, error: null, messages: [], createdAt: t0, updatedAt: t0 };
@@ -153,7 +153,7 @@ export class AgentTasks {
       task.status = 'failed';
       task.error = f.message;
       this.save(task);
-      return { task, failure: new HttpError(502, `cloud agent provider ${p.id}: ${f.message}`, { code: 'agent_provider_failed' }) };
+      return { task, failure: new GatewayError('remote', `cloud agent provider ${p.id}: ${f.message}`, { code: 'agent_provider_failed' }) };
     }
   }
 
@@ -181,16 +181,16 @@ export class AgentTasks {
 
   async act(id: string, action: 'approve' | 'message' | 'cancel', message?: string): Promise<AgentTask> {
     const t = this.get(id);
-    if (!t.externalId) throw new HttpError(409, `task ${id} never reached its provider (${t.error ?? 'no upstream id'})`, { code: 'task_not_started' });
-    if (FINISHED.has(t.status)) throw new HttpError(409, `task ${id} is ${t.status}`, { code: 'task_finished' });
-    if (action === 'approve' && t.status !== 'awaiting_approval') throw new HttpError(409, `task ${id} is ${t.status}, not awaiting approval`, { code: 'task_not_awaiting_approval' });
+    if (!t.externalId) throw new GatewayError('conflict', `task ${id} never reached its provider (${t.error ?? 'no upstream id'})`, { code: 'task_not_started' });
+    if (FINISHED.has(t.status)) throw new GatewayError('conflict', `task ${id} is ${t.status}`, { code: 'task_finished' });
+    if (action === 'approve' && t.status !== 'awaiting_approval') throw new GatewayError('conflict', `task ${id} is ${t.status}, not awaiting approval`, { code: 'task_not_awaiting_approval' });
     const p = this.provider(t.providerId);
     const path = `/tasks/${encodeURIComponent(t.externalId)}/${action === 'message' ? 'messages' : action}`;
     let up: Record<string, unknown>;
     try {
       up = await this.upstream(p, 'POST', path, action === 'message' ? { message } : {});
     } catch (e) {
-      throw new HttpError(502, `cloud agent provider ${p.id}: ${(e as Error).message}`, { code: 'agent_provider_failed' });
+      throw new GatewayError('remote', `cloud agent provider ${p.id}: ${(e as Error).message}`, { code: 'agent_provider_failed' });
     }
     if (action === 'message') t.messages.push({ role: 'user', text: message!, at: new Date(this.now()).toISOString() });
     if (action === 'cancel' && up.status === undefined) up.status = 'cancelled';

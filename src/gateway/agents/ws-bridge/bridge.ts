@@ -17,6 +17,8 @@ import type { RequestContext } from '../../../http/context.js';
 import type { Principal } from '../../auth.js';
 import type { GatewayServices } from '../../services.js';
 import type { ProviderConfig } from '../../types.js';
+import { GatewayError } from '../../errors.js';
+import { domainHttpError } from '../../routes/errors.js';
 
 const ws = lazyRequire<typeof import('ws')>('ws');
 
@@ -36,11 +38,11 @@ export class BridgeError extends Error {
 /** The configured provider, checked: it exists, is enabled, is of the OpenAI kind and has an account. */
 export function bridgeProvider(svc: GatewayServices): ProviderConfig {
   const id = svc.state.fileConfig.responsesWebsocket.provider;
-  if (!id) throw new HttpError(503, 'the responses WebSocket bridge has no provider: set gateway.yaml responses_websocket.provider', { code: 'bridge_ws_not_configured' });
+  if (!id) throw new GatewayError('not-configured', 'the responses WebSocket bridge has no provider: set gateway.yaml responses_websocket.provider', { code: 'bridge_ws_not_configured' });
   const p = svc.state.catalog.providers.get(id)?.config;
-  if (!p) throw new HttpError(503, `responses_websocket.provider ${id} is not a configured provider`, { code: 'bridge_ws_not_configured' });
-  if (p.kind !== 'openai') throw new HttpError(503, `responses_websocket.provider ${id} is of kind ${p.kind}; the bridge speaks OpenAI's responses socket`, { code: 'bridge_ws_not_configured' });
-  if (!p.enabled) throw new HttpError(503, `provider ${id} is disabled`, { code: 'provider_disabled' });
+  if (!p) throw new GatewayError('not-configured', `responses_websocket.provider ${id} is not a configured provider`, { code: 'bridge_ws_not_configured' });
+  if (p.kind !== 'openai') throw new GatewayError('not-configured', `responses_websocket.provider ${id} is of kind ${p.kind}; the bridge speaks OpenAI's responses socket`, { code: 'bridge_ws_not_configured' });
+  if (!p.enabled) throw new GatewayError('not-configured', `provider ${id} is disabled`, { code: 'provider_disabled' });
   return p;
 }
 
@@ -80,7 +82,7 @@ export class WsBridge {
       bridgeProvider(this.svc());
       principal = this.svc().auth.inference(ctx);
     } catch (e) {
-      const err = e instanceof HttpError ? e : new HttpError(500, (e as Error).message);
+      const err = domainHttpError(e) ?? (e instanceof HttpError ? e : new HttpError(500, (e as Error).message));
       const body = JSON.stringify({ error: { message: err.message, type: 'invalid_request_error', code: err.code ?? null } });
       socket.end(`HTTP/1.1 ${err.status} ${err.status === 401 ? 'Unauthorized' : err.status === 503 ? 'Service Unavailable' : 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
       return;
@@ -119,7 +121,7 @@ export class WsBridge {
         svc.auth.checkModel(principal, `${provider.id}/${modelId}`);
       } catch (e) {
         if (e instanceof BridgeError) return fail(e.code, e.message);
-        if (e instanceof HttpError) return fail(String(e.code ?? 'invalid_request'), e.message);
+        if (e instanceof HttpError || e instanceof GatewayError) return fail(String(e.code ?? 'invalid_request'), e.message);
         return fail('internal_error', (e as Error).message);
       }
       void this.tunnel(client, provider, { ...frame, model: modelId }, fail);

@@ -17,6 +17,7 @@ import { publicSpec, type ProviderAccount, type ProviderConfig } from '../../typ
 import { camelizeKeys, MANAGEMENT_BODY_LIMIT, ok, providerView, readObject } from '../common.js';
 import { accountStates, breakerView } from '../../resilience/views.js';
 import { csvObjects } from './csv.js';
+import { domainHttpError } from '../errors.js';
 import { newAccountId, providerFromCreate, providerFromUpdate } from './provider-input.js';
 
 export interface ConnectionTest {
@@ -236,7 +237,7 @@ export function providerRoutes(r: Router, svc: GatewayServices): void {
           written.push(r2.provider.id);
           results.push({ row: i, id: r2.provider.id, status: r2.created ? 'created' : 'updated' });
         } catch (e) {
-          const status = e instanceof HttpError ? e.status : 500;
+          const status = domainHttpError(e)?.status ?? (e instanceof HttpError ? e.status : 500);
           results.push({ row: i, ...(typeof id === 'string' ? { id } : {}), status: 'error', code: status, error: (e as Error).message });
         }
       }
