@@ -3,7 +3,7 @@
  * unchanged). Remote media is fetched server-side under the SSRF policy and sent inline, so providers
  * never receive the original URL.
  */
-import { badRequest } from '../../http/errors.js';
+import { GatewayError } from '../errors.js';
 import type { EmbeddingItem, MediaSource } from '../canonical.js';
 import { fetchMedia } from './media.js';
 import type { CallOptions } from './types.js';
@@ -26,7 +26,7 @@ function budget(): (m: InlineMedia) => InlineMedia {
   let total = 0;
   return (m) => {
     total += Math.floor((m.data.length * 3) / 4);
-    if (total > REQUEST_MEDIA_BUDGET) throw badRequest(`embedding media decodes to more than ${REQUEST_MEDIA_BUDGET} bytes (16 MiB per request)`);
+    if (total > REQUEST_MEDIA_BUDGET) throw new GatewayError('invalid', `embedding media decodes to more than ${REQUEST_MEDIA_BUDGET} bytes (16 MiB per request)`);
     return m;
   };
 }

@@ -4,7 +4,7 @@
  * the operator allows http), public or allow-listed addresses, pinned, redirects re-checked, one text
  * for every refusal; time and decoded size are bounded here. Providers never receive the original URL.
  */
-import { badRequest, HttpError } from '../../http/errors.js';
+import { GatewayError } from '../errors.js';
 import type { Egress } from '../../egress/index.js';
 import { fetchUserUrl, UrlRefusedError, type UserUrlResponse } from '../../egress/user-url.js';
 import { toAbortSignal, type AbortLike } from '../abort.js';
@@ -27,7 +27,9 @@ export interface FetchedMedia {
   mediaType: string;
 }
 
-/** Fetch a media URL under the SSRF policy (src/egress/user-url.ts); client-facing failures are HttpError 400. */
+/** Fetch a media URL under the SSRF policy (src/egress/user-url.ts); client-facing failures are GatewayError 'invalid' (a 400). */
+const invalid = (message: string, opts?: { code: string }) => new GatewayError('invalid', message, opts);
+
 export async function fetchMedia(url: string, egress: Egress, policy: MediaPolicy = {}, signal?: AbortLike): Promise<FetchedMedia> {
   const maxBytes = policy.maxBytes ?? MEDIA_ITEM_MAX_BYTES;
   const timeoutMs = policy.timeoutMs ?? 10_000;
@@ -38,25 +40,25 @@ export async function fetchMedia(url: string, egress: Egress, policy: MediaPolic
     res = await fetchUserUrl(egress, url, { allowHttp: policy.allowHttp, maxRedirects: policy.maxRedirects ?? 3, signal: sig, timeoutMs });
   } catch (err) {
     // A policy refusal says why and how to allow it; an unreachable URL reads the same whatever the cause (user-url.ts).
-    if (err instanceof UrlRefusedError) throw badRequest(`media ${err.message}`, { code: 'media_url_refused' });
-    throw badRequest('media URL could not be fetched: timed out');
+    if (err instanceof UrlRefusedError) throw invalid(`media ${err.message}`, { code: 'media_url_refused' });
+    throw invalid('media URL could not be fetched: timed out');
   }
   try {
-    if (res.status !== 200) throw badRequest(`media URL answered HTTP ${res.status}`);
+    if (res.status !== 200) throw invalid(`media URL answered HTTP ${res.status}`);
     const len = Number(res.headers['content-length']);
-    if (Number.isFinite(len) && len > maxBytes) throw badRequest(`media at URL is larger than ${maxBytes} bytes`);
+    if (Number.isFinite(len) && len > maxBytes) throw invalid(`media at URL is larger than ${maxBytes} bytes`);
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const c of res.body) {
       size += (c as Buffer).length;
-      if (size > maxBytes) throw badRequest(`media at URL is larger than ${maxBytes} bytes`);
+      if (size > maxBytes) throw invalid(`media at URL is larger than ${maxBytes} bytes`);
       chunks.push(c as Buffer);
     }
     const ct = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
     return { data: Buffer.concat(chunks), mediaType: ct || 'application/octet-stream' };
   } catch (err) {
-    if (err instanceof HttpError) throw err;
-    throw badRequest('media URL could not be fetched: the answer broke off');
+    if (err instanceof GatewayError) throw err;
+    throw invalid('media URL could not be fetched: the answer broke off');
   } finally {
     res.body.on('error', () => undefined); // destroying an unread body reports an abort
     res.body.destroy();

@@ -11,6 +11,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { HttpError } from '../../http/errors.js';
+import { GatewayError } from '../errors.js';
 import { compile } from '../../http/schema.js';
 import type { AbortLike } from '../abort.js';
 
@@ -156,18 +157,18 @@ export class ConcurrencyLimiter {
     if (g.tryAcquire()) return once(g);
     const s = this.settings;
     if (g.queued >= s.maxQueue) {
-      throw new HttpError(429, `the gateway is at its concurrency limit (${g.limit} requests in flight) and ${g.queued} requests are already queued; retry later`, {
+      throw new GatewayError('limited', `the gateway is at its concurrency limit (${g.limit} requests in flight) and ${g.queued} requests are already queued; retry later`, {
         code: 'concurrency_limit_exceeded',
-        headers: { 'Retry-After': '1' },
+        retryAfterS: 1,
       });
     }
     const t0 = Date.now();
     if (await g.wait(s.queueTimeoutMs, signal)) return once(g);
     if (signal.aborted) throw new HttpError(499, 'client closed the request while it waited for a concurrency slot', { code: 'client_closed_request' });
-    throw new HttpError(
-      429,
+    throw new GatewayError(
+      'limited',
       `the gateway is at its concurrency limit (${g.limit} requests in flight); waited ${Date.now() - t0} ms in the queue without getting a slot`,
-      { code: 'concurrency_limit_exceeded', headers: { 'Retry-After': '1' } },
+      { code: 'concurrency_limit_exceeded', retryAfterS: 1 },
     );
   }
 

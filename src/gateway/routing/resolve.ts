@@ -9,7 +9,7 @@
  *  5. a bare model id declared by exactly one or more enabled providers (the highest-priority one wins).
  * Anything else is 404 model_not_found.
  */
-import { HttpError } from '../../http/errors.js';
+import { GatewayError } from '../errors.js';
 import type { Catalog, ProviderRuntime } from '../catalog.js';
 import type { ComboConfig, ModelSpec, Strategy } from '../types.js';
 
@@ -46,8 +46,8 @@ export interface Resolution {
 
 const BAD_ID = /[\u0000-\u001f\u007f]/;
 
-export function notFoundModel(model: string, why?: string): HttpError {
-  return new HttpError(404, `model ${JSON.stringify(model)} not found${why ? `: ${why}` : ''}`, { code: 'model_not_found' });
+export function notFoundModel(model: string, why?: string): GatewayError {
+  return new GatewayError('not-found', `model ${JSON.stringify(model)} not found${why ? `: ${why}` : ''}`, { code: 'model_not_found' });
 }
 
 /** Split the no-thinking prefix: `claude-gateway-no-thinking/anthropic/claude-x` → `anthropic/claude-x`. */
@@ -91,7 +91,7 @@ function comboTarget(catalog: Catalog, model: string): ResolvedTarget | Unresolv
 }
 
 function fromCombo(catalog: Catalog, requested: string, combo: ComboConfig, noThinking: boolean, via: Resolution['via']): Resolution {
-  if (!combo.enabled) throw new HttpError(503, `combo ${combo.name} is disabled`, { code: 'combo_disabled' });
+  if (!combo.enabled) throw new GatewayError('not-configured', `combo ${combo.name} is disabled`, { code: 'combo_disabled' });
   const targets: ResolvedTarget[] = [];
   const unresolved: UnresolvedTarget[] = [];
   for (const t of combo.targets) {
@@ -106,9 +106,9 @@ function fromCombo(catalog: Catalog, requested: string, combo: ComboConfig, noTh
 }
 
 export function resolveModel(catalog: Catalog, requested: string): Resolution {
-  if (typeof requested !== 'string' || requested.length === 0) throw new HttpError(400, 'model is required', { code: 'invalid_request' });
+  if (typeof requested !== 'string' || requested.length === 0) throw new GatewayError('invalid', 'model is required', { code: 'invalid_request' });
   if (requested.length > 512 || BAD_ID.test(requested) || requested.includes('..')) {
-    throw new HttpError(400, 'model id is malformed', { code: 'invalid_request' });
+    throw new GatewayError('invalid', 'model id is malformed', { code: 'invalid_request' });
   }
   const { model, noThinking } = stripNoThinking(requested);
 
@@ -141,7 +141,7 @@ export function resolveModel(catalog: Catalog, requested: string): Resolution {
 
 function single(requested: string, t: ResolvedTarget, noThinking: boolean, via: Resolution['via']): Resolution {
   if (!t.provider.config.enabled) {
-    throw new HttpError(503, `provider ${t.provider.config.id} is disabled`, { code: 'provider_disabled' });
+    throw new GatewayError('not-configured', `provider ${t.provider.config.id} is disabled`, { code: 'provider_disabled' });
   }
   return { requested, strategy: 'single', targets: [t], unresolved: [], noThinking, via };
 }

@@ -22,7 +22,7 @@ describe('concurrency gates', () => {
     l.configure({ global: 1, perProvider: { p: 1 }, queueTimeoutMs: 20, maxQueue: 10 });
     const signal = new AbortController().signal;
     const r1 = await l.acquireGlobal(signal);
-    await expect(l.acquireGlobal(signal)).rejects.toMatchObject({ status: 429, code: 'concurrency_limit_exceeded', message: expect.stringMatching(/concurrency limit \(1 requests in flight\)/) });
+    await expect(l.acquireGlobal(signal)).rejects.toMatchObject({ kind: 'limited', retryAfterS: 1, code: 'concurrency_limit_exceeded', message: expect.stringMatching(/concurrency limit \(1 requests in flight\)/) });
     r1();
     r1(); // idempotent
     expect(l.status().global.inFlight).toBe(0);

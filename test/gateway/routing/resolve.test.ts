@@ -31,8 +31,8 @@ describe('model resolution', () => {
     expect(() => resolveModel(c, '')).toThrow(/required/);
     expect(() => resolveModel(c, 'a/\u0001')).toThrow(/malformed/);
     expect(() => resolveModel(c, '../etc')).toThrow(/malformed/);
-    expect(() => resolveModel(c, 'zz/m1')).toThrow(expect.objectContaining({ status: 404 }));
-    expect(() => resolveModel(c, 'unknown')).toThrow(expect.objectContaining({ status: 404 }));
-    expect(() => resolveModel(c, 'off/m9')).toThrow(expect.objectContaining({ status: 503 }));
+    expect(() => resolveModel(c, 'zz/m1')).toThrow(expect.objectContaining({ kind: 'not-found', code: 'model_not_found' }));
+    expect(() => resolveModel(c, 'unknown')).toThrow(expect.objectContaining({ kind: 'not-found', code: 'model_not_found' }));
+    expect(() => resolveModel(c, 'off/m9')).toThrow(expect.objectContaining({ kind: 'not-configured', code: 'provider_disabled' }));
   });
 });
