@@ -134,6 +134,8 @@ export function numberPlaceholders(sql: string): string {
 export interface TablePrefix {
   readonly prefix: string;
   readonly tables: readonly string[];
+  /** Tables whose name in the shared database is not the prefix and the plain name (plain name: shared name). */
+  readonly renamed?: Readonly<Record<string, string>>;
 }
 
 /** SQL texts as PostgreSQL gets them (placeholders numbered, tables prefixed), converted once per text. */
@@ -142,7 +144,8 @@ export class PgText {
   private readonly converted = new Map<string, string>();
 
   constructor(private readonly names?: TablePrefix) {
-    this.re = names && names.tables.length > 0 ? new RegExp(`\\b(${names.tables.join('|')})\\b`, 'g') : undefined;
+    const plain = names ? [...names.tables, ...Object.keys(names.renamed ?? {})] : [];
+    this.re = plain.length > 0 ? new RegExp(`\\b(${plain.join('|')})\\b`, 'g') : undefined;
   }
 
   /** Placeholders numbered and table names prefixed, outside quoted literals. */
@@ -150,10 +153,11 @@ export class PgText {
     const numbered = numberPlaceholders(sql);
     const re = this.re;
     if (!re) return numbered;
-    const prefix = this.names!.prefix;
+    const { prefix, renamed } = this.names!;
+    const shared = (name: string) => renamed?.[name] ?? `${prefix}${name}`;
     return numbered
       .split("'")
-      .map((part, i) => (i % 2 === 0 ? part.replace(re, `${prefix}$1`) : part))
+      .map((part, i) => (i % 2 === 0 ? part.replace(re, shared) : part))
       .join("'");
   }
 
