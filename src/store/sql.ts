@@ -34,25 +34,39 @@ export class SqliteSql implements Sql {
 
   constructor(private readonly store: Store) {}
 
-  /** Statements outside a transaction wait while one is open (they would land inside it). */
-  private async ready(): Promise<void> {
+  /**
+   * A statement outside a transaction: at once, or after the open transaction (it would land inside
+   * it). Its error comes as a rejection either way, never thrown at the caller.
+   */
+  private now<T>(f: () => T): Promise<T> {
+    if (this.open) return this.queued(f);
+    try {
+      return Promise.resolve(f());
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** Checked again after every wait and run in the same turn: a transaction woken first keeps it out. */
+  private async queued<T>(f: () => T): Promise<T> {
     while (this.open) await this.open;
+    return f();
   }
 
   all<R>(sql: string, ...params: unknown[]): Promise<R[]> {
-    return this.open ? this.ready().then(() => this.allNow<R>(sql, params)) : Promise.resolve(this.allNow<R>(sql, params));
+    return this.now(() => this.allNow<R>(sql, params));
   }
 
   get<R>(sql: string, ...params: unknown[]): Promise<R | undefined> {
-    return this.open ? this.ready().then(() => this.getNow<R>(sql, params)) : Promise.resolve(this.getNow<R>(sql, params));
+    return this.now(() => this.getNow<R>(sql, params));
   }
 
   run(sql: string, ...params: unknown[]): Promise<number> {
-    return this.open ? this.ready().then(() => this.runNow(sql, params).changes) : Promise.resolve(this.runNow(sql, params).changes);
+    return this.now(() => this.runNow(sql, params).changes);
   }
 
   insert(sql: string, ...params: unknown[]): Promise<number> {
-    return this.open ? this.ready().then(() => Number(this.runNow(sql, params).lastInsertRowid)) : Promise.resolve(Number(this.runNow(sql, params).lastInsertRowid));
+    return this.now(() => Number(this.runNow(sql, params).lastInsertRowid));
   }
 
   allNow<R>(sql: string, params: unknown[]): R[] {
@@ -68,7 +82,9 @@ export class SqliteSql implements Sql {
   }
 
   async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
-    await this.ready();
+    // Checked again after every wait, and taken in the same turn: two transactions started together
+    // take turns instead of the second beginning inside the first.
+    while (this.open) await this.open;
     let end!: () => void;
     this.open = new Promise<void>((r) => (end = r));
     const db = this.store.db;

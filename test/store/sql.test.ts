@@ -52,6 +52,29 @@ describe('SqliteSql', () => {
     expect(await sql.get<{ n: number }>('SELECT count(*) AS n FROM posts')).toEqual({ n: 2 });
     store.close();
   });
+  it('runs two transactions started in the same turn one after the other, not the second inside the first', async () => {
+    const store = new Store(join(dir, 'c.db'), migrations);
+    const sql = new SqliteSql(store);
+    const write = (key: string) =>
+      sql.transaction(async (t) => {
+        await t.run("INSERT INTO settings VALUES (?, '1', 'now')", key);
+        await new Promise((r) => setTimeout(r, 5));
+        return (await t.all<{ key: string }>('SELECT key FROM settings ORDER BY key')).map((r) => r.key);
+      });
+    expect(await Promise.all([write('a'), write('b')])).toEqual([['a'], ['a', 'b']]);
+    store.close();
+  });
+
+  it('answers a failing statement with a rejected promise, not an exception at the call', async () => {
+    const store = new Store(join(dir, 'd.db'), migrations);
+    const sql = new SqliteSql(store);
+    let answer: Promise<number> | undefined;
+    expect(() => (answer = sql.run('INSERT INTO nowhere VALUES (1)'))).not.toThrow();
+    await expect(answer).rejects.toThrow(/no such table/);
+    await expect(sql.insert("INSERT INTO settings VALUES ('k', '1', 'now')")).resolves.toBe(1);
+    await expect(sql.insert("INSERT INTO settings VALUES ('k', '1', 'now')")).rejects.toThrow(/UNIQUE/);
+    store.close();
+  });
 });
 
 describe('SQL for PostgreSQL', () => {
