@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { numberPlaceholders, SqliteSql } from '../../src/store/sql.js';
+import { numberPlaceholders, PgText, SqliteSql } from '../../src/store/sql.js';
+import { NODES_TABLES } from '../../src/nodes/schema.js';
 import { pgPipelineText } from '../../src/pipeline/data/tables.js';
 import { Store } from '../../src/store/index.js';
 
@@ -86,5 +87,13 @@ describe('SQL for PostgreSQL', () => {
     expect(pgPipelineText('SELECT s.* FROM sources s LEFT JOIN categories c ON lower(c.name) = lower(s.category)')).toBe(
       'SELECT s.* FROM pl_sources s LEFT JOIN pl_categories c ON lower(c.name) = lower(s.category)',
     );
+  });
+
+  it('names the node monitor tables as the shared database has them, three of them renamed', () => {
+    const text = new PgText(NODES_TABLES);
+    expect(text.convert('SELECT * FROM nodes n JOIN node_state s ON s.ip = n.ip WHERE n.ip IN (SELECT ip FROM crawl_nodes) AND s.sync_state = ?')).toBe(
+      'SELECT * FROM nm_nodes n JOIN nm_state s ON s.ip = n.ip WHERE n.ip IN (SELECT ip FROM nm_crawl) AND s.sync_state = $1',
+    );
+    expect(text.convert("DELETE FROM node_history WHERE ip = 'node_history'")).toBe("DELETE FROM nm_history WHERE ip = 'node_history'");
   });
 });
