@@ -15,6 +15,7 @@
 import type { SharedPostgres } from '../store/postgres.js';
 import { PgSql, type Sql } from '../store/sql.js';
 import { among, jsonRows } from '../store/sql-lists.js';
+import type { NetNode } from './metrics.js';
 import { NODES_SHARED_MIGRATIONS, NODES_TABLES } from './schema.js';
 
 export interface NodeRow {
@@ -90,15 +91,10 @@ export interface WalletRow {
   balance: number;
 }
 
-export interface CrawlRow {
+/** A crawled node: what getnetstatus sums (metrics.ts), and its address and key. */
+export interface CrawlRow extends NetNode {
   ip: string;
   public_key: string | null;
-  sync_state: string | null;
-  height: number;
-  uptime: number;
-  relays: number;
-  proposals: number;
-  answered: number;
 }
 
 const NODE_COLUMNS = `n.id AS id, n.name AS name, n.ip AS ip, s.pool AS pool, s.status AS status, s.uptime AS uptime,
