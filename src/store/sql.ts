@@ -69,6 +69,18 @@ export class SqliteSql implements Sql {
     return this.now(() => Number(this.runNow(sql, params).lastInsertRowid));
   }
 
+  /** Rows as arrays of their column values: for long lists, about half the CPU time of row objects (SQLite only). */
+  values(sql: string, ...params: unknown[]): Promise<unknown[][]> {
+    return this.now(() => {
+      const st = this.store.prepare(sql);
+      try {
+        return st.raw(true).all(...params) as unknown[][];
+      } finally {
+        st.raw(false);
+      }
+    });
+  }
+
   allNow<R>(sql: string, params: unknown[]): R[] {
     return this.store.prepare(sql).all(...params) as R[];
   }
