@@ -1,9 +1,11 @@
 /**
  * The node monitor's data, on the daemon's own SQLite file or, with ctl.yaml `storage.postgres`, in
  * the PostgreSQL database several daemons share (schema.ts): one class, one SQL text per statement,
- * through the store's query layer (src/store/sql.ts; SQLite answers at once). Batch writes pass
- * their rows as one JSON parameter (src/store/sql-lists.ts) on either database; PostgreSQL alone
- * locks the account's row where two daemons could add to one account at once.
+ * through the store's query layer (src/store/sql.ts; SQLite answers at once). Lists pass as one
+ * JSON parameter (src/store/sql-lists.ts) on either database. Where the dialects part, it is for
+ * speed or for several daemons: the poll-result, history and crawl batches are one statement on
+ * PostgreSQL and a statement per row on SQLite (`upsert`), SQLite lists nodes as raw arrays, and
+ * PostgreSQL alone locks the account's row where two daemons could add to one account at once.
  *
  * Shared: accounts, nodes and wallets written through any daemon are read by every daemon; poll
  * results, crawls, prices and balances are written by the daemon holding that job's lease
