@@ -76,6 +76,15 @@ describe('SqliteSql', () => {
     await expect(sql.insert("INSERT INTO settings VALUES ('k', '1', 'now')")).rejects.toThrow(/UNIQUE/);
     store.close();
   });
+  it('answers rows as arrays of values, leaving the same statement answering objects elsewhere', async () => {
+    const store = new Store(join(dir, 'e.db'), migrations);
+    const sql = new SqliteSql(store);
+    await sql.run("INSERT INTO settings VALUES ('k', 'v', 'now')");
+    const text = 'SELECT key, value FROM settings WHERE key = ?';
+    expect(await sql.values(text, 'k')).toEqual([['k', 'v']]);
+    expect(await sql.all(text, 'k')).toEqual([{ key: 'k', value: 'v' }]);
+    store.close();
+  });
 });
 
 describe('SQL for PostgreSQL', () => {
