@@ -16,8 +16,9 @@ import { NodesMetrics } from './prometheus.js';
 import { Scheduler } from './scheduler.js';
 import type { Services } from './service.js';
 import type { NodesData } from './data.js';
-import { PgNodesStore } from './shared/pg-store.js';
-import { MIGRATIONS, NodesStore } from './store.js';
+import { NodesStore } from './store.js';
+import { MIGRATIONS } from './schema.js';
+import { SqliteSql } from '../store/sql.js';
 import { WsSessions } from './ws.js';
 
 /** In-process handle (tests, benchmarks, `ctl status`): run the background jobs on demand. */
@@ -40,7 +41,7 @@ export interface NodesHandle {
 export async function createNodes(ctx: ComponentContext): Promise<ComponentInstance & { handle: NodesHandle }> {
   const config = parseConfig(ctx.config);
   const pg = ctx.shared?.postgres;
-  const store: NodesData = pg ? await PgNodesStore.open(pg, ctx.shared!.daemonId) : new NodesStore(ctx.openStore(MIGRATIONS));
+  const store: NodesData = pg ? await NodesStore.openShared(pg, ctx.shared!.daemonId) : new NodesStore(new SqliteSql(ctx.openStore(MIGRATIONS)));
   const lease = pg ? (job: string) => pg.leases.hold(`nodes:${job}`) : undefined;
   const hub = new Hub();
   const services: Services = {

@@ -1,114 +1,24 @@
-import type { Migration, Store } from '../store/index.js';
-
 /**
- * Data access for the node monitor on the daemon's own SQLite file. Handlers and pollers reach the
- * data only through `NodesData` (data.ts), which this class and the PostgreSQL store of several
- * daemons (shared/pg-store.ts) both provide. Statements are fetched from the Store's cache on every
- * call (never held across a reopen).
+ * The node monitor's data, on the daemon's own SQLite file or, with ctl.yaml `storage.postgres`, in
+ * the PostgreSQL database several daemons share (schema.ts): one class, one SQL text per statement,
+ * through the store's query layer (src/store/sql.ts; SQLite answers at once). Lists pass as one
+ * JSON parameter (src/store/sql-lists.ts) on either database. Where the dialects part, it is for
+ * speed or for several daemons: the poll-result, history and crawl batches are one statement on
+ * PostgreSQL and a statement per row on SQLite (`upsert`), SQLite lists nodes as raw arrays, and
+ * PostgreSQL alone locks the account's row where two daemons could add to one account at once.
+ *
+ * Shared: accounts, nodes and wallets written through any daemon are read by every daemon; poll
+ * results, crawls, prices and balances are written by the daemon holding that job's lease
+ * (scheduler.ts). getmynodes lists are cached per account until they could change (NodeListCache,
+ * keyed by `listVersion`); a daemon learns of changes made elsewhere through a notification on
+ * `ctl_nodes` (which accounts' nodes changed, or that poll results changed), and after a lost
+ * listener connection treats everything as changed.
  */
-export const MIGRATIONS: Migration[] = [
-  {
-    version: 1,
-    up: `
-      CREATE TABLE accounts (
-        id INTEGER PRIMARY KEY,
-        hash TEXT NOT NULL UNIQUE,
-        created_ip TEXT NOT NULL,
-        created_at INTEGER NOT NULL
-      );
-      CREATE INDEX accounts_created ON accounts(created_ip, created_at);
-
-      CREATE TABLE nodes (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-        ip TEXT NOT NULL,
-        name TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        UNIQUE (account_id, ip)
-      );
-      CREATE INDEX nodes_ip ON nodes(ip);
-
-      -- Last poll result per distinct address (shared by every account that added it).
-      CREATE TABLE node_state (
-        ip TEXT PRIMARY KEY,
-        pool TEXT NOT NULL DEFAULT 'main',
-        status TEXT,
-        fails INTEGER NOT NULL DEFAULT 0,
-        ever_ok INTEGER NOT NULL DEFAULT 0,
-        uptime INTEGER NOT NULL DEFAULT 0,
-        height INTEGER NOT NULL DEFAULT 0,
-        version TEXT NOT NULL DEFAULT '',
-        relays INTEGER NOT NULL DEFAULT 0,
-        currts INTEGER NOT NULL DEFAULT 0,
-        proposals INTEGER NOT NULL DEFAULT 0,
-        public_key TEXT,
-        sync_state TEXT,
-        rph INTEGER NOT NULL DEFAULT 0,
-        rph10 INTEGER NOT NULL DEFAULT 0,
-        rph60 INTEGER NOT NULL DEFAULT 0,
-        updated_at INTEGER NOT NULL
-      );
-      CREATE INDEX node_state_key ON node_state(public_key);
-
-      CREATE TABLE node_history (
-        ip TEXT NOT NULL,
-        taken_at INTEGER NOT NULL,
-        currts INTEGER NOT NULL,
-        uptime INTEGER NOT NULL,
-        height INTEGER NOT NULL,
-        relays INTEGER NOT NULL,
-        PRIMARY KEY (ip, taken_at)
-      ) WITHOUT ROWID;
-
-      CREATE TABLE wallets (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-        address TEXT NOT NULL,
-        balance REAL NOT NULL DEFAULT -100,
-        updated_at INTEGER,
-        UNIQUE (account_id, address)
-      );
-      CREATE INDEX wallets_address ON wallets(address);
-
-      CREATE TABLE prices (
-        currency TEXT PRIMARY KEY,
-        value REAL NOT NULL,
-        updated_at INTEGER NOT NULL
-      );
-
-      CREATE TABLE netstatus (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        data TEXT NOT NULL,
-        updated_at INTEGER NOT NULL
-      );
-
-      -- Network crawl results; the current generation is in meta.crawl_generation.
-      CREATE TABLE crawl_nodes (
-        generation INTEGER NOT NULL,
-        ip TEXT NOT NULL,
-        public_key TEXT,
-        sync_state TEXT,
-        height INTEGER NOT NULL DEFAULT 0,
-        uptime INTEGER NOT NULL DEFAULT 0,
-        relays INTEGER NOT NULL DEFAULT 0,
-        proposals INTEGER NOT NULL DEFAULT 0,
-        answered INTEGER NOT NULL DEFAULT 0,
-        PRIMARY KEY (generation, ip)
-      ) WITHOUT ROWID;
-      CREATE INDEX crawl_nodes_key ON crawl_nodes(generation, public_key);
-
-      CREATE TABLE meta (
-        key TEXT PRIMARY KEY,
-        value TEXT NOT NULL
-      );
-    `,
-  },
-  {
-    // getmynodes reads an account's nodes in id order: no sort step with this index.
-    version: 2,
-    up: 'CREATE INDEX nodes_account_order ON nodes(account_id, id);',
-  },
-];
+import type { SharedPostgres } from '../store/postgres.js';
+import { PgSql, SqliteSql, type Sql } from '../store/sql.js';
+import { among, jsonRows, type ColumnType } from '../store/sql-lists.js';
+import type { NetNode } from './metrics.js';
+import { NODES_SHARED_MIGRATIONS, NODES_TABLES } from './schema.js';
 
 export interface NodeRow {
   id: number;
@@ -183,120 +93,263 @@ export interface WalletRow {
   balance: number;
 }
 
-export interface CrawlRow {
+/** A crawled node: what getnetstatus sums (metrics.ts), and its address and key. */
+export interface CrawlRow extends NetNode {
   ip: string;
   public_key: string | null;
-  sync_state: string | null;
-  height: number;
-  uptime: number;
-  relays: number;
-  proposals: number;
-  answered: number;
 }
 
 const NODE_COLUMNS = `n.id AS id, n.name AS name, n.ip AS ip, s.pool AS pool, s.status AS status, s.uptime AS uptime,
   s.height AS height, s.version AS version, s.relays AS relays, s.currts AS currts, s.proposals AS proposals,
   s.rph AS rph, s.rph10 AS rph10, s.rph60 AS rph60, s.updated_at AS updated_at`;
 
+const STATE_COLUMNS = {
+  ip: 'TEXT',
+  pool: 'TEXT',
+  status: 'TEXT',
+  fails: 'INTEGER',
+  ever_ok: 'INTEGER',
+  uptime: 'BIGINT',
+  height: 'BIGINT',
+  version: 'TEXT',
+  relays: 'BIGINT',
+  currts: 'BIGINT',
+  proposals: 'BIGINT',
+  public_key: 'TEXT',
+  sync_state: 'TEXT',
+  rph: 'DOUBLE PRECISION',
+  rph10: 'DOUBLE PRECISION',
+  rph60: 'DOUBLE PRECISION',
+  updated_at: 'BIGINT',
+} as const;
+
+const HISTORY_COLUMNS = { ip: 'TEXT', taken_at: 'BIGINT', currts: 'BIGINT', uptime: 'BIGINT', height: 'BIGINT', relays: 'BIGINT' } as const;
+
+const CRAWL_COLUMNS = {
+  ip: 'TEXT',
+  public_key: 'TEXT',
+  sync_state: 'TEXT',
+  height: 'BIGINT',
+  uptime: 'BIGINT',
+  relays: 'BIGINT',
+  proposals: 'BIGINT',
+  answered: 'INTEGER',
+} as const;
+
+/**
+ * Rows written at once, replacing those with the same `key`; `fixed`: columns with one value for every row.
+ * PostgreSQL gets one statement with the rows as JSON (one round trip); SQLite, where a statement
+ * costs no round trip, one statement per row in a transaction (a third of the CPU time of reading
+ * the JSON: 46 against 140 ms for 5,000 poll results).
+ */
+async function upsert(
+  sql: Sql,
+  table: string,
+  columns: Readonly<Record<string, ColumnType>>,
+  key: readonly string[],
+  rows: readonly object[],
+  fixed: Readonly<Record<string, unknown>> = {},
+): Promise<void> {
+  if (rows.length === 0) return;
+  const names = [...Object.keys(fixed), ...Object.keys(columns)];
+  const set = names.filter((c) => !key.includes(c)).map((c) => `${c} = excluded.${c}`);
+  const conflict = `ON CONFLICT (${key.join(', ')}) DO UPDATE SET ${set.join(', ')}`;
+  const fixedValues = Object.values(fixed);
+  if (sql.dialect === 'postgres') {
+    const values = [...Object.keys(fixed).map(() => '?'), ...Object.keys(columns).map((c) => `r.${c}`)];
+    await sql.run(
+      `INSERT INTO ${table} (${names.join(', ')}) SELECT ${values.join(', ')} FROM ${jsonRows(sql.dialect, 'r', columns)} WHERE true ORDER BY r.ord ${conflict}`,
+      ...fixedValues,
+      JSON.stringify(rows.map((r) => pick(r, columns))),
+    );
+    return;
+  }
+  const one = `INSERT INTO ${table} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')}) ${conflict}`;
+  const cols = Object.keys(columns);
+  await sql.transaction(async (tx) => {
+    for (const r of rows as Record<string, unknown>[]) await tx.run(one, ...fixedValues, ...cols.map((c) => r[c] ?? null));
+  });
+}
+
+const CHANNEL = 'ctl_nodes';
+
+interface Announcement {
+  from: string;
+  accounts?: number[];
+  states?: true;
+}
+
+/** Aborts an all-or-nothing transaction (the rows to remove were not all there). */
+class NotFound extends Error {}
+
 export class NodesStore {
   /** Bumped on every write of poll results; with the per-account counter it versions node lists. */
   private statesGen = 0;
   private readonly accountGen = new Map<number, number>();
+  private readonly listeners: ((accounts: number[] | undefined) => void)[] = [];
+  private readonly dialect: Sql['dialect'];
 
-  constructor(readonly store: Store) {}
+  /** `shared`: the database several daemons share, and this daemon's id in their notifications. */
+  constructor(
+    private readonly sql: Sql,
+    private readonly shared?: { db: SharedPostgres; daemonId: string },
+  ) {
+    this.dialect = sql.dialect;
+  }
+
+  /** On the shared database: migrate, then follow the other daemons' changes. */
+  static async openShared(db: SharedPostgres, daemonId: string): Promise<NodesStore> {
+    await db.migrate('nodes', NODES_SHARED_MIGRATIONS);
+    const store = new NodesStore(PgSql.over(db, NODES_TABLES), { db, daemonId });
+    await db.subscribe(
+      CHANNEL,
+      (payload) => store.heard(payload),
+      () => store.changed(undefined),
+    );
+    return store;
+  }
+
+  /**
+   * Calls `fn` when another daemon changed what getmynodes answers: `accounts` whose node lists
+   * changed, or every account (`undefined`) after new poll results. Never called on one daemon.
+   */
+  onRemoteChange(fn: (accounts: number[] | undefined) => void): void {
+    this.listeners.push(fn);
+  }
 
   /** Changes whenever getmynodes of the account could answer differently. */
   listVersion(accountId: number): string {
     return `${this.statesGen}:${this.accountGen.get(accountId) ?? 0}`;
   }
 
+  private heard(payload: string): void {
+    let a: Announcement;
+    try {
+      a = JSON.parse(payload) as Announcement;
+    } catch {
+      return;
+    }
+    if (a.from === this.shared?.daemonId) return;
+    this.changed(a.states ? undefined : (a.accounts ?? []));
+  }
+
+  /** Cached lists of these accounts (every account: undefined) are out of date. */
+  private changed(accounts: number[] | undefined): void {
+    if (accounts === undefined) this.statesGen++;
+    else for (const id of accounts) this.touch(id);
+    for (const fn of this.listeners) fn(accounts);
+  }
+
   private touch(accountId: number): void {
     this.accountGen.set(accountId, (this.accountGen.get(accountId) ?? 0) + 1);
   }
 
-  private get(sql: string) {
-    return this.store.prepare(sql);
+  /**
+   * After a write (never before: a list read in between would be kept under the new version): this
+   * daemon's lists are out of date, and the other daemons are told (best effort: a lost
+   * notification only delays a cache refresh).
+   */
+  private async wrote(a: { accounts?: number[]; states?: true }): Promise<void> {
+    if (a.states) this.statesGen++;
+    for (const id of a.accounts ?? []) this.touch(id);
+    if (this.shared) await this.shared.db.notify(CHANNEL, JSON.stringify({ from: this.shared.daemonId, ...a })).catch(() => undefined);
+  }
+
+  /** Two daemons adding to one account take turns on its row, so the node limit holds (SQLite: one writer anyway). */
+  private async lockAccount(tx: Sql, accountId: number): Promise<void> {
+    if (this.dialect === 'postgres') await tx.get('SELECT id FROM accounts WHERE id = ? FOR UPDATE', accountId);
+  }
+
+  private async count(sql: string, ...params: unknown[]): Promise<number> {
+    return (await this.sql.get<{ n: number }>(sql, ...params))!.n;
   }
 
   // ---- accounts -------------------------------------------------------------------------------
 
-  countAccountsSince(ip: string, since: number): number {
-    return (this.get('SELECT count(*) AS c FROM accounts WHERE created_ip = ? AND created_at > ?').get(ip, since) as { c: number }).c;
+  countAccountsSince(ip: string, since: number): Promise<number> {
+    return this.count('SELECT count(*) AS n FROM accounts WHERE created_ip = ? AND created_at > ?', ip, since);
   }
 
-  createAccount(hash: string, ip: string, now: number): number {
-    return Number(this.get('INSERT INTO accounts (hash, created_ip, created_at) VALUES (?, ?, ?)').run(hash, ip, now).lastInsertRowid);
+  createAccount(hash: string, ip: string, now: number): Promise<number> {
+    return this.sql.insert('INSERT INTO accounts (hash, created_ip, created_at) VALUES (?, ?, ?)', hash, ip, now);
   }
 
-  accountId(hash: string): number | undefined {
-    const row = this.get('SELECT id FROM accounts WHERE hash = ?').get(hash) as { id: number } | undefined;
-    return row?.id;
+  async accountId(hash: string): Promise<number | undefined> {
+    return (await this.sql.get<{ id: number }>('SELECT id FROM accounts WHERE hash = ?', hash))?.id;
   }
 
-  accountHash(id: number): string | undefined {
-    const row = this.get('SELECT hash FROM accounts WHERE id = ?').get(id) as { hash: string } | undefined;
-    return row?.hash;
+  async accountHash(id: number): Promise<string | undefined> {
+    return (await this.sql.get<{ hash: string }>('SELECT hash FROM accounts WHERE id = ?', id))?.hash;
+  }
+
+  accountCount(): Promise<number> {
+    return this.count('SELECT count(*) AS n FROM accounts');
   }
 
   // ---- nodes ----------------------------------------------------------------------------------
 
-  countNodes(accountId: number): number {
-    return (this.get('SELECT count(*) AS c FROM nodes WHERE account_id = ?').get(accountId) as { c: number }).c;
+  countNodes(accountId: number): Promise<number> {
+    return this.count('SELECT count(*) AS n FROM nodes WHERE account_id = ?', accountId);
   }
 
   /**
-   * Insert in one transaction, skipping addresses the account already has; null (nothing added)
-   * when the account would then hold more than `limit` nodes.
+   * Insert in one transaction, in the given order, skipping addresses the account already has;
+   * null (nothing added) when the account would then hold more than `limit` nodes.
    */
-  addNodes(accountId: number, entries: readonly { ip: string; name: string }[], now: number, limit: number): AddedNodes | null {
-    this.touch(accountId);
-    return this.store.transaction(() => {
-      if (this.countNodes(accountId) + entries.length > limit) return null;
-      const ins = this.get('INSERT OR IGNORE INTO nodes (account_id, ip, name, created_at) VALUES (?, ?, ?, ?)');
-      let inserted = 0;
-      for (const e of entries) inserted += ins.run(accountId, e.ip, e.name, now).changes;
+  async addNodes(accountId: number, entries: readonly { ip: string; name: string }[], now: number, limit: number): Promise<AddedNodes | null> {
+    const out = await this.sql.transaction(async (tx) => {
+      await this.lockAccount(tx, accountId);
+      const have = (await tx.get<{ n: number }>('SELECT count(*) AS n FROM nodes WHERE account_id = ?', accountId))!.n;
+      if (have + entries.length > limit) return null;
+      const inserted = await tx.run(
+        `INSERT INTO nodes (account_id, ip, name, created_at) SELECT ?, e.ip, e.name, ? FROM ${jsonRows(this.dialect, 'e', { ip: 'TEXT', name: 'TEXT' })}
+         WHERE true ORDER BY e.ord ON CONFLICT (account_id, ip) DO NOTHING`,
+        accountId,
+        now,
+        JSON.stringify(entries.map((e) => ({ ip: e.ip, name: e.name }))),
+      );
       return { inserted, duplicates: entries.length - inserted };
     });
+    if (out && out.inserted > 0) await this.wrote({ accounts: [accountId] });
+    return out;
   }
 
   /** Delete all the ids or none: returns the deleted ids, or null when one is not the account's. */
-  removeNodesById(accountId: number, ids: readonly number[]): number[] | null {
-    this.touch(accountId);
-    return allOrNothing(() =>
-      this.store.transaction(() => {
-        const del = this.get('DELETE FROM nodes WHERE account_id = ? AND id = ?');
-        for (const id of ids) {
-          if (del.run(accountId, id).changes === 0) throw new NotFound();
-        }
+  async removeNodesById(accountId: number, ids: readonly number[]): Promise<number[] | null> {
+    const removed = await allOrNothing(() =>
+      this.sql.transaction(async (tx) => {
+        const rows = await tx.all(`DELETE FROM nodes WHERE account_id = ? AND ${among(this.dialect, 'id', 'BIGINT')} RETURNING id`, accountId, JSON.stringify(ids));
+        if (rows.length !== ids.length) throw new NotFound();
         return [...ids];
       }),
     );
+    if (removed) await this.wrote({ accounts: [accountId] });
+    return removed;
   }
 
-  /** Delete the account's nodes at these addresses, all or none; returns their ids or null. */
-  removeNodesByIp(accountId: number, ips: readonly string[]): number[] | null {
-    this.touch(accountId);
-    return allOrNothing(() =>
-      this.store.transaction(() => {
-        const find = this.get('SELECT id FROM nodes WHERE account_id = ? AND ip = ?');
-        const del = this.get('DELETE FROM nodes WHERE id = ?');
-        const ids: number[] = [];
-        for (const ip of ips) {
-          const row = find.get(accountId, ip) as { id: number } | undefined;
-          if (!row) throw new NotFound();
-          del.run(row.id);
-          ids.push(row.id);
-        }
-        return ids;
+  /** Delete the account's nodes at these addresses, all or none; returns their ids (in the order of `ips`) or null. */
+  async removeNodesByIp(accountId: number, ips: readonly string[]): Promise<number[] | null> {
+    const removed = await allOrNothing(() =>
+      this.sql.transaction(async (tx) => {
+        const rows = await tx.all<{ id: number; ip: string }>(
+          `DELETE FROM nodes WHERE account_id = ? AND ${among(this.dialect, 'ip')} RETURNING id, ip`,
+          accountId,
+          JSON.stringify(ips),
+        );
+        if (rows.length !== ips.length) throw new NotFound();
+        const byIp = new Map(rows.map((r) => [r.ip, r.id]));
+        return ips.map((ip) => byIp.get(ip)!);
       }),
     );
+    if (removed) await this.wrote({ accounts: [accountId] });
+    return removed;
   }
 
-  listNodes(accountId: number): NodeRow[] {
-    // Raw arrays turned into objects here: about twice as fast as row objects for 5,000 nodes.
-    const st = this.get(`SELECT ${NODE_COLUMNS} FROM nodes n LEFT JOIN node_state s ON s.ip = n.ip WHERE n.account_id = ? ORDER BY n.id`);
-    const rows = st.raw(true).all(accountId) as unknown[][];
-    return rows.map(
+  async listNodes(accountId: number): Promise<NodeRow[]> {
+    const text = `SELECT ${NODE_COLUMNS} FROM nodes n LEFT JOIN node_state s ON s.ip = n.ip WHERE n.account_id = ? ORDER BY n.id`;
+    if (!(this.sql instanceof SqliteSql)) return this.sql.all<NodeRow>(text, accountId);
+    // SQLite: raw arrays turned into objects here, 21 ms of CPU for 5,000 nodes against 50 ms for row objects.
+    return (await this.sql.values(text, accountId)).map(
       (r): NodeRow => ({
         id: r[0] as number,
         name: r[1] as string,
@@ -317,269 +370,235 @@ export class NodesStore {
     );
   }
 
-  node(accountId: number, id: number): NodeRow | undefined {
-    return this.get(`SELECT ${NODE_COLUMNS} FROM nodes n LEFT JOIN node_state s ON s.ip = n.ip WHERE n.account_id = ? AND n.id = ?`).get(
-      accountId,
-      id,
-    ) as NodeRow | undefined;
+  node(accountId: number, id: number): Promise<NodeRow | undefined> {
+    return this.sql.get<NodeRow>(`SELECT ${NODE_COLUMNS} FROM nodes n LEFT JOIN node_state s ON s.ip = n.ip WHERE n.account_id = ? AND n.id = ?`, accountId, id);
   }
 
   /** Every account's node with the account hash and the address's status (the node alerts). */
-  ownedNodes(): OwnedNode[] {
-    return this.get('SELECT n.id AS id, n.name AS name, n.ip AS ip, a.hash AS hash, s.status AS status FROM nodes n JOIN accounts a ON a.id = n.account_id LEFT JOIN node_state s ON s.ip = n.ip').all() as OwnedNode[];
+  ownedNodes(): Promise<OwnedNode[]> {
+    return this.sql.all<OwnedNode>(
+      'SELECT n.id AS id, n.name AS name, n.ip AS ip, a.hash AS hash, s.status AS status FROM nodes n JOIN accounts a ON a.id = n.account_id LEFT JOIN node_state s ON s.ip = n.ip',
+    );
   }
 
   /** Monitored addresses counted by stored status (null: not polled yet). */
-  statusCounts(): { status: string | null; n: number }[] {
-    return this.get('SELECT s.status AS status, count(*) AS n FROM (SELECT DISTINCT ip FROM nodes) a LEFT JOIN node_state s ON s.ip = a.ip GROUP BY s.status').all() as {
-      status: string | null;
-      n: number;
-    }[];
-  }
-
-  accountCount(): number {
-    return (this.get('SELECT count(*) AS n FROM accounts').get() as { n: number }).n;
+  statusCounts(): Promise<{ status: string | null; n: number }[]> {
+    return this.sql.all('SELECT s.status AS status, count(*) AS n FROM (SELECT DISTINCT ip FROM nodes) a LEFT JOIN node_state s ON s.ip = a.ip GROUP BY s.status');
   }
 
   /** Accounts that have a node at one of these addresses. */
-  accountsWithIps(ips: readonly string[]): number[] {
+  async accountsWithIps(ips: readonly string[], tx: Sql = this.sql): Promise<number[]> {
     if (ips.length === 0) return [];
-    const q = this.get('SELECT DISTINCT account_id AS a FROM nodes WHERE ip = ?');
-    const out = new Set<number>();
-    for (const ip of ips) for (const r of q.all(ip) as { a: number }[]) out.add(r.a);
-    return [...out];
+    return (await tx.all<{ a: number }>(`SELECT DISTINCT account_id AS a FROM nodes WHERE ${among(this.dialect, 'ip')}`, JSON.stringify(ips))).map((r) => r.a);
   }
 
   // ---- poll state -----------------------------------------------------------------------------
 
   /** Every distinct monitored address with its pool (new addresses start in the main pool). */
-  pollTargets(): PollTarget[] {
-    return this.get(
+  pollTargets(): Promise<PollTarget[]> {
+    return this.sql.all<PollTarget>(
       `SELECT d.ip AS ip, coalesce(s.pool, 'main') AS pool, coalesce(s.fails, 0) AS fails, coalesce(s.ever_ok, 0) AS ever_ok,
-              s.ip IS NOT NULL AS known
+              CASE WHEN s.ip IS NULL THEN 0 ELSE 1 END AS known
        FROM (SELECT DISTINCT ip FROM nodes) d LEFT JOIN node_state s ON s.ip = d.ip`,
-    ).all() as PollTarget[];
+    );
   }
 
-  states(ips: readonly string[]): Map<string, StateRow> {
-    const q = this.get('SELECT * FROM node_state WHERE ip = ?');
-    const out = new Map<string, StateRow>();
-    for (const ip of ips) {
-      const r = q.get(ip) as StateRow | undefined;
-      if (r) out.set(ip, r);
-    }
-    return out;
+  async states(ips: readonly string[]): Promise<Map<string, StateRow>> {
+    if (ips.length === 0) return new Map();
+    const rows = await this.sql.all<StateRow>(`SELECT * FROM node_state WHERE ${among(this.dialect, 'ip')}`, JSON.stringify(ips));
+    return new Map(rows.map((r) => [r.ip, r]));
   }
 
-  allStates(): StateRow[] {
-    return this.get('SELECT * FROM node_state').all() as StateRow[];
+  allStates(): Promise<StateRow[]> {
+    return this.sql.all<StateRow>('SELECT * FROM node_state');
   }
 
-  /** Write a batch of poll results in one transaction. */
-  saveStates(rows: readonly StateRow[]): void {
+  /** Write a batch of poll results at once. */
+  async saveStates(rows: readonly StateRow[]): Promise<void> {
     if (rows.length === 0) return;
-    this.statesGen++;
-    this.store.transaction(() => {
-      const up = this.get(
-        `INSERT INTO node_state (ip, pool, status, fails, ever_ok, uptime, height, version, relays, currts, proposals, public_key,
-                                 sync_state, rph, rph10, rph60, updated_at)
-         VALUES (@ip, @pool, @status, @fails, @ever_ok, @uptime, @height, @version, @relays, @currts, @proposals, @public_key,
-                 @sync_state, @rph, @rph10, @rph60, @updated_at)
-         ON CONFLICT (ip) DO UPDATE SET pool = excluded.pool, status = excluded.status, fails = excluded.fails,
-           ever_ok = excluded.ever_ok, uptime = excluded.uptime, height = excluded.height, version = excluded.version,
-           relays = excluded.relays, currts = excluded.currts, proposals = excluded.proposals, public_key = excluded.public_key,
-           sync_state = excluded.sync_state, rph = excluded.rph, rph10 = excluded.rph10, rph60 = excluded.rph60,
-           updated_at = excluded.updated_at`,
-      );
-      for (const r of rows) up.run(r);
-    });
+    await upsert(this.sql, 'node_state', STATE_COLUMNS, ['ip'], rows);
+    await this.wrote({ states: true });
   }
 
   /** The time of each address's newest history snapshot. */
-  lastSnapshotTimes(): { ip: string; t: number }[] {
-    return this.get('SELECT ip, max(taken_at) AS t FROM node_history GROUP BY ip').all() as { ip: string; t: number }[];
+  lastSnapshotTimes(): Promise<{ ip: string; t: number }[]> {
+    return this.sql.all('SELECT ip, max(taken_at) AS t FROM node_history GROUP BY ip');
   }
 
-  history(ip: string): HistoryRow[] {
-    return this.get('SELECT taken_at, currts, uptime, height, relays FROM node_history WHERE ip = ? ORDER BY taken_at DESC').all(ip) as HistoryRow[];
+  history(ip: string): Promise<HistoryRow[]> {
+    return this.sql.all<HistoryRow>('SELECT taken_at, currts, uptime, height, relays FROM node_history WHERE ip = ? ORDER BY taken_at DESC', ip);
   }
 
   /** Append snapshots and keep only the newest `keep` per address, in one transaction. */
-  addSnapshots(rows: readonly ({ ip: string } & HistoryRow)[], keep: number): void {
+  async addSnapshots(rows: readonly ({ ip: string } & HistoryRow)[], keep: number): Promise<void> {
     if (rows.length === 0) return;
-    this.store.transaction(() => {
-      const ins = this.get(
-        'INSERT OR REPLACE INTO node_history (ip, taken_at, currts, uptime, height, relays) VALUES (@ip, @taken_at, @currts, @uptime, @height, @relays)',
+    await this.sql.transaction(async (tx) => {
+      await upsert(tx, 'node_history', HISTORY_COLUMNS, ['ip', 'taken_at'], rows);
+      await tx.run(
+        `DELETE FROM node_history WHERE (ip, taken_at) IN (
+           SELECT ip, taken_at FROM (
+             SELECT ip, taken_at, row_number() OVER (PARTITION BY ip ORDER BY taken_at DESC) AS rn FROM node_history
+             WHERE ${among(this.dialect, 'ip')}
+           ) x WHERE x.rn > ?
+         )`,
+        JSON.stringify([...new Set(rows.map((r) => r.ip))]),
+        keep,
       );
-      const trim = this.get(
-        'DELETE FROM node_history WHERE ip = ? AND taken_at NOT IN (SELECT taken_at FROM node_history WHERE ip = ? ORDER BY taken_at DESC LIMIT ?)',
-      );
-      for (const r of rows) {
-        ins.run(r);
-        trim.run(r.ip, r.ip, keep);
-      }
     });
   }
 
   /** Drop state and history of addresses no account monitors any more. */
-  forgetUnmonitored(): void {
-    this.store.transaction(() => {
-      this.get('DELETE FROM node_state WHERE ip NOT IN (SELECT ip FROM nodes)').run();
-      this.get('DELETE FROM node_history WHERE ip NOT IN (SELECT ip FROM nodes)').run();
+  async forgetUnmonitored(): Promise<void> {
+    await this.sql.transaction(async (tx) => {
+      await tx.run('DELETE FROM node_state WHERE ip NOT IN (SELECT ip FROM nodes)');
+      await tx.run('DELETE FROM node_history WHERE ip NOT IN (SELECT ip FROM nodes)');
     });
   }
 
   /** Auto-removal: delete every account's nodes at these addresses; returns the affected accounts. */
-  removeAddresses(ips: readonly string[]): number[] {
+  async removeAddresses(ips: readonly string[]): Promise<number[]> {
     if (ips.length === 0) return [];
-    this.statesGen++;
-    return this.store.transaction(() => {
-      const accounts = this.accountsWithIps(ips);
-      const del = this.get('DELETE FROM nodes WHERE ip = ?');
-      const delState = this.get('DELETE FROM node_state WHERE ip = ?');
-      const delHist = this.get('DELETE FROM node_history WHERE ip = ?');
-      for (const ip of ips) {
-        del.run(ip);
-        delState.run(ip);
-        delHist.run(ip);
-      }
+    const json = JSON.stringify(ips);
+    const accounts = await this.sql.transaction(async (tx) => {
+      const accounts = await this.accountsWithIps(ips, tx);
+      for (const table of ['nodes', 'node_state', 'node_history']) await tx.run(`DELETE FROM ${table} WHERE ${among(this.dialect, 'ip')}`, json);
       return accounts;
     });
+    await this.wrote({ states: true });
+    return accounts;
   }
 
   /** Addresses whose monitored node announced this public key. */
-  monitoredIpsByKey(publicKey: string): string[] {
-    return (this.get('SELECT ip FROM node_state WHERE public_key = ? ORDER BY ip').all(publicKey) as { ip: string }[]).map((r) => r.ip);
+  async monitoredIpsByKey(publicKey: string): Promise<string[]> {
+    return (await this.sql.all<{ ip: string }>('SELECT ip FROM node_state WHERE public_key = ? ORDER BY ip', publicKey)).map((r) => r.ip);
   }
 
   // ---- wallets, prices, network status --------------------------------------------------------
 
-  wallets(accountId: number): WalletRow[] {
-    return this.get('SELECT id, address, balance FROM wallets WHERE account_id = ? ORDER BY id').all(accountId) as WalletRow[];
+  wallets(accountId: number): Promise<WalletRow[]> {
+    return this.sql.all<WalletRow>('SELECT id, address, balance FROM wallets WHERE account_id = ? ORDER BY id', accountId);
   }
 
   /** Replace the account's wallet set: new ones start at -100 (waiting for update), kept ones keep their balance. */
-  replaceWallets(accountId: number, addresses: readonly string[], now: number): void {
-    this.store.transaction(() => {
-      const existing = new Set((this.get('SELECT address FROM wallets WHERE account_id = ?').all(accountId) as { address: string }[]).map((r) => r.address));
-      const want = new Set(addresses);
-      const del = this.get('DELETE FROM wallets WHERE account_id = ? AND address = ?');
-      for (const a of existing) if (!want.has(a)) del.run(accountId, a);
-      const ins = this.get('INSERT INTO wallets (account_id, address, balance, updated_at) VALUES (?, ?, ?, ?)');
-      for (const a of addresses) {
-        if (existing.has(a)) continue;
-        // A balance another account already has for this address is as good as a fresh one.
-        const known = this.get('SELECT balance FROM wallets WHERE address = ? AND balance != -100 LIMIT 1').get(a) as
-          | { balance: number }
-          | undefined;
-        ins.run(accountId, a, known?.balance ?? -100, now);
-      }
-    });
-  }
-
-  walletAddresses(): string[] {
-    return (this.get('SELECT DISTINCT address FROM wallets ORDER BY address').all() as { address: string }[]).map((r) => r.address);
-  }
-
-  setBalances(balances: readonly { address: string; balance: number }[], now: number): void {
-    if (balances.length === 0) return;
-    this.store.transaction(() => {
-      const up = this.get('UPDATE wallets SET balance = ?, updated_at = ? WHERE address = ?');
-      for (const b of balances) up.run(b.balance, now, b.address);
-    });
-  }
-
-  prices(): { currency: string; value: number }[] {
-    return this.get('SELECT currency, value FROM prices ORDER BY currency').all() as { currency: string; value: number }[];
-  }
-
-  setPrices(prices: Record<string, number>, now: number): void {
-    this.store.transaction(() => {
-      const up = this.get(
-        'INSERT INTO prices (currency, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (currency) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+  async replaceWallets(accountId: number, addresses: readonly string[], now: number): Promise<void> {
+    const json = JSON.stringify(addresses.map((address) => ({ address })));
+    await this.sql.transaction(async (tx) => {
+      await this.lockAccount(tx, accountId);
+      await tx.run(`DELETE FROM wallets WHERE account_id = ? AND NOT (${among(this.dialect, 'address')})`, accountId, JSON.stringify(addresses));
+      // A balance another account already has for a new address is as good as a fresh one.
+      await tx.run(
+        `INSERT INTO wallets (account_id, address, balance, updated_at)
+         SELECT ?, u.address, coalesce((SELECT w.balance FROM wallets w WHERE w.address = u.address AND w.balance != -100 LIMIT 1), -100), ?
+         FROM ${jsonRows(this.dialect, 'u', { address: 'TEXT' })} WHERE true ORDER BY u.ord
+         ON CONFLICT (account_id, address) DO NOTHING`,
+        accountId,
+        now,
+        json,
       );
-      for (const [c, v] of Object.entries(prices)) up.run(c, v, now);
     });
   }
 
-  netstatus(): { data: Record<string, unknown>; updated_at: number } | undefined {
-    const row = this.get('SELECT data, updated_at FROM netstatus WHERE id = 1').get() as { data: string; updated_at: number } | undefined;
+  async walletAddresses(): Promise<string[]> {
+    return (await this.sql.all<{ address: string }>('SELECT DISTINCT address FROM wallets ORDER BY address')).map((r) => r.address);
+  }
+
+  async setBalances(balances: readonly { address: string; balance: number }[], now: number): Promise<void> {
+    if (balances.length === 0) return;
+    await this.sql.run(
+      `UPDATE wallets SET balance = b.balance, updated_at = ? FROM ${jsonRows(this.dialect, 'b', { address: 'TEXT', balance: 'DOUBLE PRECISION' })}
+       WHERE wallets.address = b.address`,
+      now,
+      JSON.stringify(balances.map((b) => ({ address: b.address, balance: b.balance }))),
+    );
+  }
+
+  prices(): Promise<{ currency: string; value: number }[]> {
+    return this.sql.all('SELECT currency, value FROM prices ORDER BY currency');
+  }
+
+  async setPrices(prices: Record<string, number>, now: number): Promise<void> {
+    const rows = Object.entries(prices).map(([currency, value]) => ({ currency, value }));
+    await upsert(this.sql, 'prices', { currency: 'TEXT', value: 'DOUBLE PRECISION' }, ['currency'], rows, { updated_at: now });
+  }
+
+  async netstatus(): Promise<{ data: Record<string, unknown>; updated_at: number } | undefined> {
+    const row = await this.sql.get<{ data: string; updated_at: number }>('SELECT data, updated_at FROM netstatus WHERE id = 1');
     return row ? { data: JSON.parse(row.data) as Record<string, unknown>, updated_at: row.updated_at } : undefined;
   }
 
-  setNetstatus(data: Record<string, unknown>, now: number): void {
-    this.get(
+  async setNetstatus(data: Record<string, unknown>, now: number): Promise<void> {
+    await this.sql.run(
       'INSERT INTO netstatus (id, data, updated_at) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at',
-    ).run(JSON.stringify(data), now);
+      JSON.stringify(data),
+      now,
+    );
   }
 
   // ---- crawl ----------------------------------------------------------------------------------
 
-  meta(key: string): string | undefined {
-    return (this.get('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
+  async meta(key: string): Promise<string | undefined> {
+    return (await this.sql.get<{ value: string }>('SELECT value FROM meta WHERE key = ?', key))?.value;
   }
 
-  setMeta(key: string, value: string): void {
-    this.get('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+  async setMeta(key: string, value: string, tx: Sql = this.sql): Promise<void> {
+    await tx.run('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', key, value);
   }
 
   /** Current crawl generation and its finish time (ms), if a crawl completed. */
-  crawlInfo(): { generation: number; finishedAt: number } | undefined {
-    const g = this.meta('crawl_generation');
-    const t = this.meta('crawl_finished_at');
+  async crawlInfo(): Promise<{ generation: number; finishedAt: number } | undefined> {
+    const rows = await this.sql.all<{ key: string; value: string }>("SELECT key, value FROM meta WHERE key IN ('crawl_generation', 'crawl_finished_at')");
+    const m = new Map(rows.map((r) => [r.key, r.value]));
+    const g = m.get('crawl_generation');
+    const t = m.get('crawl_finished_at');
     if (g === undefined || t === undefined) return undefined;
     return { generation: Number(g), finishedAt: Number(t) };
   }
 
-  insertCrawlRows(generation: number, rows: readonly CrawlRow[]): void {
-    this.store.transaction(() => {
-      const ins = this.get(
-        `INSERT OR REPLACE INTO crawl_nodes (generation, ip, public_key, sync_state, height, uptime, relays, proposals, answered)
-         VALUES (${generation}, @ip, @public_key, @sync_state, @height, @uptime, @relays, @proposals, @answered)`,
-      );
-      for (const r of rows) ins.run(r);
-    });
+  async insertCrawlRows(generation: number, rows: readonly CrawlRow[]): Promise<void> {
+    await upsert(this.sql, 'crawl_nodes', CRAWL_COLUMNS, ['generation', 'ip'], rows, { generation });
   }
 
   /** Make `generation` current and drop every other one. */
-  switchCrawl(generation: number, finishedAt: number): void {
-    this.store.transaction(() => {
-      this.setMeta('crawl_generation', String(generation));
-      this.setMeta('crawl_finished_at', String(finishedAt));
-      this.get('DELETE FROM crawl_nodes WHERE generation != ?').run(generation);
+  async switchCrawl(generation: number, finishedAt: number): Promise<void> {
+    await this.sql.transaction(async (tx) => {
+      await this.setMeta('crawl_generation', String(generation), tx);
+      await this.setMeta('crawl_finished_at', String(finishedAt), tx);
+      await tx.run('DELETE FROM crawl_nodes WHERE generation != ?', generation);
     });
   }
 
-  discardCrawl(generation: number): void {
-    this.get('DELETE FROM crawl_nodes WHERE generation = ?').run(generation);
+  async discardCrawl(generation: number): Promise<void> {
+    await this.sql.run('DELETE FROM crawl_nodes WHERE generation = ?', generation);
   }
 
-  crawlRows(generation: number): CrawlRow[] {
-    return this.get('SELECT ip, public_key, sync_state, height, uptime, relays, proposals, answered FROM crawl_nodes WHERE generation = ?').all(
-      generation,
-    ) as CrawlRow[];
+  crawlRows(generation: number): Promise<CrawlRow[]> {
+    return this.sql.all<CrawlRow>('SELECT ip, public_key, sync_state, height, uptime, relays, proposals, answered FROM crawl_nodes WHERE generation = ?', generation);
   }
 
   /** Which of `ips` the crawl of `generation` saw. */
-  crawlSeen(generation: number, ips: readonly string[]): Set<string> {
-    const q = this.get('SELECT 1 FROM crawl_nodes WHERE generation = ? AND ip = ?');
-    return new Set(ips.filter((ip) => q.get(generation, ip) !== undefined));
+  async crawlSeen(generation: number, ips: readonly string[]): Promise<Set<string>> {
+    if (ips.length === 0) return new Set();
+    const rows = await this.sql.all<{ ip: string }>(`SELECT ip FROM crawl_nodes WHERE generation = ? AND ${among(this.dialect, 'ip')}`, generation, JSON.stringify(ips));
+    return new Set(rows.map((r) => r.ip));
   }
 
-  crawlIpsByKey(generation: number, publicKey: string): string[] {
-    return (this.get('SELECT ip FROM crawl_nodes WHERE generation = ? AND public_key = ? ORDER BY ip').all(generation, publicKey) as { ip: string }[]).map(
-      (r) => r.ip,
-    );
+  async crawlIpsByKey(generation: number, publicKey: string): Promise<string[]> {
+    return (await this.sql.all<{ ip: string }>('SELECT ip FROM crawl_nodes WHERE generation = ? AND public_key = ? ORDER BY ip', generation, publicKey)).map((r) => r.ip);
   }
 }
 
-/** Internal: aborts an all-or-nothing transaction. */
-class NotFound extends Error {}
+/** The listed columns of a row (what the batch statements read; extra fields stay out of the JSON). */
+function pick(row: object, columns: Readonly<Record<string, string>>): Record<string, unknown> {
+  const r = row as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const c of Object.keys(columns)) out[c] = r[c] ?? null;
+  return out;
+}
 
 /** Run an all-or-nothing removal: null when one target was missing (nothing changed). */
-function allOrNothing<T>(fn: () => T): T | null {
+async function allOrNothing<T>(fn: () => Promise<T>): Promise<T | null> {
   try {
-    return fn();
+    return await fn();
   } catch (e) {
     if (e instanceof NotFound) return null;
     throw e;

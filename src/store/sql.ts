@@ -34,25 +34,51 @@ export class SqliteSql implements Sql {
 
   constructor(private readonly store: Store) {}
 
-  /** Statements outside a transaction wait while one is open (they would land inside it). */
-  private async ready(): Promise<void> {
+  /**
+   * A statement outside a transaction: at once, or after the open transaction (it would land inside
+   * it). Its error comes as a rejection either way, never thrown at the caller.
+   */
+  private now<T>(f: () => T): Promise<T> {
+    if (this.open) return this.queued(f);
+    try {
+      return Promise.resolve(f());
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** Checked again after every wait and run in the same turn: a transaction woken first keeps it out. */
+  private async queued<T>(f: () => T): Promise<T> {
     while (this.open) await this.open;
+    return f();
   }
 
   all<R>(sql: string, ...params: unknown[]): Promise<R[]> {
-    return this.open ? this.ready().then(() => this.allNow<R>(sql, params)) : Promise.resolve(this.allNow<R>(sql, params));
+    return this.now(() => this.allNow<R>(sql, params));
   }
 
   get<R>(sql: string, ...params: unknown[]): Promise<R | undefined> {
-    return this.open ? this.ready().then(() => this.getNow<R>(sql, params)) : Promise.resolve(this.getNow<R>(sql, params));
+    return this.now(() => this.getNow<R>(sql, params));
   }
 
   run(sql: string, ...params: unknown[]): Promise<number> {
-    return this.open ? this.ready().then(() => this.runNow(sql, params).changes) : Promise.resolve(this.runNow(sql, params).changes);
+    return this.now(() => this.runNow(sql, params).changes);
   }
 
   insert(sql: string, ...params: unknown[]): Promise<number> {
-    return this.open ? this.ready().then(() => Number(this.runNow(sql, params).lastInsertRowid)) : Promise.resolve(Number(this.runNow(sql, params).lastInsertRowid));
+    return this.now(() => Number(this.runNow(sql, params).lastInsertRowid));
+  }
+
+  /** Rows as arrays of their column values: for long lists, about half the CPU time of row objects (SQLite only). */
+  values(sql: string, ...params: unknown[]): Promise<unknown[][]> {
+    return this.now(() => {
+      const st = this.store.prepare(sql);
+      try {
+        return st.raw(true).all(...params) as unknown[][];
+      } finally {
+        st.raw(false);
+      }
+    });
   }
 
   allNow<R>(sql: string, params: unknown[]): R[] {
@@ -68,7 +94,9 @@ export class SqliteSql implements Sql {
   }
 
   async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
-    await this.ready();
+    // Checked again after every wait, and taken in the same turn: two transactions started together
+    // take turns instead of the second beginning inside the first.
+    while (this.open) await this.open;
     let end!: () => void;
     this.open = new Promise<void>((r) => (end = r));
     const db = this.store.db;
@@ -134,6 +162,8 @@ export function numberPlaceholders(sql: string): string {
 export interface TablePrefix {
   readonly prefix: string;
   readonly tables: readonly string[];
+  /** Tables whose name in the shared database is not the prefix and the plain name (plain name: shared name). */
+  readonly renamed?: Readonly<Record<string, string>>;
 }
 
 /** SQL texts as PostgreSQL gets them (placeholders numbered, tables prefixed), converted once per text. */
@@ -142,7 +172,8 @@ export class PgText {
   private readonly converted = new Map<string, string>();
 
   constructor(private readonly names?: TablePrefix) {
-    this.re = names && names.tables.length > 0 ? new RegExp(`\\b(${names.tables.join('|')})\\b`, 'g') : undefined;
+    const plain = names ? [...names.tables, ...Object.keys(names.renamed ?? {})] : [];
+    this.re = plain.length > 0 ? new RegExp(`\\b(${plain.join('|')})\\b`, 'g') : undefined;
   }
 
   /** Placeholders numbered and table names prefixed, outside quoted literals. */
@@ -150,10 +181,11 @@ export class PgText {
     const numbered = numberPlaceholders(sql);
     const re = this.re;
     if (!re) return numbered;
-    const prefix = this.names!.prefix;
+    const { prefix, renamed } = this.names!;
+    const shared = (name: string) => renamed?.[name] ?? `${prefix}${name}`;
     return numbered
       .split("'")
-      .map((part, i) => (i % 2 === 0 ? part.replace(re, `${prefix}$1`) : part))
+      .map((part, i) => (i % 2 === 0 ? part.replace(re, shared) : part))
       .join("'");
   }
 

@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { numberPlaceholders, SqliteSql } from '../../src/store/sql.js';
+import { numberPlaceholders, PgText, SqliteSql } from '../../src/store/sql.js';
+import { NODES_TABLES } from '../../src/nodes/schema.js';
 import { pgPipelineText } from '../../src/pipeline/data/tables.js';
 import { Store } from '../../src/store/index.js';
 
@@ -52,6 +53,38 @@ describe('SqliteSql', () => {
     expect(await sql.get<{ n: number }>('SELECT count(*) AS n FROM posts')).toEqual({ n: 2 });
     store.close();
   });
+  it('runs two transactions started in the same turn one after the other, not the second inside the first', async () => {
+    const store = new Store(join(dir, 'c.db'), migrations);
+    const sql = new SqliteSql(store);
+    const write = (key: string) =>
+      sql.transaction(async (t) => {
+        await t.run("INSERT INTO settings VALUES (?, '1', 'now')", key);
+        await new Promise((r) => setTimeout(r, 5));
+        return (await t.all<{ key: string }>('SELECT key FROM settings ORDER BY key')).map((r) => r.key);
+      });
+    expect(await Promise.all([write('a'), write('b')])).toEqual([['a'], ['a', 'b']]);
+    store.close();
+  });
+
+  it('answers a failing statement with a rejected promise, not an exception at the call', async () => {
+    const store = new Store(join(dir, 'd.db'), migrations);
+    const sql = new SqliteSql(store);
+    let answer: Promise<number> | undefined;
+    expect(() => (answer = sql.run('INSERT INTO nowhere VALUES (1)'))).not.toThrow();
+    await expect(answer).rejects.toThrow(/no such table/);
+    await expect(sql.insert("INSERT INTO settings VALUES ('k', '1', 'now')")).resolves.toBe(1);
+    await expect(sql.insert("INSERT INTO settings VALUES ('k', '1', 'now')")).rejects.toThrow(/UNIQUE/);
+    store.close();
+  });
+  it('answers rows as arrays of values, leaving the same statement answering objects elsewhere', async () => {
+    const store = new Store(join(dir, 'e.db'), migrations);
+    const sql = new SqliteSql(store);
+    await sql.run("INSERT INTO settings VALUES ('k', 'v', 'now')");
+    const text = 'SELECT key, value FROM settings WHERE key = ?';
+    expect(await sql.values(text, 'k')).toEqual([['k', 'v']]);
+    expect(await sql.all(text, 'k')).toEqual([{ key: 'k', value: 'v' }]);
+    store.close();
+  });
 });
 
 describe('SQL for PostgreSQL', () => {
@@ -63,5 +96,13 @@ describe('SQL for PostgreSQL', () => {
     expect(pgPipelineText('SELECT s.* FROM sources s LEFT JOIN categories c ON lower(c.name) = lower(s.category)')).toBe(
       'SELECT s.* FROM pl_sources s LEFT JOIN pl_categories c ON lower(c.name) = lower(s.category)',
     );
+  });
+
+  it('names the node monitor tables as the shared database has them, three of them renamed', () => {
+    const text = new PgText(NODES_TABLES);
+    expect(text.convert('SELECT * FROM nodes n JOIN node_state s ON s.ip = n.ip WHERE n.ip IN (SELECT ip FROM crawl_nodes) AND s.sync_state = ?')).toBe(
+      'SELECT * FROM nm_nodes n JOIN nm_state s ON s.ip = n.ip WHERE n.ip IN (SELECT ip FROM nm_crawl) AND s.sync_state = $1',
+    );
+    expect(text.convert("DELETE FROM node_history WHERE ip = 'node_history'")).toBe("DELETE FROM nm_history WHERE ip = 'node_history'");
   });
 });
