@@ -3,7 +3,7 @@
  * their accounts, custom models, aliases, combos, model-combo mappings, API keys (hashed), pricing
  * overrides and settings. GatewayStore also opens the other capabilities' stores on the same file
  * (memory, files, batches, webhook deliveries, the request log, login sessions: each in its own
- * folder, beside its PostgreSQL twin where it has one), and SharedConfigStore (shared/config-store.ts) replaces it
+ * folder, written once for both databases on the kit's query layer through sql.ts), and SharedConfigStore (shared/config-store.ts) replaces it
  * when several daemons share a database. The schema is assembled in schema.ts.
  */
 import type { MemoryData } from './memory/data.js';
@@ -11,8 +11,9 @@ import { MemoryStore } from './memory/store.js';
 import { storedAccount } from './oauth/account-key.js';
 import { FileStore, type FileData } from './files/store.js';
 import { BatchStore, type BatchData } from './batches/store.js';
-import { SqliteDeliveryQueue, type DeliveryQueue } from './webhooks/store.js';
-import { SqliteLogReader, type RequestLogReader } from './request-log/reader.js';
+import { SqlDeliveryQueue, type DeliveryQueue } from './webhooks/store.js';
+import { RequestLogStore, type RequestLogReader } from './request-log/reader.js';
+import { sqliteSql } from './sql.js';
 import { SqliteRequestLog, type RequestLogEntry } from './request-log/store.js';
 import { SqliteSessions } from './sessions/store.js';
 import { parseJsonColumn, type Store } from '../store/index.js';
@@ -246,29 +247,29 @@ export class GatewayStore {
 
   /** Persistent memory (/api/memory): in this daemon's SQLite file. */
   memoryStore(): MemoryData {
-    return new MemoryStore(this.store);
+    return new MemoryStore(sqliteSql(this.store));
   }
 
   /** Uploaded files (rows here, bytes on disk). */
   fileData(): FileData {
-    return new FileStore(this.store);
+    return new FileStore(sqliteSql(this.store));
   }
 
   /** Webhook deliveries waiting to be sent, and their attempts. */
   deliveryQueue(): DeliveryQueue {
-    return new SqliteDeliveryQueue(this.store);
+    return new SqlDeliveryQueue(sqliteSql(this.store));
   }
 
   /** Batches and their line results. */
   batchData(): BatchData {
-    return new BatchStore(this.store);
+    return new BatchStore(sqliteSql(this.store));
   }
 
   private reader?: RequestLogReader;
 
   /** Asynchronous reads of the request log (routes use these: the log may be shared). */
   get logs(): RequestLogReader {
-    return (this.reader ??= new SqliteLogReader(this.store));
+    return (this.reader ??= new RequestLogStore(sqliteSql(this.store), (before) => this.store.prepare('DELETE FROM compression_log WHERE ts < ?').run(before).changes));
   }
 
   transaction<T>(fn: () => T): T {

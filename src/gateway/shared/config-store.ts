@@ -2,8 +2,8 @@
  * The gateway's configuration in the database several daemons share (ctl.yaml `storage.postgres`):
  * providers with their accounts, custom models, aliases, combos, model-combo mappings, API keys,
  * pricing and settings; and it opens the other shared stores the gateway asks for: the request log
- * (request-log/pg-store.ts), memory, files, batches and the webhook queue (memory/, files/ and
- * batches/pg-store.ts, webhooks/pg-queue.ts). What no shared store covers (OAuth tokens, caches, audit and the like)
+ * (request-log/shared-log.ts), memory, files, batches and the webhook queue (their stores, written
+ * once for both databases, on this database's query layer with the gateway's tables under `gw_`). What no shared store covers (OAuth tokens, caches, audit and the like)
  * stays in the daemon's own SQLite file.
  *
  * Each record is one row of `gw_config (kind, id, data)`. The gateway reads its configuration
@@ -24,14 +24,14 @@ import { GatewayStore, withAccountKey, type ProviderModelRecord } from '../store
 import { type RequestLogEntry } from '../request-log/store.js';
 import { storedAccount } from '../oauth/account-key.js';
 import type { RequestLogReader } from '../request-log/reader.js';
-import { PgRequestLog, REQUEST_LOG_MIGRATION } from '../request-log/pg-store.js';
-import { MEMORY_MIGRATION, PgMemoryStore } from '../memory/pg-store.js';
-import { FILES_MIGRATION, PgFileStore } from '../files/pg-store.js';
-import { BATCHES_MIGRATION, PgBatchStore } from '../batches/pg-store.js';
-import { PgDeliveryQueue, WEBHOOK_QUEUE_MIGRATION } from '../webhooks/pg-queue.js';
-import type { DeliveryQueue } from '../webhooks/store.js';
-import type { FileData } from '../files/store.js';
-import type { BatchData } from '../batches/store.js';
+import { PgRequestLog } from '../request-log/shared-log.js';
+import { REQUEST_LOG_MIGRATION } from '../request-log/store.js';
+import { MEMORY_MIGRATION, MemoryStore } from '../memory/store.js';
+import { FILES_MIGRATION, FileStore, type FileData } from '../files/store.js';
+import { BATCHES_MIGRATION, SharedBatchStore, type BatchData } from '../batches/store.js';
+import { SqlDeliveryQueue, WEBHOOK_QUEUE_MIGRATION, type DeliveryQueue } from '../webhooks/store.js';
+import { sharedSql } from '../sql.js';
+import type { Sql } from '../../store/sql.js';
 import type { MemoryData } from '../memory/data.js';
 import type { CatalogChange } from '../catalog.js';
 import type { ApiKeyRecord, ComboConfig, ComboMapping, ModelSpec, PriceEntry, ProviderAccount, ProviderConfig } from '../types.js';
@@ -128,6 +128,7 @@ export class SharedConfigStore extends GatewayStore {
     private readonly clock: () => number,
   ) {
     super(local);
+    this.sql = sharedSql(db);
     this.requestLog = new PgRequestLog(db, log, (before) => local.prepare('DELETE FROM compression_log WHERE ts < ?').run(before).changes);
   }
 
@@ -136,9 +137,11 @@ export class SharedConfigStore extends GatewayStore {
     this.requestLog.append(entries);
   }
 
-  private memory?: PgMemoryStore;
-  private files?: PgFileStore;
-  private batches?: PgBatchStore;
+  private memory?: MemoryStore;
+  private files?: FileStore;
+  private batches?: SharedBatchStore;
+  /** The shared database's query layer, the gateway's tables prefixed. */
+  private readonly sql: Sql;
 
   /** Files in the shared database, bytes included: any gateway serves a file uploaded through another. */
   override fileData(): FileData {
@@ -147,7 +150,7 @@ export class SharedConfigStore extends GatewayStore {
 
   /** Webhook deliveries in the shared database: each sent by one gateway, retried by any. */
   override deliveryQueue(): DeliveryQueue {
-    return new PgDeliveryQueue(this.db);
+    return new SqlDeliveryQueue(this.sql);
   }
 
   /** Batches in the shared database: every gateway runs a share of each batch's lines. */
@@ -175,9 +178,9 @@ export class SharedConfigStore extends GatewayStore {
       () => void s.reload(),
     );
     await s.loadAll();
-    s.memory = await PgMemoryStore.open(db, daemonId, log);
-    s.files = new PgFileStore(db);
-    s.batches = await PgBatchStore.open(db);
+    s.memory = await MemoryStore.shared(s.sql, db, daemonId, log);
+    s.files = new FileStore(s.sql);
+    s.batches = await SharedBatchStore.open(s.sql, db);
     return s;
   }
 
