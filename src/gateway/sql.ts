@@ -26,3 +26,18 @@ export function sqliteSql(store: Store): SqliteSql {
 export function sharedSql(db: SharedPostgres): Sql {
   return PgSql.over(db, GATEWAY_TABLES);
 }
+
+/** How each database names what a table declares alike: big integers (milliseconds, sizes), floats, row ids, the table prefix. */
+export interface ColumnTypes {
+  readonly big: string;
+  readonly real: string;
+  /** An integer row id the database assigns. */
+  readonly serial: string;
+  /** After a table's closing parenthesis: SQLite's WITHOUT ROWID for tables keyed by their primary key. */
+  readonly withoutRowid: string;
+  /** Table and index name prefix. */
+  readonly p: string;
+}
+
+export const SQLITE_TYPES: ColumnTypes = { big: 'INTEGER', real: 'REAL', serial: 'INTEGER PRIMARY KEY AUTOINCREMENT', withoutRowid: ' WITHOUT ROWID', p: '' };
+export const PG_TYPES: ColumnTypes = { big: 'BIGINT', real: 'DOUBLE PRECISION', serial: 'BIGSERIAL PRIMARY KEY', withoutRowid: '', p: 'gw_' };

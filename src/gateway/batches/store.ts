@@ -10,57 +10,11 @@
 import type { SharedPostgres } from '../../store/postgres.js';
 import type { Sql } from '../../store/sql.js';
 import type { SchemaStep } from '../schema.js';
+import { PG_TYPES, SQLITE_TYPES, type ColumnTypes } from '../sql.js';
 
-/** Batches in the shared database (`gw_batches`, `gw_batch_results`, and the lines to run in `gw_batch_lines`). */
-export const BATCHES_MIGRATION = `
-  CREATE TABLE gw_batches (
-    id TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
-    endpoint TEXT NOT NULL,
-    input_file_id TEXT NOT NULL,
-    completion_window TEXT NOT NULL,
-    status TEXT NOT NULL,
-    metadata TEXT,
-    errors TEXT,
-    total INTEGER NOT NULL DEFAULT 0,
-    output_file_id TEXT,
-    error_file_id TEXT,
-    created_at BIGINT NOT NULL,
-    expires_at BIGINT NOT NULL,
-    in_progress_at BIGINT,
-    finalizing_at BIGINT,
-    completed_at BIGINT,
-    failed_at BIGINT,
-    expired_at BIGINT,
-    cancelling_at BIGINT,
-    cancelled_at BIGINT
-  );
-  CREATE INDEX gw_batches_owner ON gw_batches(owner, created_at, id);
-  CREATE TABLE gw_batch_results (
-    batch_id TEXT NOT NULL,
-    line INTEGER NOT NULL,
-    ok INTEGER NOT NULL,
-    result TEXT NOT NULL,
-    PRIMARY KEY (batch_id, line)
-  );
-  CREATE TABLE gw_batch_lines (
-    batch_id TEXT NOT NULL,
-    line INTEGER NOT NULL,
-    raw TEXT NOT NULL,
-    claimed_by TEXT,
-    claimed_at BIGINT,
-    PRIMARY KEY (batch_id, line)
-  );
-`;
-
-/** Batches: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
-export const BATCHES_SCHEMA: SchemaStep[] = [
-  {
-    // Batches, and each batch line's recorded result (a line with a result never runs again, even after
-    // kill -9).
-    version: 4,
-    up: `
-CREATE TABLE batches (
+/** The batches and their results as `t`'s database declares them. */
+const batchTables = (t: ColumnTypes) => `
+CREATE TABLE ${t.p}batches (
   id TEXT PRIMARY KEY,
   owner TEXT NOT NULL,
   endpoint TEXT NOT NULL,
@@ -72,26 +26,42 @@ CREATE TABLE batches (
   total INTEGER NOT NULL DEFAULT 0,
   output_file_id TEXT,
   error_file_id TEXT,
-  created_at INTEGER NOT NULL,
-  expires_at INTEGER NOT NULL,
-  in_progress_at INTEGER,
-  finalizing_at INTEGER,
-  completed_at INTEGER,
-  failed_at INTEGER,
-  expired_at INTEGER,
-  cancelling_at INTEGER,
-  cancelled_at INTEGER
+  created_at ${t.big} NOT NULL,
+  expires_at ${t.big} NOT NULL,
+  in_progress_at ${t.big},
+  finalizing_at ${t.big},
+  completed_at ${t.big},
+  failed_at ${t.big},
+  expired_at ${t.big},
+  cancelling_at ${t.big},
+  cancelled_at ${t.big}
 );
-CREATE INDEX batches_owner ON batches(owner, created_at, id);
-CREATE TABLE batch_results (
+CREATE INDEX ${t.p}batches_owner ON ${t.p}batches(owner, created_at, id);
+CREATE TABLE ${t.p}batch_results (
   batch_id TEXT NOT NULL,
   line INTEGER NOT NULL,
   ok INTEGER NOT NULL,
   result TEXT NOT NULL,
   PRIMARY KEY (batch_id, line)
-) WITHOUT ROWID;
-`,
-  },
+)${t.withoutRowid};
+`;
+
+/** Batches in the shared database (`gw_batches`, `gw_batch_results`, and the lines to run in `gw_batch_lines`). */
+export const BATCHES_MIGRATION = `${batchTables(PG_TYPES)}
+CREATE TABLE gw_batch_lines (
+  batch_id TEXT NOT NULL,
+  line INTEGER NOT NULL,
+  raw TEXT NOT NULL,
+  claimed_by TEXT,
+  claimed_at BIGINT,
+  PRIMARY KEY (batch_id, line)
+);
+`;
+
+/** Batches: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const BATCHES_SCHEMA: SchemaStep[] = [
+  // Batches, and each batch line's recorded result (a line with a result never runs again, even after kill -9).
+  { version: 4, up: batchTables(SQLITE_TYPES) },
 ];
 
 export type BatchStatus = 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';

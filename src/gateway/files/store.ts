@@ -8,51 +8,40 @@
 import { open, rename, rm } from 'node:fs/promises';
 import type { Sql } from '../../store/sql.js';
 import type { SchemaStep } from '../schema.js';
+import { PG_TYPES, SQLITE_TYPES, type ColumnTypes } from '../sql.js';
+
+/** The files table and its indexes as `t`'s database declares them. */
+const filesTable = (t: ColumnTypes) => `
+CREATE TABLE ${t.p}files (
+  id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  purpose TEXT NOT NULL,
+  filename TEXT NOT NULL,
+  bytes ${t.big} NOT NULL,
+  sha256 TEXT NOT NULL,
+  created_at ${t.big} NOT NULL,
+  expires_at ${t.big}
+);
+CREATE INDEX ${t.p}files_owner ON ${t.p}files(owner, created_at, id);
+CREATE INDEX ${t.p}files_expiry ON ${t.p}files(expires_at) WHERE expires_at IS NOT NULL;
+`;
 
 /** Uploaded files in the shared database (`gw_files`, and the bytes in `gw_file_chunks`). */
-export const FILES_MIGRATION = `
-  CREATE TABLE gw_files (
-    id TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
-    purpose TEXT NOT NULL,
-    filename TEXT NOT NULL,
-    bytes BIGINT NOT NULL,
-    sha256 TEXT NOT NULL,
-    created_at BIGINT NOT NULL,
-    expires_at BIGINT
-  );
-  CREATE INDEX gw_files_owner ON gw_files(owner, created_at, id);
-  CREATE INDEX gw_files_expiry ON gw_files(expires_at) WHERE expires_at IS NOT NULL;
-  CREATE TABLE gw_file_chunks (
-    file_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    data BYTEA NOT NULL,
-    PRIMARY KEY (file_id, seq)
-  );
+export const FILES_MIGRATION = `${filesTable(PG_TYPES)}
+CREATE TABLE gw_file_chunks (
+  file_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  data BYTEA NOT NULL,
+  PRIMARY KEY (file_id, seq)
+);
 `;
 
 const CHUNK = 1 << 20;
 
 /** Uploaded files: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
 export const FILES_SCHEMA: SchemaStep[] = [
-  {
-    // Uploaded files (their bytes live under uploads/gateway/files/).
-    version: 4,
-    up: `
-CREATE TABLE files (
-  id TEXT PRIMARY KEY,
-  owner TEXT NOT NULL,
-  purpose TEXT NOT NULL,
-  filename TEXT NOT NULL,
-  bytes INTEGER NOT NULL,
-  sha256 TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  expires_at INTEGER
-);
-CREATE INDEX files_owner ON files(owner, created_at, id);
-CREATE INDEX files_expiry ON files(expires_at) WHERE expires_at IS NOT NULL;
-`,
-  },
+  // Uploaded files (their bytes live under uploads/gateway/files/).
+  { version: 4, up: filesTable(SQLITE_TYPES) },
 ];
 
 export interface FileRecord {

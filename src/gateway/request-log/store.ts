@@ -9,16 +9,14 @@
 import { parseJsonColumn, type Store } from '../../store/index.js';
 import { modalityOf } from '../modality.js';
 import type { SchemaStep } from '../schema.js';
+import { PG_TYPES, SQLITE_TYPES, type ColumnTypes } from '../sql.js';
 
-/** The request log: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
-export const REQUEST_LOG_SCHEMA: SchemaStep[] = [
-  {
-    version: 1,
-    up: `
-CREATE TABLE request_log (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
+/** The request log's first columns as `t`'s database declares them (`later`: columns added since, for a new table). */
+const logTable = (t: ColumnTypes, later = '') => `
+CREATE TABLE ${t.p}request_log (
+  id ${t.serial},
   request_id TEXT NOT NULL,
-  ts INTEGER NOT NULL,
+  ts ${t.big} NOT NULL,
   endpoint TEXT NOT NULL,
   api_key_id TEXT,
   session_id TEXT,
@@ -35,71 +33,32 @@ CREATE TABLE request_log (
   tokens_out INTEGER NOT NULL DEFAULT 0,
   tokens_cached INTEGER NOT NULL DEFAULT 0,
   tokens_reasoning INTEGER NOT NULL DEFAULT 0,
-  cost REAL NOT NULL DEFAULT 0,
+  cost ${t.real} NOT NULL DEFAULT 0,
   latency_ms INTEGER NOT NULL DEFAULT 0,
   ttfb_ms INTEGER,
   fallback_attempts INTEGER NOT NULL DEFAULT 0,
   attempts TEXT NOT NULL DEFAULT '[]',
-  client_aborted INTEGER NOT NULL DEFAULT 0
+  client_aborted INTEGER NOT NULL DEFAULT 0${later}
 );
-CREATE INDEX request_log_ts ON request_log(ts);
-CREATE INDEX request_log_combo ON request_log(combo, ts);
-`,
-  },
-  {
-    // Cache and prompt-cache columns.
-    version: 2,
-    up: `
-ALTER TABLE request_log ADD COLUMN cache TEXT;
-ALTER TABLE request_log ADD COLUMN cost_saved REAL NOT NULL DEFAULT 0;
-ALTER TABLE request_log ADD COLUMN tokens_cache_write INTEGER NOT NULL DEFAULT 0;
-CREATE INDEX request_log_key_ts ON request_log(api_key_id, ts);
-`,
-  },
-  {
-    // The guardrails that fired on a request (`name:action`, comma-separated).
-    version: 8,
-    up: `ALTER TABLE request_log ADD COLUMN guardrails TEXT;`,
-  },
+CREATE INDEX ${t.p}request_log_ts ON ${t.p}request_log(ts);
+CREATE INDEX ${t.p}request_log_combo ON ${t.p}request_log(combo, ts);
+`;
+
+/** Columns added to the first table: cache and prompt-cache columns, then the guardrails that fired on a request (`name:action`, comma-separated). */
+const added = (t: ColumnTypes) => [['cache TEXT', `cost_saved ${t.real} NOT NULL DEFAULT 0`, 'tokens_cache_write INTEGER NOT NULL DEFAULT 0'], ['guardrails TEXT']];
+const KEY_INDEX = (t: ColumnTypes) => `CREATE INDEX ${t.p}request_log_key_ts ON ${t.p}request_log(api_key_id, ts);`;
+
+/** The request log: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const REQUEST_LOG_SCHEMA: SchemaStep[] = [
+  { version: 1, up: logTable(SQLITE_TYPES) },
+  // Cache and prompt-cache columns.
+  { version: 2, up: `\n${added(SQLITE_TYPES)[0]!.map((c) => `ALTER TABLE request_log ADD COLUMN ${c};\n`).join('')}${KEY_INDEX(SQLITE_TYPES)}\n` },
+  // The guardrails that fired on a request.
+  { version: 8, up: `ALTER TABLE request_log ADD COLUMN ${added(SQLITE_TYPES)[1]![0]};` },
 ];
 
-/** The request log in the shared database. */
-export const REQUEST_LOG_MIGRATION = `
-  CREATE TABLE gw_request_log (
-    id BIGSERIAL PRIMARY KEY,
-    request_id TEXT NOT NULL,
-    ts BIGINT NOT NULL,
-    endpoint TEXT NOT NULL,
-    api_key_id TEXT,
-    session_id TEXT,
-    requested_model TEXT,
-    combo TEXT,
-    strategy TEXT,
-    provider TEXT,
-    model TEXT,
-    account TEXT,
-    status INTEGER NOT NULL,
-    error TEXT,
-    stream INTEGER NOT NULL DEFAULT 0,
-    tokens_in INTEGER NOT NULL DEFAULT 0,
-    tokens_out INTEGER NOT NULL DEFAULT 0,
-    tokens_cached INTEGER NOT NULL DEFAULT 0,
-    tokens_reasoning INTEGER NOT NULL DEFAULT 0,
-    cost DOUBLE PRECISION NOT NULL DEFAULT 0,
-    latency_ms INTEGER NOT NULL DEFAULT 0,
-    ttfb_ms INTEGER,
-    fallback_attempts INTEGER NOT NULL DEFAULT 0,
-    attempts TEXT NOT NULL DEFAULT '[]',
-    client_aborted INTEGER NOT NULL DEFAULT 0,
-    cache TEXT,
-    cost_saved DOUBLE PRECISION NOT NULL DEFAULT 0,
-    tokens_cache_write INTEGER NOT NULL DEFAULT 0,
-    guardrails TEXT
-  );
-  CREATE INDEX gw_request_log_ts ON gw_request_log (ts);
-  CREATE INDEX gw_request_log_key_ts ON gw_request_log (api_key_id, ts);
-  CREATE INDEX gw_request_log_combo ON gw_request_log (combo, ts);
-`;
+/** The request log in the shared database: every column in one table. */
+export const REQUEST_LOG_MIGRATION = `${logTable(PG_TYPES, added(PG_TYPES).flat().map((c) => `,\n  ${c}`).join(''))}${KEY_INDEX(PG_TYPES)}\n`;
 
 /** One upstream attempt of a request, as kept in the request log. */
 export interface AttemptLog {

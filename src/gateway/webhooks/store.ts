@@ -9,37 +9,39 @@
  */
 import type { Store } from '../../store/index.js';
 import type { Sql } from '../../store/sql.js';
+import { PG_TYPES, SQLITE_TYPES, type ColumnTypes } from '../sql.js';
 import type { SchemaStep } from '../schema.js';
 
-/** The delivery queue and attempts in the shared database (webhook subscriptions are shared-configuration records). */
-export const WEBHOOK_QUEUE_MIGRATION = `
-  CREATE TABLE gw_webhook_deliveries (
-    id TEXT PRIMARY KEY,
-    webhook_id TEXT NOT NULL,
-    event TEXT NOT NULL,
-    payload TEXT NOT NULL,
-    status TEXT NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    next_attempt_at BIGINT,
-    last_status INTEGER,
-    last_error TEXT,
-    created_at BIGINT NOT NULL,
-    delivered_at BIGINT,
-    claimed_by TEXT,
-    claimed_at BIGINT
-  );
-  CREATE INDEX gw_webhook_deliveries_due ON gw_webhook_deliveries(next_attempt_at) WHERE status = 'pending';
-  CREATE INDEX gw_webhook_deliveries_hook ON gw_webhook_deliveries(webhook_id, created_at);
-  CREATE TABLE gw_webhook_attempts (
-    delivery_id TEXT NOT NULL,
-    attempt INTEGER NOT NULL,
-    at BIGINT NOT NULL,
-    status INTEGER,
-    error TEXT,
-    duration_ms INTEGER NOT NULL,
-    PRIMARY KEY (delivery_id, attempt)
-  );
+/** The delivery queue and the attempts as `t`'s database declares them (`claims`: the shared database's claim columns). */
+const queueTables = (t: ColumnTypes, claims = '') => `
+CREATE TABLE ${t.p}webhook_deliveries (
+  id TEXT PRIMARY KEY,
+  webhook_id TEXT NOT NULL,
+  event TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  status TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at ${t.big},
+  last_status INTEGER,
+  last_error TEXT,
+  created_at ${t.big} NOT NULL,
+  delivered_at ${t.big}${claims}
+);
+CREATE INDEX ${t.p}webhook_deliveries_due ON ${t.p}webhook_deliveries(next_attempt_at) WHERE status = 'pending';
+CREATE INDEX ${t.p}webhook_deliveries_hook ON ${t.p}webhook_deliveries(webhook_id, created_at);
+CREATE TABLE ${t.p}webhook_attempts (
+  delivery_id TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  at ${t.big} NOT NULL,
+  status INTEGER,
+  error TEXT,
+  duration_ms INTEGER NOT NULL,
+  PRIMARY KEY (delivery_id, attempt)
+)${t.withoutRowid};
 `;
+
+/** The delivery queue and attempts in the shared database (webhook subscriptions are shared-configuration records). */
+export const WEBHOOK_QUEUE_MIGRATION = queueTables(PG_TYPES, ',\n  claimed_by TEXT,\n  claimed_at BIGINT');
 
 /** Longer than one send can take (its timeout): a claim this old belongs to a gateway that died. */
 const CLAIM_MS = 60_000;
@@ -59,32 +61,7 @@ CREATE TABLE webhooks (
   enabled INTEGER NOT NULL DEFAULT 1,
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
-);
-CREATE TABLE webhook_deliveries (
-  id TEXT PRIMARY KEY,
-  webhook_id TEXT NOT NULL,
-  event TEXT NOT NULL,
-  payload TEXT NOT NULL,
-  status TEXT NOT NULL,
-  attempts INTEGER NOT NULL DEFAULT 0,
-  next_attempt_at INTEGER,
-  last_status INTEGER,
-  last_error TEXT,
-  created_at INTEGER NOT NULL,
-  delivered_at INTEGER
-);
-CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE status = 'pending';
-CREATE INDEX webhook_deliveries_hook ON webhook_deliveries(webhook_id, created_at);
-CREATE TABLE webhook_attempts (
-  delivery_id TEXT NOT NULL,
-  attempt INTEGER NOT NULL,
-  at INTEGER NOT NULL,
-  status INTEGER,
-  error TEXT,
-  duration_ms INTEGER NOT NULL,
-  PRIMARY KEY (delivery_id, attempt)
-) WITHOUT ROWID;
-`,
+);${queueTables(SQLITE_TYPES)}`,
   },
 ];
 
