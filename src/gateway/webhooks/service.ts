@@ -45,7 +45,7 @@ export class WebhookService implements WebhookEmitter {
   constructor(
     /** The subscriptions (shared-store.ts with shared storage). */
     readonly store: WebhookStore,
-    /** Deliveries and attempts (pg-queue.ts with shared storage). */
+    /** Deliveries and attempts (store.ts, in the daemon's file or, with shared storage, the shared database). */
     readonly queue: DeliveryQueue,
     private readonly egress: Egress,
     private readonly clock: Clock,
