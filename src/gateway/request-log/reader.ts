@@ -46,6 +46,20 @@ const UPSTREAM = "(cache IS NULL OR cache = 'miss')";
 /** Requests answered with an error, counted by SUM. */
 const ERRORS = 'SUM(CASE WHEN status >= 400 THEN 1 ELSE 0 END)';
 
+/** What a key spent in [since, until): `c`, NULL for nothing (limits/store.ts reads it synchronously from the SQLite file). */
+export const SPEND_SQL = `SELECT SUM(cost) AS c FROM request_log WHERE api_key_id = ? AND ts >= ? AND ts < ? AND ${UPSTREAM}`;
+
+export type TokenScope = 'model' | 'provider' | 'global';
+
+/** The tokens (in + out) a key used in [since, until) within a limit's scope: `t`, NULL for none. */
+export function tokensQuery(apiKeyId: string, scope: TokenScope, value: string | undefined, since: number, until: number): { sql: string; args: unknown[] } {
+  let sql = `SELECT SUM(tokens_in + tokens_out) AS t FROM request_log WHERE api_key_id = ? AND ts >= ? AND ts < ? AND ${UPSTREAM}`;
+  const args: unknown[] = [apiKeyId, since, until];
+  if (scope === 'provider') (sql += ' AND provider = ?'), args.push(value);
+  else if (scope === 'model') (sql += " AND (requested_model = ? OR provider || '/' || model = ? OR model = ?)"), args.push(value, value, value);
+  return { sql, args };
+}
+
 /** Row ids read per slice by the start-up counts of the request log (a few milliseconds each on SQLite). */
 const COUNT_SLICE_ROWS = 8192;
 
@@ -212,18 +226,13 @@ export class RequestLogStore implements RequestLogReader {
   /** Dollars a key spent in [since, until), for a budget window seen for the first time. */
   async spend(apiKeyId: string, since: number, until: number): Promise<number> {
     await this.caughtUp();
-    const r = await this.sql.get<{ c: number | null }>(`SELECT SUM(cost) AS c FROM request_log WHERE api_key_id = ? AND ts >= ? AND ts < ? AND ${UPSTREAM}`, apiKeyId, since, until);
-    return r?.c ?? 0;
+    return (await this.sql.get<{ c: number | null }>(SPEND_SQL, apiKeyId, since, until))?.c ?? 0;
   }
 
   /** Tokens a key used in [since, until) within a limit's scope. */
-  async tokens(apiKeyId: string, scope: 'model' | 'provider' | 'global', value: string | undefined, since: number, until: number): Promise<number> {
+  async tokens(apiKeyId: string, scope: TokenScope, value: string | undefined, since: number, until: number): Promise<number> {
     await this.caughtUp();
-    let sql = `SELECT SUM(tokens_in + tokens_out) AS t FROM request_log WHERE api_key_id = ? AND ts >= ? AND ts < ? AND ${UPSTREAM}`;
-    const args: unknown[] = [apiKeyId, since, until];
-    if (scope === 'provider') (sql += ' AND provider = ?'), args.push(value);
-    else if (scope === 'model') (sql += " AND (requested_model = ? OR provider || '/' || model = ? OR model = ?)"), args.push(value, value, value);
-    const r = await this.sql.get<{ t: number | null }>(sql, ...args);
-    return r?.t ?? 0;
+    const q = tokensQuery(apiKeyId, scope, value, since, until);
+    return (await this.sql.get<{ t: number | null }>(q.sql, ...q.args))?.t ?? 0;
   }
 }
