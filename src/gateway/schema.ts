@@ -5,7 +5,7 @@
  * already released never change: a new table or column is a step with the next number, in the
  * schema of the capability that queries it. Within one version, steps run in the order of this list.
  * The PostgreSQL schema (ctl.yaml storage.postgres: what several daemons share) is assembled the same
- * way from each capability's `<capability>_PG_SCHEMA` beside its pg-store.ts (gatewayPgMigrations);
+ * way from each capability's `<capability>_PG_SCHEMA` beside its queries (gatewayPgMigrations);
  * db.migrate records its version per component ('gateway').
  */
 import type { Migration } from '../store/index.js';
@@ -13,19 +13,14 @@ import type { PgMigration } from '../store/postgres.js';
 import { CONFIG_SCHEMA } from './config/store.js';
 import { CONFIG_PG_SCHEMA } from './config/pg-store.js';
 import { SESSIONS_SCHEMA } from './sessions/store.js';
-import { REQUEST_LOG_SCHEMA } from './request-log/store.js';
-import { REQUEST_LOG_PG_SCHEMA } from './request-log/pg-store.js';
-import { MEMORY_PG_SCHEMA } from './memory/pg-store.js';
-import { FILES_PG_SCHEMA } from './files/pg-store.js';
-import { BATCHES_PG_SCHEMA } from './batches/pg-store.js';
-import { WEBHOOK_QUEUE_PG_SCHEMA } from './webhooks/pg-queue.js';
+import { REQUEST_LOG_SCHEMA, REQUEST_LOG_PG_SCHEMA } from './request-log/store.js';
 import { RESILIENCE_SCHEMA } from './resilience/persist.js';
 import { RESPONSE_CACHE_SCHEMA } from './cache/response-cache.js';
 import { LIMITS_SCHEMA } from './limits/store.js';
-import { FILES_SCHEMA } from './files/store.js';
-import { BATCHES_SCHEMA } from './batches/store.js';
-import { WEBHOOKS_SCHEMA } from './webhooks/store.js';
-import { MEMORY_SCHEMA } from './memory/store.js';
+import { FILES_SCHEMA, FILES_PG_SCHEMA } from './files/store.js';
+import { BATCHES_SCHEMA, BATCHES_PG_SCHEMA } from './batches/store.js';
+import { WEBHOOKS_SCHEMA, WEBHOOK_QUEUE_PG_SCHEMA } from './webhooks/store.js';
+import { MEMORY_SCHEMA, MEMORY_PG_SCHEMA } from './memory/store.js';
 import { SKILLS_SCHEMA } from './skills/store.js';
 import { AGENT_SKILLS_SCHEMA } from './agent-skills/store.js';
 import { MCP_AUDIT_SCHEMA } from './agents/mcp/audit.js';

@@ -2,38 +2,36 @@
  * The gateway's database handle: the configuration (config/store.ts) in its SQLite file
  * (`database/gateway.db`), and the other capabilities' stores it opens for the gateway (memory,
  * files, batches, webhook deliveries, the request log, login sessions: each in its own folder,
- * beside its PostgreSQL twin where it has one). With ctl.yaml `storage.postgres`, SharedConfigStore
- * (config/pg-store.ts) replaces it and opens the PostgreSQL twins here (`openShared`). The schemas
- * are assembled in schema.ts.
+ * written once for both databases on the kit's query layer through sql.ts). With ctl.yaml
+ * `storage.postgres`, SharedConfigStore (config/pg-store.ts) replaces it and opens the same stores
+ * on the shared database here (`openShared`). The schemas are assembled in schema.ts.
  */
 import type { Logger } from 'pino';
 import type { SharedPostgres } from '../store/postgres.js';
+import type { Sql } from '../store/sql.js';
 import { ConfigStore } from './config/store.js';
 import type { MemoryData } from './memory/data.js';
 import { MemoryStore } from './memory/store.js';
-import { PgMemoryStore } from './memory/pg-store.js';
 import { FileStore, type FileData } from './files/store.js';
-import { PgFileStore } from './files/pg-store.js';
-import { BatchStore, type BatchData } from './batches/store.js';
-import { PgBatchStore } from './batches/pg-store.js';
-import { SqliteDeliveryQueue, type DeliveryQueue } from './webhooks/store.js';
-import { PgDeliveryQueue } from './webhooks/pg-queue.js';
-import { SqliteLogReader, type RequestLogReader } from './request-log/reader.js';
+import { BatchStore, SharedBatchStore, type BatchData } from './batches/store.js';
+import { SqlDeliveryQueue, type DeliveryQueue } from './webhooks/store.js';
+import { RequestLogStore, type RequestLogReader } from './request-log/reader.js';
+import { sharedSql, sqliteSql } from './sql.js';
 import { SqliteRequestLog, type RequestLogEntry } from './request-log/store.js';
-import { PgRequestLog } from './request-log/pg-store.js';
+import { PgRequestLog } from './request-log/shared-log.js';
 import { SqliteSessions, type SessionData } from './sessions/store.js';
 
 /** The stores several daemons share (storage.postgres): what the gateway keeps in PostgreSQL besides its configuration. */
 interface SharedStores {
-  db: SharedPostgres;
+  sql: Sql;
   requestLog: PgRequestLog;
-  memory: PgMemoryStore;
-  files: PgFileStore;
-  batches: PgBatchStore;
+  memory: MemoryStore;
+  files: FileStore;
+  batches: SharedBatchStore;
 }
 
 export class GatewayStore extends ConfigStore {
-  /** Set by `openShared`: the PostgreSQL twins replace the stores on the daemon's own file. */
+  /** Set by `openShared`: the stores on the shared database replace those on the daemon's own file. */
   private shared?: SharedStores;
 
   /**
@@ -41,12 +39,12 @@ export class GatewayStore extends ConfigStore {
    * shared store covers (OAuth tokens, caches, audit and the like) stays in the daemon's own file.
    */
   protected async openShared(db: SharedPostgres, daemonId: string, log: Logger): Promise<void> {
-    const local = this.store;
-    const requestLog = new PgRequestLog(db, log, (before) => local.prepare('DELETE FROM compression_log WHERE ts < ?').run(before).changes);
-    const memory = await PgMemoryStore.open(db, daemonId, log);
-    const files = new PgFileStore(db);
-    const batches = await PgBatchStore.open(db);
-    this.shared = { db, requestLog, memory, files, batches };
+    const sql = sharedSql(db);
+    const requestLog = new PgRequestLog(db, log, (before) => this.pruneCompressionLog(before));
+    const memory = await MemoryStore.shared(sql, db, daemonId, log);
+    const files = new FileStore(sql);
+    const batches = await SharedBatchStore.open(sql, db);
+    this.shared = { sql, requestLog, memory, files, batches };
   }
 
   /** The cluster's request log, with shared storage (rows written behind the request). */
@@ -56,29 +54,34 @@ export class GatewayStore extends ConfigStore {
 
   /** Persistent memory (/api/memory); shared: every gateway lists, searches and injects the same memories. */
   memoryStore(): MemoryData {
-    return this.shared?.memory ?? new MemoryStore(this.store);
+    return this.shared?.memory ?? new MemoryStore(sqliteSql(this.store));
   }
 
   /** Uploaded files (rows here, bytes on disk); shared: bytes included, any gateway serves a file uploaded through another. */
   fileData(): FileData {
-    return this.shared?.files ?? new FileStore(this.store);
+    return this.shared?.files ?? new FileStore(sqliteSql(this.store));
   }
 
   /** Webhook deliveries waiting to be sent, and their attempts; shared: each sent by one gateway, retried by any. */
   deliveryQueue(): DeliveryQueue {
-    return this.shared ? new PgDeliveryQueue(this.shared.db) : new SqliteDeliveryQueue(this.store);
+    return new SqlDeliveryQueue(this.shared?.sql ?? sqliteSql(this.store));
   }
 
   /** Batches and their line results; shared: every gateway runs a share of each batch's lines. */
   batchData(): BatchData {
-    return this.shared?.batches ?? new BatchStore(this.store);
+    return this.shared?.batches ?? new BatchStore(sqliteSql(this.store));
   }
 
   private reader?: RequestLogReader;
 
   /** Asynchronous reads of the request log (routes use these: the log may be shared). */
   get logs(): RequestLogReader {
-    return this.shared?.requestLog ?? (this.reader ??= new SqliteLogReader(this.store));
+    return this.shared?.requestLog ?? (this.reader ??= new RequestLogStore(sqliteSql(this.store), (before) => this.pruneCompressionLog(before)));
+  }
+
+  /** The compression log's rows older than `before` go with the request log's (both kept in the daemon's own file). */
+  private pruneCompressionLog(before: number): number {
+    return this.store.prepare('DELETE FROM compression_log WHERE ts < ?').run(before).changes;
   }
 
   // ----- request log -------------------------------------------------------------------------

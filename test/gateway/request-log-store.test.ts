@@ -5,6 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { SqliteRequestLog, type RequestLogEntry } from '../../src/gateway/request-log/store.js';
+import { RequestLogStore } from '../../src/gateway/request-log/reader.js';
+import { sqliteSql } from '../../src/gateway/sql.js';
+import type { Store } from '../../src/store/index.js';
 import { GATEWAY_MIGRATIONS } from '../../src/gateway/schema.js';
 
 function entry(i: number): RequestLogEntry {
@@ -34,19 +37,24 @@ function entry(i: number): RequestLogEntry {
   };
 }
 
-function rowsOf(log: SqliteRequestLog): unknown[] {
-  return log.query({ limit: 1000, offset: 0 }).rows;
+/** The writer and the reads of one SQLite file. */
+function requestLog(store: Store): SqliteRequestLog & { reads: RequestLogStore } {
+  return Object.assign(new SqliteRequestLog(store), { reads: new RequestLogStore(sqliteSql(store), () => 0) });
+}
+
+async function rowsOf(log: ReturnType<typeof requestLog>): Promise<unknown[]> {
+  return (await log.reads.requestLogs({ limit: 1000, offset: 0 })).rows;
 }
 
 describe('request log batches', () => {
-  it.each([1, 5, 16, 17, 37, 500])('a flush of %i rows stores what one INSERT per row does', (n) => {
+  it.each([1, 5, 16, 17, 37, 500])('a flush of %i rows stores what one INSERT per row does', async (n) => {
     const entries = Array.from({ length: n }, (_, i) => entry(i + 1));
-    const batched = new SqliteRequestLog(openStore(':memory:', GATEWAY_MIGRATIONS));
-    const single = new SqliteRequestLog(openStore(':memory:', GATEWAY_MIGRATIONS));
+    const batched = requestLog(openStore(':memory:', GATEWAY_MIGRATIONS));
+    const single = requestLog(openStore(':memory:', GATEWAY_MIGRATIONS));
     batched.insert(entries);
     for (const e of entries) single.insert([e]);
-    const got = rowsOf(batched);
-    expect(got).toEqual(rowsOf(single));
+    const got = await rowsOf(batched);
+    expect(got).toEqual(await rowsOf(single));
     expect(got).toHaveLength(Math.min(n, 1000));
     // Newest first, ids ascending in queue order.
     expect((got as { requestId: string; id: number }[]).map((r) => r.requestId)).toEqual(entries.map((e) => e.requestId).reverse());
@@ -56,7 +64,7 @@ describe('request log batches', () => {
 describe('start-up combo counts', () => {
   it('read in slices, give what one GROUP BY gives, and hold the loop a few ms at a time', async () => {
     const store = openStore(':memory:', GATEWAY_MIGRATIONS);
-    const db = new SqliteRequestLog(store);
+    const db = requestLog(store);
     const now = 1_800_000_000_000;
     const entries: RequestLogEntry[] = [];
     for (let i = 0; i < 60_000; i++) {
@@ -79,7 +87,7 @@ describe('start-up combo counts', () => {
       .all(since) as { avgLatency: number }[];
     let turns = 0;
     const ticker = setInterval(() => turns++, 0);
-    const sliced = await db.comboTargetCounts(since);
+    const sliced = await db.reads.comboTargetCounts(since);
     clearInterval(ticker);
     expect(once.length).toBeGreaterThan(10);
     expect(sliced.map((r) => ({ ...r, avgLatency: Number(r.avgLatency.toFixed(9)) }))).toEqual(once.map((r) => ({ ...r, avgLatency: Number(r.avgLatency.toFixed(9)) })));

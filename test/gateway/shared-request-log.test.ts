@@ -1,5 +1,5 @@
 /**
- * The shared request log (gateway/request-log/pg-store.ts) on a private PostgreSQL that stops and
+ * The shared request log (gateway/request-log/shared-log.ts) on a private PostgreSQL that stops and
  * starts again in the middle of the load: every row queued meanwhile is written once the server is
  * back (the log used to stop for good: its retry kept a settled flush), and a queue that overflows
  * drops its oldest rows, counted and logged, never silently.
@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { SharedPostgres } from '../../src/store/postgres.js';
-import { PgRequestLog, REQUEST_LOG_MIGRATION } from '../../src/gateway/request-log/pg-store.js';
-import type { RequestLogEntry } from '../../src/gateway/request-log/store.js';
+import { PgRequestLog } from '../../src/gateway/request-log/shared-log.js';
+import { REQUEST_LOG_MIGRATION, type RequestLogEntry } from '../../src/gateway/request-log/store.js';
 import { PG_BIN, PG_SKIP_REASON, PostgresServer } from '../helpers/postgres-server.js';
 
 const entry = (i: number): RequestLogEntry => ({

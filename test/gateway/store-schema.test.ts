@@ -13,11 +13,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
 import { assembleMigrations, GATEWAY_MIGRATIONS, gatewayPgMigrations, type SchemaStep } from '../../src/gateway/schema.js';
 import { CONFIG_PG_SCHEMA } from '../../src/gateway/config/pg-store.js';
-import { REQUEST_LOG_MIGRATION } from '../../src/gateway/request-log/pg-store.js';
-import { MEMORY_MIGRATION } from '../../src/gateway/memory/pg-store.js';
-import { FILES_MIGRATION } from '../../src/gateway/files/pg-store.js';
-import { BATCHES_MIGRATION } from '../../src/gateway/batches/pg-store.js';
-import { WEBHOOK_QUEUE_MIGRATION } from '../../src/gateway/webhooks/pg-queue.js';
+import { REQUEST_LOG_MIGRATION } from '../../src/gateway/request-log/store.js';
+import { MEMORY_MIGRATION } from '../../src/gateway/memory/store.js';
+import { FILES_MIGRATION } from '../../src/gateway/files/store.js';
+import { BATCHES_MIGRATION } from '../../src/gateway/batches/store.js';
+import { WEBHOOK_QUEUE_MIGRATION } from '../../src/gateway/webhooks/store.js';
 
 const fixture = (name: string) => join(import.meta.dirname, 'fixtures', name);
 

@@ -24,6 +24,8 @@ import type { Clock } from '../../http/clock.js';
 import type { Principal } from '../auth.js';
 import type { FileService } from '../files/service.js';
 import { isBatchError, jsonlLines, parseLine, validateInput, type BatchLine } from './lines.js';
+import type { Store } from '../../store/index.js';
+import { sqliteSql } from '../sql.js';
 import { BatchStore, TERMINAL, type BatchData, type BatchError, type BatchRecord, type BatchStatus } from './store.js';
 
 export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/responses', '/v1/embeddings', '/v1/moderations'] as const;
@@ -87,8 +89,8 @@ export class BatchService {
   private readonly concurrency: number;
 
   /** On the daemon's own SQLite store. */
-  static local(db: ConstructorParameters<typeof BatchStore>[0], files: FileService, clock: Clock, log: Logger, principalOf: (owner: string) => Principal | string, concurrency?: number): BatchService {
-    return new BatchService(new BatchStore(db), files, clock, log, principalOf, concurrency);
+  static local(db: Store, files: FileService, clock: Clock, log: Logger, principalOf: (owner: string) => Principal | string, concurrency?: number): BatchService {
+    return new BatchService(new BatchStore(sqliteSql(db)), files, clock, log, principalOf, concurrency);
   }
 
   /** The in-process request function (the gateway's own dispatcher), given once the router exists. */

@@ -24,7 +24,7 @@ import { GatewayStore } from '../store.js';
 import { gatewayPgMigrations, type SchemaStep } from '../schema.js';
 import { withAccountKey, type ProviderModelRecord } from './store.js';
 import { storedAccount } from '../oauth/account-key.js';
-import type { PgRequestLog } from '../request-log/pg-store.js';
+import type { PgRequestLog } from '../request-log/shared-log.js';
 import { PgSessions } from '../sessions/pg-store.js';
 import type { SessionData } from '../sessions/store.js';
 import type { CatalogChange } from '../catalog.js';

@@ -14,6 +14,8 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../../http/clock.js';
 import { FileStore, type FileData, type FileRecord } from './store.js';
+import type { Store } from '../../store/index.js';
+import { sqliteSql } from '../sql.js';
 
 /** `file-` and 24 hex digits; only ids of this shape ever reach a path. */
 const FILE_ID = /^file-[0-9a-f]{24}$/;
@@ -30,8 +32,8 @@ export class FileService {
   ) {}
 
   /** On the daemon's own SQLite store. */
-  static local(db: ConstructorParameters<typeof FileStore>[0], dir: string, clock: Clock, log: Logger): FileService {
-    return new FileService(new FileStore(db), dir, clock, log);
+  static local(db: Store, dir: string, clock: Clock, log: Logger): FileService {
+    return new FileService(new FileStore(sqliteSql(db)), dir, clock, log);
   }
 
   /** Where temp uploads are spooled (same file system as the files, so the rename is atomic). */

@@ -1,7 +1,8 @@
-/** SQL of budgets and token limits, and the request-log sums their windows start from. */
+/** SQL of budgets and token limits, and the request-log sums their windows start from (the SQL of request-log/reader.ts, read synchronously). */
 import type { Store } from '../../store/index.js';
 import type { ResetInterval } from './windows.js';
 import type { SchemaStep } from '../schema.js';
+import { SPEND_SQL, tokensQuery } from '../request-log/reader.js';
 
 /** Budgets and token limits: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
 export const LIMITS_SCHEMA: SchemaStep[] = [
@@ -95,9 +96,6 @@ interface LimitRow {
   updated_at: number;
 }
 
-/** Requests served without an upstream call (cache hits, idempotent replays) use no tokens or budget. */
-const UPSTREAM_ROWS = "(cache IS NULL OR cache = 'miss')";
-
 export class LimitsStore {
   constructor(private readonly store: Store) {}
 
@@ -178,10 +176,7 @@ export class LimitsStore {
 
   /** USD a key spent in [since, until). */
   spend(apiKeyId: string, since: number, until: number): number {
-    const r = this.store.prepare(`SELECT COALESCE(SUM(cost), 0) AS c FROM request_log WHERE api_key_id = ? AND ts >= ? AND ts < ? AND ${UPSTREAM_ROWS}`).get(apiKeyId, since, until) as {
-      c: number;
-    };
-    return r.c;
+    return (this.store.prepare(SPEND_SQL).get(apiKeyId, since, until) as { c: number | null }).c ?? 0;
   }
 
   /** What the log holds beyond `spend` when the log is read asynchronously (the shared one); else nothing. */
@@ -195,15 +190,7 @@ export class LimitsStore {
 
   /** Tokens (in + out) a key used in [since, until) within a limit's scope. */
   tokens(apiKeyId: string, scope: ScopeType, value: string | undefined, since: number, until: number): number {
-    let sql = `SELECT COALESCE(SUM(tokens_in + tokens_out), 0) AS t FROM request_log WHERE api_key_id = ? AND ts >= ? AND ts < ? AND ${UPSTREAM_ROWS}`;
-    const args: unknown[] = [apiKeyId, since, until];
-    if (scope === 'provider') {
-      sql += ' AND provider = ?';
-      args.push(value);
-    } else if (scope === 'model') {
-      sql += " AND (requested_model = ? OR provider || '/' || model = ? OR model = ?)";
-      args.push(value, value, value);
-    }
-    return (this.store.prepare(sql).get(...args) as { t: number }).t;
+    const q = tokensQuery(apiKeyId, scope, value, since, until);
+    return (this.store.prepare(q.sql).get(...q.args) as { t: number | null }).t ?? 0;
   }
 }

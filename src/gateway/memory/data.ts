@@ -1,13 +1,14 @@
 /**
- * What the memory routes and injection need from storage: the daemon's SQLite file (store.ts,
- * synchronous, FTS5) or the PostgreSQL database several gateways share (pg-store.ts).
- * Callers await every answer except `any()`, which both answer from memory (the chat path asks it
- * on every request).
+ * What the memory routes and injection need from storage (store.ts, on the daemon's SQLite file or
+ * the PostgreSQL database several gateways share). Callers await every answer except `any()`,
+ * which answers from memory (the chat path asks it on every request).
  */
-import type { AwaitableMethods } from '../../store/awaitable.js';
 import type { MemoryStore } from './store.js';
 
-export type MemoryData = AwaitableMethods<MemoryStore, 'store' | 'any'> & {
+/** Each method's answer now or later (a store in a test may answer at once). */
+type NowOrLater<T> = { [K in keyof T]: T[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => R | Promise<R> : T[K] };
+
+export type MemoryData = NowOrLater<Omit<MemoryStore, 'any'>> & {
   /** Whether any memory may exist (false only when none does): chat requests skip the lookup otherwise. */
   any(): boolean;
 };

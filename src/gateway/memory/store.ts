@@ -1,8 +1,46 @@
-/** SQL of persistent memory: rows in `memories`, ranked search through the `memories_fts` FTS5 index. */
-import type { Store } from '../../store/index.js';
+/**
+ * SQL of the gateway's persistent memory (/api/memory, injection into chat requests), on either
+ * database (store/sql.ts). Ranked full-text search is each database's own: in the daemon's SQLite
+ * file the `memories_fts` FTS5 index (BM25); in the PostgreSQL database several gateways share, a
+ * `simple` tsvector of key and content (GIN-indexed), ranked by ts_rank, its scores given FTS5's
+ * sign (lower is better). The same words match either way: any of the user's words, common English
+ * words left out.
+ *
+ * `any()` answers from memory for the chat path: a save sets it; a delete makes it look again (at
+ * once in SQLite, in the background in PostgreSQL, saying true meanwhile). In the shared database a
+ * notification from another gateway's change (channel `ctl_gw_memory`) makes it look again too.
+ */
+import type { Logger } from 'pino';
+import type { SharedPostgres } from '../../store/postgres.js';
+import { SqliteSql, type Sql } from '../../store/sql.js';
 import type { SchemaStep } from '../schema.js';
 
+/** Persistent memory in the shared database (`gw_memories`, with its tsvector). */
+export const MEMORY_MIGRATION = `
+  CREATE TABLE gw_memories (
+    id TEXT PRIMARY KEY,
+    key TEXT NOT NULL,
+    content TEXT NOT NULL,
+    type TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    session_id TEXT,
+    api_key_id TEXT,
+    metadata TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    expires_at BIGINT,
+    search tsvector GENERATED ALWAYS AS (to_tsvector('simple', key || ' ' || content)) STORED
+  );
+  CREATE INDEX gw_memories_key ON gw_memories(api_key_id, created_at);
+  CREATE INDEX gw_memories_session ON gw_memories(session_id) WHERE session_id IS NOT NULL;
+  CREATE INDEX gw_memories_expiry ON gw_memories(expires_at) WHERE expires_at IS NOT NULL;
+  CREATE INDEX gw_memories_search ON gw_memories USING GIN (search);
+`;
+
 /** Persistent memory: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+/** Persistent memory: this capability's share of the gateway's PostgreSQL migrations (placed by version in gateway/schema.ts). */
+export const MEMORY_PG_SCHEMA: SchemaStep[] = [{ version: 3, up: MEMORY_MIGRATION }];
+
 export const MEMORY_SCHEMA: SchemaStep[] = [
   {
     // Persistent memory with an FTS5 index over key and content (kept in step by triggers).
@@ -128,124 +166,195 @@ function where(f: MemoryFilter, alias = 'm'): { sql: string; args: unknown[] } {
   if (f.sessionId !== undefined) (parts.push(`${alias}.session_id = ?`), args.push(f.sessionId));
   if (f.scope !== undefined) (parts.push(`${alias}.scope = ?`), args.push(f.scope));
   if (f.now !== undefined) (parts.push(`(${alias}.expires_at IS NULL OR ${alias}.expires_at > ?)`), args.push(f.now));
-  return { sql: parts.length ? parts.join(' AND ') : '1', args };
+  return { sql: parts.length ? parts.join(' AND ') : 'TRUE', args };
 }
 
+const COLUMNS = 'm.id, m.key, m.content, m.type, m.scope, m.session_id, m.api_key_id, m.metadata, m.created_at, m.updated_at, m.expires_at';
+const CHANNEL = 'ctl_gw_memory';
+
+/** A full-text match in either database: `from` binds the words (one `?`, before any other), `cond` selects, `score` ranks (lower is better). */
+interface TextMatch {
+  words: string;
+  from: string;
+  cond: string;
+  score: string;
+}
+
+function textMatch(dialect: Sql['dialect'], text: string): TextMatch | undefined {
+  if (dialect === 'postgres') {
+    const words = memoryWords(text);
+    if (words.length === 0) return undefined;
+    // memoryWords keeps letters, digits and _ only: `a | b` is a valid tsquery.
+    return { words: words.join(' | '), from: "memories m, to_tsquery('simple', ?) query", cond: 'm.search @@ query', score: '-ts_rank(m.search, query)' };
+  }
+  const words = ftsQuery(text);
+  if (words === undefined) return undefined;
+  return { words, from: 'memories_fts JOIN memories m ON m.rowid = memories_fts.rowid', cond: 'memories_fts MATCH ?', score: 'bm25(memories_fts)' };
+}
+
+type MemoryStats = { total: number; expired: number; byType: Record<string, number>; byScope: Record<string, number>; apiKeys: number; sessions: number; bytes: number };
+
 export class MemoryStore {
-  /** Whether any memory exists: chat requests skip the lookup while there is none. */
-  private anyCached: boolean | undefined;
+  /** Whether any memory exists (undefined: not known; then a lookup finds out). */
+  private anyKnown: boolean | undefined;
+  /** Tells the other gateways of a change (the shared database; nobody to tell otherwise). */
+  private announce: () => Promise<void> = async () => {};
+  private log?: Logger;
 
-  constructor(readonly store: Store) {}
+  constructor(private readonly sql: Sql) {}
 
-  any(): boolean {
-    this.anyCached ??= this.store.prepare('SELECT 1 FROM memories LIMIT 1').get() !== undefined;
-    return this.anyCached;
+  /** In the shared database: changes announced to the other gateways, and theirs followed. */
+  static async shared(sql: Sql, db: SharedPostgres, daemonId: string, log: Logger): Promise<MemoryStore> {
+    const s = new MemoryStore(sql);
+    s.log = log;
+    s.announce = () => db.notify(CHANNEL, daemonId).catch(() => undefined);
+    await db.subscribe(
+      CHANNEL,
+      (from) => {
+        if (from !== daemonId) s.anyKnown = undefined;
+      },
+      () => (s.anyKnown = undefined),
+    );
+    await s.refreshAny();
+    return s;
   }
 
-  get(id: string): MemoryRecord | undefined {
-    const r = this.store.prepare('SELECT * FROM memories WHERE id = ?').get(id) as Record<string, unknown> | undefined;
+  /** Whether any memory may exist (false only when none does): chat requests skip the lookup otherwise. */
+  any(): boolean {
+    if (this.anyKnown !== undefined) return this.anyKnown;
+    // SQLite answers at once; the shared database later (true meanwhile, the lookup finds out).
+    if (this.sql instanceof SqliteSql) return (this.anyKnown = this.sql.getNow('SELECT 1 FROM memories LIMIT 1', []) !== undefined);
+    void this.refreshAny();
+    return true;
+  }
+
+  private async refreshAny(): Promise<void> {
+    try {
+      this.anyKnown = (await this.sql.get('SELECT 1 FROM memories LIMIT 1')) !== undefined;
+    } catch (e) {
+      this.log?.debug({ err: e }, 'gateway: could not check for shared memories');
+    }
+  }
+
+  async get(id: string): Promise<MemoryRecord | undefined> {
+    const r = await this.sql.get<Record<string, unknown>>(`SELECT ${COLUMNS} FROM memories m WHERE m.id = ?`, id);
     return r ? memoryRow(r) : undefined;
   }
 
-  save(m: MemoryRecord): void {
-    this.store
-      .prepare(
-        `INSERT INTO memories (id, key, content, type, scope, session_id, api_key_id, metadata, created_at, updated_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT(id) DO UPDATE SET key = excluded.key, content = excluded.content, type = excluded.type, scope = excluded.scope,
-           session_id = excluded.session_id, api_key_id = excluded.api_key_id, metadata = excluded.metadata,
-           updated_at = excluded.updated_at, expires_at = excluded.expires_at`,
-      )
-      .run(m.id, m.key, m.content, m.type, m.scope, m.sessionId ?? null, m.apiKeyId ?? null, JSON.stringify(m.metadata), m.createdAt, m.updatedAt, m.expiresAt ?? null);
-    this.anyCached = true;
+  async save(m: MemoryRecord): Promise<void> {
+    await this.sql.run(
+      `INSERT INTO memories (id, key, content, type, scope, session_id, api_key_id, metadata, created_at, updated_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET key = excluded.key, content = excluded.content, type = excluded.type, scope = excluded.scope,
+         session_id = excluded.session_id, api_key_id = excluded.api_key_id, metadata = excluded.metadata,
+         updated_at = excluded.updated_at, expires_at = excluded.expires_at`,
+      m.id,
+      m.key,
+      m.content,
+      m.type,
+      m.scope,
+      m.sessionId ?? null,
+      m.apiKeyId ?? null,
+      JSON.stringify(m.metadata),
+      m.createdAt,
+      m.updatedAt,
+      m.expiresAt ?? null,
+    );
+    this.anyKnown = true;
+    await this.announce();
   }
 
-  delete(id: string): boolean {
-    this.anyCached = undefined;
-    return this.store.prepare('DELETE FROM memories WHERE id = ?').run(id).changes > 0;
+  async delete(id: string): Promise<boolean> {
+    const gone = (await this.sql.run('DELETE FROM memories WHERE id = ?', id)) > 0;
+    this.anyKnown = undefined;
+    await this.announce();
+    return gone;
   }
 
   /** One page, newest first (or best match first with `q`), and how many match in all. */
-  list(f: MemoryFilter, offset: number, limit: number): { rows: MemoryRecord[]; total: number } {
+  async list(f: MemoryFilter, offset: number, limit: number): Promise<{ rows: MemoryRecord[]; total: number }> {
     const w = where(f);
-    const q = f.q !== undefined ? ftsQuery(f.q) : undefined;
-    if (f.q !== undefined && q === undefined) return { rows: [], total: 0 };
-    if (q !== undefined) {
-      const from = `FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND ${w.sql}`;
-      const total = (this.store.prepare(`SELECT count(*) AS n ${from}`).get(q, ...w.args) as { n: number }).n;
-      const rows = this.store.prepare(`SELECT m.*, bm25(memories_fts) AS score ${from} ORDER BY score, m.created_at DESC LIMIT ? OFFSET ?`).all(q, ...w.args, limit, offset) as Record<string, unknown>[];
+    if (f.q !== undefined) {
+      const t = textMatch(this.sql.dialect, f.q);
+      if (t === undefined) return { rows: [], total: 0 };
+      const from = `FROM ${t.from} WHERE ${t.cond} AND ${w.sql}`;
+      const total = (await this.sql.get<{ n: number }>(`SELECT count(*) AS n ${from}`, t.words, ...w.args))!.n;
+      const rows = await this.sql.all<Record<string, unknown>>(`SELECT ${COLUMNS}, ${t.score} AS score ${from} ORDER BY score, m.created_at DESC LIMIT ? OFFSET ?`, t.words, ...w.args, limit, offset);
       return { rows: rows.map(memoryRow), total };
     }
-    const total = (this.store.prepare(`SELECT count(*) AS n FROM memories m WHERE ${w.sql}`).get(...w.args) as { n: number }).n;
-    const rows = this.store.prepare(`SELECT * FROM memories m WHERE ${w.sql} ORDER BY m.created_at DESC, m.id LIMIT ? OFFSET ?`).all(...w.args, limit, offset) as Record<string, unknown>[];
+    const total = (await this.sql.get<{ n: number }>(`SELECT count(*) AS n FROM memories m WHERE ${w.sql}`, ...w.args))!.n;
+    const rows = await this.sql.all<Record<string, unknown>>(`SELECT ${COLUMNS} FROM memories m WHERE ${w.sql} ORDER BY m.created_at DESC, m.id LIMIT ? OFFSET ?`, ...w.args, limit, offset);
     return { rows: rows.map(memoryRow), total };
   }
 
-  /** Ranked full-text matches with their BM25 score (lower is better, as SQLite gives it). */
-  search(q: string, f: MemoryFilter, limit: number): { memory: MemoryRecord; score: number }[] {
-    const fq = ftsQuery(q);
-    if (fq === undefined) return [];
+  /** Ranked full-text matches with their score (lower is better, as SQLite's BM25 gives it). */
+  async search(q: string, f: MemoryFilter, limit: number): Promise<{ memory: MemoryRecord; score: number }[]> {
+    const t = textMatch(this.sql.dialect, q);
+    if (t === undefined) return [];
     const w = where(f);
-    const rows = this.store
-      .prepare(`SELECT m.*, bm25(memories_fts) AS score FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND ${w.sql} ORDER BY score LIMIT ?`)
-      .all(fq, ...w.args, limit) as Record<string, unknown>[];
+    const rows = await this.sql.all<Record<string, unknown>>(`SELECT ${COLUMNS}, ${t.score} AS score FROM ${t.from} WHERE ${t.cond} AND ${w.sql} ORDER BY score LIMIT ?`, t.words, ...w.args, limit);
     return rows.map((r) => ({ memory: memoryRow(r), score: r.score as number }));
   }
 
   /**
    * Memories that reach a caller, unexpired: global ones, the caller's key's, and the caller's
-   * session's. With words, ranked by BM25 and limited to matches; the current session's memories
-   * come first whether or not they match.
+   * session's. With words, ranked and limited to matches; the current session's memories come
+   * first whether or not they match.
    */
-  forCaller(c: MemoryCaller, words: string | undefined, now: number, limit: number): MemoryRecord[] {
-    const reach = `(m.expires_at IS NULL OR m.expires_at > ?) AND (m.api_key_id IS NULL OR m.api_key_id = ?) AND (m.session_id IS NULL OR m.session_id = ?)`;
+  async forCaller(c: MemoryCaller, words: string | undefined, now: number, limit: number): Promise<MemoryRecord[]> {
+    const reach = '(m.expires_at IS NULL OR m.expires_at > ?) AND (m.api_key_id IS NULL OR m.api_key_id = ?) AND (m.session_id IS NULL OR m.session_id = ?)';
     const args = [now, c.apiKeyId ?? null, c.sessionId ?? null];
     const out: MemoryRecord[] = [];
     const seen = new Set<string>();
     if (c.sessionId !== undefined) {
-      const rows = this.store.prepare(`SELECT * FROM memories m WHERE m.session_id = ? AND ${reach} ORDER BY m.created_at DESC LIMIT ?`).all(c.sessionId, ...args, limit) as Record<string, unknown>[];
+      const rows = await this.sql.all<Record<string, unknown>>(`SELECT ${COLUMNS} FROM memories m WHERE m.session_id = ? AND ${reach} ORDER BY m.created_at DESC LIMIT ?`, c.sessionId, ...args, limit);
       for (const r of rows) (out.push(memoryRow(r)), seen.add(r.id as string));
     }
-    const fq = words !== undefined ? ftsQuery(words) : undefined;
-    if (fq !== undefined && out.length < limit) {
-      const rows = this.store
-        .prepare(`SELECT m.* FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND ${reach} ORDER BY bm25(memories_fts) LIMIT ?`)
-        .all(fq, ...args, limit) as Record<string, unknown>[];
+    const t = words !== undefined ? textMatch(this.sql.dialect, words) : undefined;
+    if (t !== undefined && out.length < limit) {
+      const rows = await this.sql.all<Record<string, unknown>>(`SELECT ${COLUMNS} FROM ${t.from} WHERE ${t.cond} AND ${reach} ORDER BY ${t.score} LIMIT ?`, t.words, ...args, limit);
       for (const r of rows) if (!seen.has(r.id as string) && out.length < limit) (out.push(memoryRow(r)), seen.add(r.id as string));
     }
     return out;
   }
 
   /** Delete what a filter selects (everything without one); how many went. */
-  clear(f: MemoryFilter): number {
+  async clear(f: MemoryFilter): Promise<number> {
     const w = where(f);
-    this.anyCached = undefined;
-    return this.store.prepare(`DELETE FROM memories AS m WHERE ${w.sql}`).run(...w.args).changes;
+    const n = await this.sql.run(`DELETE FROM memories AS m WHERE ${w.sql}`, ...w.args);
+    this.anyKnown = undefined;
+    await this.announce();
+    return n;
   }
 
-  deleteExpired(now: number): number {
-    this.anyCached = undefined;
-    return this.store.prepare('DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?').run(now).changes;
+  async deleteExpired(now: number): Promise<number> {
+    const n = await this.sql.run('DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?', now);
+    this.anyKnown = undefined;
+    await this.announce();
+    return n;
   }
 
-  stats(now: number): { total: number; expired: number; byType: Record<string, number>; byScope: Record<string, number>; apiKeys: number; sessions: number; bytes: number } {
-    const t = this.store
-      .prepare(
-        `SELECT count(*) AS total, sum(CASE WHEN expires_at IS NOT NULL AND expires_at <= ? THEN 1 ELSE 0 END) AS expired,
-                count(DISTINCT api_key_id) AS keys, count(DISTINCT session_id) AS sessions, coalesce(sum(length(content) + length(key)), 0) AS bytes FROM memories`,
-      )
-      .get(now) as { total: number; expired: number | null; keys: number; sessions: number; bytes: number };
+  async stats(now: number): Promise<MemoryStats> {
+    const t = (await this.sql.get<{ total: number; expired: number | null; keys: number; sessions: number; bytes: number }>(
+      `SELECT count(*) AS total, CAST(sum(CASE WHEN expires_at IS NOT NULL AND expires_at <= ? THEN 1 ELSE 0 END) AS BIGINT) AS expired,
+              count(DISTINCT api_key_id) AS keys, count(DISTINCT session_id) AS sessions, CAST(coalesce(sum(length(content) + length(key)), 0) AS BIGINT) AS bytes FROM memories`,
+      now,
+    ))!;
     const byType: Record<string, number> = Object.fromEntries(MEMORY_TYPES.map((x) => [x, 0]));
-    for (const r of this.store.prepare('SELECT type, count(*) AS n FROM memories GROUP BY type').all() as { type: string; n: number }[]) byType[r.type] = r.n;
+    for (const r of await this.sql.all<{ type: string; n: number }>('SELECT type, count(*) AS n FROM memories GROUP BY type')) byType[r.type] = r.n;
     const byScope: Record<string, number> = Object.fromEntries(MEMORY_SCOPES.map((x) => [x, 0]));
-    for (const r of this.store.prepare('SELECT scope, count(*) AS n FROM memories GROUP BY scope').all() as { scope: string; n: number }[]) byScope[r.scope] = r.n;
+    for (const r of await this.sql.all<{ scope: string; n: number }>('SELECT scope, count(*) AS n FROM memories GROUP BY scope')) byScope[r.scope] = r.n;
     return { total: t.total, expired: t.expired ?? 0, byType, byScope, apiKeys: t.keys, sessions: t.sessions, bytes: t.bytes };
   }
 
-  /** FTS5 index consistency (for /api/memory/health). */
-  integrity(): string | undefined {
+  /** Search index consistency (for /api/memory/health): FTS5's check; PostgreSQL's index is a generated column, nothing can drift. */
+  async integrity(): Promise<string | undefined> {
+    if (this.sql.dialect === 'postgres') {
+      await this.sql.get('SELECT 1 FROM memories LIMIT 1');
+      return undefined;
+    }
     try {
-      this.store.prepare(`INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)`).run();
+      await this.sql.run(`INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)`);
       return undefined;
     } catch (e) {
       return (e as Error).message;

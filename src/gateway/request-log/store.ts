@@ -1,22 +1,22 @@
 /**
- * The request log in the daemon's SQLite file: one row per request served (what was asked, where it
- * went, tokens, cost, latency, each upstream attempt), written in batches behind the requests
- * (recorder.ts) and read by usage, history and analytics (reader.ts). Several
- * daemons sharing a database keep it in PostgreSQL instead (pg-store.ts, the same columns).
+ * The request log: one row per request served (what was asked, where it went, tokens, cost,
+ * latency, each upstream attempt), written in batches behind the requests (recorder.ts) and read
+ * by usage, history and analytics (reader.ts, on either database). In the daemon's SQLite file a
+ * batch is written here, synchronously, up to LOG_CHUNK rows per INSERT; several daemons sharing a
+ * database keep it in PostgreSQL instead (`gw_request_log`, the same columns), written by
+ * shared-log.ts.
  */
 import { parseJsonColumn, type Store } from '../../store/index.js';
-import { MODALITY_SQL, modalityOf } from '../modality.js';
+import { modalityOf } from '../modality.js';
 import type { SchemaStep } from '../schema.js';
+import { PG_TYPES, SQLITE_TYPES, type ColumnTypes } from '../sql.js';
 
-/** The request log: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
-export const REQUEST_LOG_SCHEMA: SchemaStep[] = [
-  {
-    version: 1,
-    up: `
-CREATE TABLE request_log (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
+/** The request log's first columns as `t`'s database declares them (`later`: columns added since, for a new table). */
+const logTable = (t: ColumnTypes, later = '') => `
+CREATE TABLE ${t.p}request_log (
+  id ${t.serial},
   request_id TEXT NOT NULL,
-  ts INTEGER NOT NULL,
+  ts ${t.big} NOT NULL,
   endpoint TEXT NOT NULL,
   api_key_id TEXT,
   session_id TEXT,
@@ -33,33 +33,35 @@ CREATE TABLE request_log (
   tokens_out INTEGER NOT NULL DEFAULT 0,
   tokens_cached INTEGER NOT NULL DEFAULT 0,
   tokens_reasoning INTEGER NOT NULL DEFAULT 0,
-  cost REAL NOT NULL DEFAULT 0,
+  cost ${t.real} NOT NULL DEFAULT 0,
   latency_ms INTEGER NOT NULL DEFAULT 0,
   ttfb_ms INTEGER,
   fallback_attempts INTEGER NOT NULL DEFAULT 0,
   attempts TEXT NOT NULL DEFAULT '[]',
-  client_aborted INTEGER NOT NULL DEFAULT 0
+  client_aborted INTEGER NOT NULL DEFAULT 0${later}
 );
-CREATE INDEX request_log_ts ON request_log(ts);
-CREATE INDEX request_log_combo ON request_log(combo, ts);
-`,
-  },
-  {
-    // Cache and prompt-cache columns.
-    version: 2,
-    up: `
-ALTER TABLE request_log ADD COLUMN cache TEXT;
-ALTER TABLE request_log ADD COLUMN cost_saved REAL NOT NULL DEFAULT 0;
-ALTER TABLE request_log ADD COLUMN tokens_cache_write INTEGER NOT NULL DEFAULT 0;
-CREATE INDEX request_log_key_ts ON request_log(api_key_id, ts);
-`,
-  },
-  {
-    // The guardrails that fired on a request (`name:action`, comma-separated).
-    version: 8,
-    up: `ALTER TABLE request_log ADD COLUMN guardrails TEXT;`,
-  },
+CREATE INDEX ${t.p}request_log_ts ON ${t.p}request_log(ts);
+CREATE INDEX ${t.p}request_log_combo ON ${t.p}request_log(combo, ts);
+`;
+
+/** Columns added to the first table: cache and prompt-cache columns, then the guardrails that fired on a request (`name:action`, comma-separated). */
+const added = (t: ColumnTypes) => [['cache TEXT', `cost_saved ${t.real} NOT NULL DEFAULT 0`, 'tokens_cache_write INTEGER NOT NULL DEFAULT 0'], ['guardrails TEXT']];
+const KEY_INDEX = (t: ColumnTypes) => `CREATE INDEX ${t.p}request_log_key_ts ON ${t.p}request_log(api_key_id, ts);`;
+
+/** The request log: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+export const REQUEST_LOG_SCHEMA: SchemaStep[] = [
+  { version: 1, up: logTable(SQLITE_TYPES) },
+  // Cache and prompt-cache columns.
+  { version: 2, up: `\n${added(SQLITE_TYPES)[0]!.map((c) => `ALTER TABLE request_log ADD COLUMN ${c};\n`).join('')}${KEY_INDEX(SQLITE_TYPES)}\n` },
+  // The guardrails that fired on a request.
+  { version: 8, up: `ALTER TABLE request_log ADD COLUMN ${added(SQLITE_TYPES)[1]![0]};` },
 ];
+
+/** The request log in the shared database: every column in one table. */
+export const REQUEST_LOG_MIGRATION = `${logTable(PG_TYPES, added(PG_TYPES).flat().map((c) => `,\n  ${c}`).join(''))}${KEY_INDEX(PG_TYPES)}\n`;
+
+/** The request log: this capability's share of the gateway's PostgreSQL migrations (placed by version in gateway/schema.ts). */
+export const REQUEST_LOG_PG_SCHEMA: SchemaStep[] = [{ version: 2, up: REQUEST_LOG_MIGRATION }];
 
 /** One upstream attempt of a request, as kept in the request log. */
 export interface AttemptLog {
@@ -200,6 +202,7 @@ export interface HistoryQuery {
   groupBy?: 'provider' | 'model' | 'combo' | 'api_key_id' | 'modality';
 }
 
+/** The SQLite writer: synchronous, so the recorder learns of a failed batch at once and tries its rows one by one. */
 export class SqliteRequestLog {
   constructor(private readonly store: Store) {}
 
@@ -221,126 +224,7 @@ export class SqliteRequestLog {
       }
     });
   }
-
-  private logFilter(q: Omit<LogQuery, 'limit' | 'offset'>): { where: string; args: unknown[] } {
-    const clauses: string[] = [];
-    const args: unknown[] = [];
-    if (q.since !== undefined) clauses.push('ts >= ?'), args.push(q.since);
-    if (q.until !== undefined) clauses.push('ts < ?'), args.push(q.until);
-    if (q.model !== undefined) clauses.push('(model = ? OR requested_model = ?)'), args.push(q.model, q.model);
-    if (q.provider !== undefined) clauses.push('provider = ?'), args.push(q.provider);
-    if (q.combo !== undefined) clauses.push('combo = ?'), args.push(q.combo);
-    if (q.apiKeyId !== undefined) clauses.push('api_key_id = ?'), args.push(q.apiKeyId);
-    if (q.status === 'ok') clauses.push('status < 400');
-    if (q.status === 'error') clauses.push('status >= 400');
-    return { where: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', args };
-  }
-
-  query(q: LogQuery): { total: number; rows: RequestLogRow[] } {
-    const { where, args } = this.logFilter(q);
-    // Filters vary per call; these statements are prepared uncached (the SQL text has few variants anyway).
-    const total = (this.store.prepare(`SELECT COUNT(*) AS n FROM request_log ${where}`).get(...args) as { n: number }).n;
-    const rows = this.store
-      .prepare(`SELECT * FROM request_log ${where} ORDER BY id DESC LIMIT ? OFFSET ?`)
-      .all(...args, q.limit, q.offset) as Record<string, unknown>[];
-    return { total, rows: rows.map(toLogRow) };
-  }
-
-  /** Totals of one provider account (a connection) since `since`. */
-  accountUsage(provider: string, account: string, since: number): { requests: number; errors: number; tokensIn: number; tokensOut: number; cost: number; lastUsedAt: number | null } {
-    const r = this.store
-      .prepare(
-        `SELECT COUNT(*) AS requests, SUM(status >= 400) AS errors, SUM(tokens_in) AS tokens_in, SUM(tokens_out) AS tokens_out, SUM(cost) AS cost, MAX(ts) AS last
-         FROM request_log WHERE provider = ? AND account = ? AND ts >= ?`,
-      )
-      .get(provider, account, since) as { requests: number; errors: number | null; tokens_in: number | null; tokens_out: number | null; cost: number | null; last: number | null };
-    return { requests: r.requests, errors: r.errors ?? 0, tokensIn: r.tokens_in ?? 0, tokensOut: r.tokens_out ?? 0, cost: r.cost ?? 0, lastUsedAt: r.last };
-  }
-
-  /** Delete request-log rows (and the compression log) from before `before`; how many went. */
-  purge(before: number): { requestLogs: number; compressionLogs: number } {
-    return this.store.transaction(() => ({
-      requestLogs: this.store.prepare('DELETE FROM request_log WHERE ts < ?').run(before).changes,
-      compressionLogs: this.store.prepare('DELETE FROM compression_log WHERE ts < ?').run(before).changes,
-    }));
-  }
-
-  /** Aggregates per period (`day` or `hour`), optionally grouped by provider, model, combo, key or modality. */
-  history(q: HistoryQuery): HistoryBucket[] {
-    const { where, args } = this.logFilter({ since: q.since, ...(q.until !== undefined ? { until: q.until } : {}) });
-    const fmt = q.period === 'hour' ? '%Y-%m-%dT%H:00:00Z' : '%Y-%m-%d';
-    const group = q.groupBy ? ', grp' : '';
-    const rows = this.store
-      .prepare(
-        `SELECT strftime('${fmt}', ts / 1000, 'unixepoch') AS period${q.groupBy ? `, ${q.groupBy === 'modality' ? MODALITY_SQL : q.groupBy} AS grp` : ''},
-           COUNT(*) AS requests, SUM(status >= 400) AS errors, SUM(tokens_in) AS tokens_in, SUM(tokens_out) AS tokens_out,
-           SUM(cost) AS cost, AVG(latency_ms) AS avg_latency,
-           SUM(CASE WHEN cache IN ('hit', 'replay') THEN 1 ELSE 0 END) AS cache_hits, SUM(cost_saved) AS cost_saved
-         FROM request_log ${where} GROUP BY period${group} ORDER BY period${group}`,
-      )
-      .all(...args) as {
-      period: string;
-      grp?: string | null;
-      requests: number;
-      errors: number;
-      tokens_in: number;
-      tokens_out: number;
-      cost: number;
-      avg_latency: number;
-      cache_hits: number | null;
-      cost_saved: number | null;
-    }[];
-    return rows.map((r) => ({
-      period: r.period,
-      ...(q.groupBy ? { group: r.grp ?? '' } : {}),
-      requests: r.requests,
-      errors: r.errors ?? 0,
-      tokensIn: r.tokens_in ?? 0,
-      tokensOut: r.tokens_out ?? 0,
-      cost: r.cost ?? 0,
-      avgLatencyMs: Math.round(r.avg_latency ?? 0),
-      cacheHits: Number(r.cache_hits ?? 0),
-      costSaved: r.cost_saved ?? 0,
-    }));
-  }
-
-  /**
-   * Per combo and target counts since `since` (seeds the in-memory combo metrics at start). Read in
-   * slices of COUNT_SLICE_ROWS row ids, giving the event loop back between them: one GROUP BY over a
-   * week of a busy gateway's log (250,000 rows) held the loop 360 ms at every gateway start, a restore
-   * or an import's included. The same numbers as one GROUP BY (the average from sum and count).
-   */
-  async comboTargetCounts(since: number): Promise<{ combo: string; target: string; requests: number; errors: number; avgLatency: number }[]> {
-    const bounds = this.store.prepare('SELECT MIN(id) AS lo, MAX(id) AS hi FROM request_log').get() as { lo: number | null; hi: number | null };
-    if (bounds.lo === null || bounds.hi === null) return [];
-    const slice = this.store.prepare(
-      `SELECT combo, provider || '/' || model AS target, COUNT(*) AS requests, SUM(status >= 400) AS errors, SUM(latency_ms) AS latencySum, COUNT(latency_ms) AS latencies
-       FROM request_log WHERE id >= ? AND id < ? AND combo IS NOT NULL AND provider IS NOT NULL AND ts >= ? GROUP BY combo, target`,
-    );
-    type Part = { combo: string; target: string; requests: number; errors: number; latencySum: number | null; latencies: number };
-    const sums = new Map<string, Part>();
-    for (let from = bounds.lo; from <= bounds.hi; from += COUNT_SLICE_ROWS) {
-      for (const r of slice.all(from, from + COUNT_SLICE_ROWS, since) as Part[]) {
-        const key = JSON.stringify([r.combo, r.target]);
-        const s = sums.get(key);
-        if (!s) sums.set(key, { ...r });
-        else {
-          s.requests += r.requests;
-          s.errors += r.errors;
-          s.latencySum = s.latencySum === null ? r.latencySum : s.latencySum + (r.latencySum ?? 0);
-          s.latencies += r.latencies;
-        }
-      }
-      if (from + COUNT_SLICE_ROWS <= bounds.hi) await new Promise((resolve) => setImmediate(resolve));
-    }
-    return [...sums.values()]
-      .sort((a, b) => (a.combo < b.combo ? -1 : a.combo > b.combo ? 1 : a.target < b.target ? -1 : a.target > b.target ? 1 : 0))
-      .map((s) => ({ combo: s.combo, target: s.target, requests: s.requests, errors: s.errors, avgLatency: (s.latencies > 0 ? s.latencySum! / s.latencies : null) as number }));
-  }
 }
-
-/** Row ids read per slice by the start-up counts of the request log (a few milliseconds each). */
-const COUNT_SLICE_ROWS = 8192;
 
 export function toLogRow(r: Record<string, unknown>): RequestLogRow {
   const s = (k: string) => opt(r[k] as string | null);

@@ -14,7 +14,8 @@ import type { Clock } from '../../http/clock.js';
 import type { Store } from '../../store/index.js';
 import type { WebhookEmitter, WebhookEvent } from './events.js';
 import { signatureHeaders } from './signature.js';
-import { SqliteDeliveryQueue, WebhookStore, type DeliveryQueue, type DeliveryRecord, type WebhookRecord } from './store.js';
+import { sqliteSql } from '../sql.js';
+import { SqlDeliveryQueue, WebhookStore, type DeliveryQueue, type DeliveryRecord, type WebhookRecord } from './store.js';
 
 export interface WebhookSettings {
   /** Delay before the second attempt; each later one doubles it (at most an hour). */
@@ -44,7 +45,7 @@ export class WebhookService implements WebhookEmitter {
   constructor(
     /** The subscriptions (shared-store.ts with shared storage). */
     readonly store: WebhookStore,
-    /** Deliveries and attempts (pg-queue.ts with shared storage). */
+    /** Deliveries and attempts (store.ts, in the daemon's file or, with shared storage, the shared database). */
     readonly queue: DeliveryQueue,
     private readonly egress: Egress,
     private readonly clock: Clock,
@@ -58,7 +59,7 @@ export class WebhookService implements WebhookEmitter {
 
   /** On the daemon's own SQLite file. */
   static local(db: Store, egress: Egress, clock: Clock, log: Logger, settings?: WebhookSettings): WebhookService {
-    return new WebhookService(new WebhookStore(db), new SqliteDeliveryQueue(db), egress, clock, log, settings);
+    return new WebhookService(new WebhookStore(db), new SqlDeliveryQueue(sqliteSql(db)), egress, clock, log, settings);
   }
 
   /** Delete a webhook and what is still queued for it. */

@@ -1,7 +1,7 @@
 /**
  * Webhook subscriptions kept with the shared configuration (records of SharedConfigStore): a webhook
  * registered through one daemon receives the events of every daemon. Their deliveries are queued in
- * the shared database too (webhooks/pg-queue.ts).
+ * the shared database too (SqlDeliveryQueue in webhooks/store.ts).
  */
 import type { Store } from '../../store/index.js';
 import { WebhookStore, type WebhookRecord } from './store.js';

@@ -1,11 +1,55 @@
 /**
- * SQL of webhooks, their delivery queue and the attempts. The queue is a `DeliveryQueue`: this
- * daemon's SQLite file here, the shared database of several daemons in pg-queue.ts.
+ * SQL of webhooks, their delivery queue and the attempts. The queue (`SqlDeliveryQueue`) is written
+ * once for either database (store/sql.ts): this daemon's SQLite file, or the PostgreSQL database
+ * several gateways share, where an event raised on any gateway is queued and every gateway sends
+ * what is due, each delivery handed to one gateway at a time (`FOR UPDATE SKIP LOCKED`, then marked
+ * with the gateway and a claim time). A gateway that dies mid-send leaves its claim to run out
+ * (`CLAIM_MS`); another then retries it. The attempts log is shared too, so
+ * `GET /api/webhooks/{id}/deliveries` shows every gateway's sends.
  */
 import type { Store } from '../../store/index.js';
+import type { Sql } from '../../store/sql.js';
+import { PG_TYPES, SQLITE_TYPES, type ColumnTypes } from '../sql.js';
 import type { SchemaStep } from '../schema.js';
 
+/** The delivery queue and the attempts as `t`'s database declares them (`claims`: the shared database's claim columns). */
+const queueTables = (t: ColumnTypes, claims = '') => `
+CREATE TABLE ${t.p}webhook_deliveries (
+  id TEXT PRIMARY KEY,
+  webhook_id TEXT NOT NULL,
+  event TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  status TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at ${t.big},
+  last_status INTEGER,
+  last_error TEXT,
+  created_at ${t.big} NOT NULL,
+  delivered_at ${t.big}${claims}
+);
+CREATE INDEX ${t.p}webhook_deliveries_due ON ${t.p}webhook_deliveries(next_attempt_at) WHERE status = 'pending';
+CREATE INDEX ${t.p}webhook_deliveries_hook ON ${t.p}webhook_deliveries(webhook_id, created_at);
+CREATE TABLE ${t.p}webhook_attempts (
+  delivery_id TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  at ${t.big} NOT NULL,
+  status INTEGER,
+  error TEXT,
+  duration_ms INTEGER NOT NULL,
+  PRIMARY KEY (delivery_id, attempt)
+)${t.withoutRowid};
+`;
+
+/** The delivery queue and attempts in the shared database (webhook subscriptions are shared-configuration records). */
+export const WEBHOOK_QUEUE_MIGRATION = queueTables(PG_TYPES, ',\n  claimed_by TEXT,\n  claimed_at BIGINT');
+
+/** Longer than one send can take (its timeout): a claim this old belongs to a gateway that died. */
+const CLAIM_MS = 60_000;
+
 /** Outbound webhooks: this capability's share of the gateway's SQLite migrations (placed by version in gateway/schema.ts). */
+/** The webhook delivery queue: this capability's share of the gateway's PostgreSQL migrations (placed by version in gateway/schema.ts). */
+export const WEBHOOK_QUEUE_PG_SCHEMA: SchemaStep[] = [{ version: 5, up: WEBHOOK_QUEUE_MIGRATION }];
+
 export const WEBHOOKS_SCHEMA: SchemaStep[] = [
   {
     // Outbound webhooks, their persisted delivery queue, and every delivery attempt.
@@ -20,32 +64,7 @@ CREATE TABLE webhooks (
   enabled INTEGER NOT NULL DEFAULT 1,
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
-);
-CREATE TABLE webhook_deliveries (
-  id TEXT PRIMARY KEY,
-  webhook_id TEXT NOT NULL,
-  event TEXT NOT NULL,
-  payload TEXT NOT NULL,
-  status TEXT NOT NULL,
-  attempts INTEGER NOT NULL DEFAULT 0,
-  next_attempt_at INTEGER,
-  last_status INTEGER,
-  last_error TEXT,
-  created_at INTEGER NOT NULL,
-  delivered_at INTEGER
-);
-CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE status = 'pending';
-CREATE INDEX webhook_deliveries_hook ON webhook_deliveries(webhook_id, created_at);
-CREATE TABLE webhook_attempts (
-  delivery_id TEXT NOT NULL,
-  attempt INTEGER NOT NULL,
-  at INTEGER NOT NULL,
-  status INTEGER,
-  error TEXT,
-  duration_ms INTEGER NOT NULL,
-  PRIMARY KEY (delivery_id, attempt)
-) WITHOUT ROWID;
-`,
+);${queueTables(SQLITE_TYPES)}`,
   },
 ];
 
@@ -119,40 +138,100 @@ export interface DeliveryQueue {
   dropPending(webhookId: string): Promise<void>;
 }
 
-/** The queue in this daemon's SQLite file (every call is done when it returns). */
-export class SqliteDeliveryQueue implements DeliveryQueue {
-  constructor(readonly store: Store) {}
+const delivered = (rows: unknown[]) => (rows as Record<string, unknown>[]).map(delivery);
+
+export class SqlDeliveryQueue implements DeliveryQueue {
+  /** The shared database: deliveries are claimed by one gateway at a time (only its table has the claim columns). */
+  private readonly claims: boolean;
+
+  constructor(private readonly sql: Sql) {
+    this.claims = sql.dialect === 'postgres';
+  }
 
   async enqueue(list: readonly DeliveryRecord[]): Promise<void> {
-    this.store.transaction(() => {
+    if (list.length === 0) return;
+    if (this.claims) {
+      // One statement for the lot (a round trip per delivery otherwise).
+      await this.sql.run(
+        `INSERT INTO webhook_deliveries (id, webhook_id, event, payload, status, attempts, next_attempt_at, created_at)
+         SELECT d.id, d.webhook_id, d.event, d.payload, d.status, 0, d.next_attempt_at, d.created_at
+         FROM json_to_recordset(?::json) AS d(id TEXT, webhook_id TEXT, event TEXT, payload TEXT, status TEXT, next_attempt_at BIGINT, created_at BIGINT)`,
+        JSON.stringify(list.map((d) => ({ id: d.id, webhook_id: d.webhookId, event: d.event, payload: d.payload, status: d.status, next_attempt_at: d.nextAttemptAt ?? null, created_at: d.createdAt }))),
+      );
+      return;
+    }
+    await this.sql.transaction(async (tx) => {
       for (const d of list) {
-        this.store
-          .prepare('INSERT INTO webhook_deliveries (id, webhook_id, event, payload, status, attempts, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?)')
-          .run(d.id, d.webhookId, d.event, d.payload, d.status, d.nextAttemptAt ?? null, d.createdAt);
+        await tx.run(
+          'INSERT INTO webhook_deliveries (id, webhook_id, event, payload, status, attempts, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?)',
+          d.id,
+          d.webhookId,
+          d.event,
+          d.payload,
+          d.status,
+          d.nextAttemptAt ?? null,
+          d.createdAt,
+        );
       }
     });
   }
 
-  async due(now: number, limit: number): Promise<DeliveryRecord[]> {
-    return (this.store.prepare("SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?").all(now, limit) as Record<string, unknown>[]).map(delivery);
+  async due(now: number, limit: number, daemon: string): Promise<DeliveryRecord[]> {
+    if (!this.claims) return delivered(await this.sql.all("SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?", now, limit));
+    return delivered(
+      await this.sql.all(
+        `UPDATE webhook_deliveries d SET claimed_by = ?, claimed_at = ?
+         FROM (
+           SELECT id FROM webhook_deliveries
+           WHERE status = 'pending' AND next_attempt_at <= ? AND (claimed_at IS NULL OR claimed_at < ?)
+           ORDER BY next_attempt_at LIMIT ?
+           FOR UPDATE SKIP LOCKED
+         ) free
+         WHERE d.id = free.id
+         RETURNING d.*`,
+        daemon,
+        now,
+        now,
+        now - CLAIM_MS,
+        limit,
+      ),
+    );
   }
 
   async recordAttempt(d: DeliveryRecord, a: AttemptRecord, next: Pick<DeliveryRecord, 'status' | 'nextAttemptAt' | 'deliveredAt'>): Promise<void> {
-    this.store.transaction(() => {
-      this.store.prepare('INSERT OR REPLACE INTO webhook_attempts (delivery_id, attempt, at, status, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)').run(d.id, a.attempt, a.at, a.status ?? null, a.error ?? null, a.durationMs);
-      this.store
-        .prepare('UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_status = ?, last_error = ?, delivered_at = ? WHERE id = ?')
-        .run(next.status, a.attempt, next.nextAttemptAt ?? null, a.status ?? null, a.error ?? null, next.deliveredAt ?? null, d.id);
+    await this.sql.transaction(async (tx) => {
+      await tx.run(
+        `INSERT INTO webhook_attempts (delivery_id, attempt, at, status, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (delivery_id, attempt) DO UPDATE SET at = excluded.at, status = excluded.status, error = excluded.error, duration_ms = excluded.duration_ms`,
+        d.id,
+        a.attempt,
+        a.at,
+        a.status ?? null,
+        a.error ?? null,
+        a.durationMs,
+      );
+      await tx.run(
+        `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_status = ?, last_error = ?, delivered_at = ?${this.claims ? ', claimed_by = NULL, claimed_at = NULL' : ''} WHERE id = ?`,
+        next.status,
+        a.attempt,
+        next.nextAttemptAt ?? null,
+        a.status ?? null,
+        a.error ?? null,
+        next.deliveredAt ?? null,
+        d.id,
+      );
     });
   }
 
   async deliveries(webhookId: string, limit: number): Promise<(DeliveryRecord & { attemptLog: AttemptRecord[] })[]> {
-    const rows = (this.store.prepare('SELECT * FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, id DESC LIMIT ?').all(webhookId, limit) as Record<string, unknown>[]).map(delivery);
-    return rows.map((d) => ({ ...d, attemptLog: (this.store.prepare('SELECT * FROM webhook_attempts WHERE delivery_id = ? ORDER BY attempt').all(d.id) as Record<string, unknown>[]).map(attempt) }));
+    const rows = delivered(await this.sql.all('SELECT * FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, id DESC LIMIT ?', webhookId, limit));
+    const out: (DeliveryRecord & { attemptLog: AttemptRecord[] })[] = [];
+    for (const d of rows) out.push({ ...d, attemptLog: (await this.sql.all<Record<string, unknown>>('SELECT * FROM webhook_attempts WHERE delivery_id = ? ORDER BY attempt', d.id)).map(attempt) });
+    return out;
   }
 
   async dropPending(webhookId: string): Promise<void> {
-    this.store.prepare("DELETE FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'").run(webhookId);
+    await this.sql.run("DELETE FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'", webhookId);
   }
 }
 
