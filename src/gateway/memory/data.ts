@@ -5,9 +5,11 @@
  * on every request).
  */
 import type { AwaitableMethods } from '../../store/awaitable.js';
-import type { MemoryStore } from './store.js';
+import type { MemoryCaller, MemoryStore } from './store.js';
 
-export type MemoryData = AwaitableMethods<MemoryStore, 'store' | 'any'> & {
+export type MemoryData = AwaitableMethods<MemoryStore, 'store' | 'any' | 'reaches'> & {
   /** Whether any memory may exist (false only when none does): chat requests skip the lookup otherwise. */
   any(): boolean;
+  /** Whether a memory may reach this caller, answered from memory (absent: the lookup finds out). */
+  reaches?(c: MemoryCaller): boolean;
 };

@@ -131,15 +131,41 @@ function where(f: MemoryFilter, alias = 'm'): { sql: string; args: unknown[] } {
   return { sql: parts.length ? parts.join(' AND ') : '1', args };
 }
 
+/** A memory's owner as one string: its api key and session (either may be absent). */
+function ownerOf(apiKeyId: string | undefined, sessionId: string | undefined): string {
+  return `${apiKeyId === undefined ? '-' : `k${apiKeyId}`}\u0000${sessionId === undefined ? '-' : `s${sessionId}`}`;
+}
+const NO_OWNER = ownerOf(undefined, undefined);
+
 export class MemoryStore {
   /** Whether any memory exists: chat requests skip the lookup while there is none. */
   private anyCached: boolean | undefined;
+  /** The (api key, session) pairs memories are stored under (`ownerOf`), once read. */
+  private owners: Set<string> | undefined;
 
   constructor(readonly store: Store) {}
 
   any(): boolean {
     this.anyCached ??= this.store.prepare('SELECT 1 FROM memories LIMIT 1').get() !== undefined;
     return this.anyCached;
+  }
+
+  /**
+   * Whether a stored memory may reach this caller (an unkeyed one, one of its key, one of its
+   * session): false when every memory belongs to other keys or sessions, and the chat path skips the
+   * lookup. Answered from the owners read once (then kept up to date by save; a delete reads them again).
+   */
+  reaches(c: MemoryCaller): boolean {
+    const o = (this.owners ??= new Set(
+      (this.store.prepare('SELECT DISTINCT api_key_id AS k, session_id AS s FROM memories').all() as { k: string | null; s: string | null }[]).map((r) => ownerOf(r.k ?? undefined, r.s ?? undefined)),
+    ));
+    if (o.size === 0) return false;
+    if (o.has(NO_OWNER)) return true;
+    const k = c.apiKeyId;
+    const s = c.sessionId;
+    if (k !== undefined && o.has(ownerOf(k, undefined))) return true;
+    if (s === undefined) return false;
+    return o.has(ownerOf(undefined, s)) || (k !== undefined && o.has(ownerOf(k, s)));
   }
 
   get(id: string): MemoryRecord | undefined {
@@ -158,10 +184,12 @@ export class MemoryStore {
       )
       .run(m.id, m.key, m.content, m.type, m.scope, m.sessionId ?? null, m.apiKeyId ?? null, JSON.stringify(m.metadata), m.createdAt, m.updatedAt, m.expiresAt ?? null);
     this.anyCached = true;
+    this.owners?.add(ownerOf(m.apiKeyId, m.sessionId));
   }
 
   delete(id: string): boolean {
     this.anyCached = undefined;
+    this.owners = undefined;
     return this.store.prepare('DELETE FROM memories WHERE id = ?').run(id).changes > 0;
   }
 
@@ -220,11 +248,13 @@ export class MemoryStore {
   clear(f: MemoryFilter): number {
     const w = where(f);
     this.anyCached = undefined;
+    this.owners = undefined;
     return this.store.prepare(`DELETE FROM memories AS m WHERE ${w.sql}`).run(...w.args).changes;
   }
 
   deleteExpired(now: number): number {
     this.anyCached = undefined;
+    this.owners = undefined;
     return this.store.prepare('DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?').run(now).changes;
   }
 
