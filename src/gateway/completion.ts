@@ -72,7 +72,7 @@ export function resolveFor(svc: ResolveDeps, model: string, principal: Principal
     throw new GatewayError('invalid', `model ${JSON.stringify(model)} resolves outside provider ${providerScope}`, { code: 'model_provider_mismatch' });
   }
   svc.auth.checkModel(principal, resolution.requested, ...(resolution.combo ? [] : resolution.targets.map((t) => t.ref)));
-  svc.policies.checkModel(principal.key?.id, resolution.requested, resolution.targets.map((t) => t.ref));
+  if (svc.policies.appliesTo(principal.key?.id)) svc.policies.checkModel(principal.key?.id, resolution.requested, resolution.targets.map((t) => t.ref));
   return resolution;
 }
 
@@ -226,8 +226,9 @@ export function recordRequest(svc: RecordDeps, f: FinishInfo): void {
   svc.usage.record(entry);
   svc.prometheus.record(entry);
   accountUsage(svc, entry);
-  if (svc.webhooks.subscribed) {
-    svc.webhooks.emit(entry.status < 400 ? 'request.completed' : 'request.failed', {
+  const event = entry.status < 400 ? 'request.completed' : 'request.failed';
+  if (svc.webhooks.wants(event)) {
+    svc.webhooks.emit(event, {
       requestId: entry.requestId,
       endpoint: entry.endpoint,
       model: entry.requestedModel,

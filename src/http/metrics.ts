@@ -92,6 +92,18 @@ export class LabeledCounts {
     else this.map.set(key, { labels, value: by });
   }
 
+  /**
+   * The running total of one label set, to be added to directly (`cell.value += by`): a caller that
+   * keeps the cell counts without a key, a label object or a lookup per addition. Creates the series
+   * (at 0) when it is new, so take a cell only when there is something to add to it.
+   */
+  cell(labels: Record<string, string>): { value: number } {
+    const key = Object.values(labels).join('\u0000');
+    let e = this.map.get(key);
+    if (!e) this.map.set(key, (e = { labels, value: 0 }));
+    return e;
+  }
+
   values(): Labeled {
     return [...this.map.values()].map((e) => [e.labels, e.value]);
   }

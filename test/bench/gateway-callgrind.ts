@@ -1,9 +1,13 @@
 /**
  * Instructions per proxied request on the gateway's main thread, counted by callgrind (wall-clock
  * figures on a shared 2-core machine vary by 20-40 %; instruction counts barely move):
- *   node dist/test/bench/gateway-callgrind.js [ctl|core|floor] [N] [WARMUP]
+ *   node dist/test/bench/gateway-callgrind.js [ctl|idle|core|floor] [N] [WARMUP]
  * runs test/bench/gateway-server.js (ctl, or `core`: its --core mode) or gateway-floor.js (the bare
  * node:http + undici pass-through) under `valgrind --tool=callgrind --separate-threads=yes`, sends
+ * (`idle`: ctl with the optional features configured but idle for the bench key: a stored memory,
+ * an auto skill and a routing policy that belong to another key, a webhook for other events,
+ * compression switched on with nothing to compress, the guardrails set explicitly; what `ctl` and
+ * `idle` count should be the same),
  * WARMUP (default 400) sequential non-streaming requests through it from a mock upstream in this
  * process, zeroes the counters, sends N (default 1000) more, dumps, and prints the main thread's
  * instructions divided by N. Loopback only; needs valgrind (and callgrind_control) on PATH.
@@ -20,7 +24,8 @@ import { listeningPort } from './util.js';
 const KEY = 'sk-gw-bench-000000000';
 const BODY = JSON.stringify({ model: 'mock/m1', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 32 });
 
-const mode = (process.argv[2] ?? 'ctl') as 'ctl' | 'core' | 'floor';
+const mode = (process.argv[2] ?? 'ctl') as 'ctl' | 'idle' | 'core' | 'floor';
+const ADMIN = 'sk-gw-bench-admin-0000';
 const n = Number(process.argv[3] ?? 1000);
 const warmup = Number(process.argv[4] ?? 400);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -30,7 +35,13 @@ const dir = mkdtempSync(join(tmpdir(), 'ctl-cg-gw-'));
 writeFileSync(
   join(dir, 'gateway.yaml'),
   `providers:\n  - {id: mock, kind: openai, base_url: "${mock.baseUrl('openai')}", api_key: "sk-up", models: [m1]}\n` +
-    `keys:\n  - {name: bench, key: "${KEY}", models: ["*"]}\npricing:\n  mock/m1: {input: 0.15, output: 0.6}\n`,
+    `keys:\n  - {name: bench, key: "${KEY}", models: ["*"]}\n` +
+    (mode === 'idle'
+      ? `  - {name: admin, key: "${ADMIN}", models: ["*"], scopes: [inference, management]}\n  - {name: other, key: "sk-gw-bench-other-000", models: ["*"]}\n` +
+        `memory: {inject: true, max_items: 10}\nguardrails:\n  pii: {action: warn}\n  secrets: {action: block}\n  prompt-injection: {action: warn}\n` +
+        `compression: {enabled: true, default_mode: "off", auto_trigger_tokens: 100000, auto_mode: standard}\n`
+      : '') +
+    `pricing:\n  mock/m1: {input: 0.15, output: 0.6}\n`,
 );
 const script = mode === 'floor' ? [join(here, 'gateway-floor.js'), mock.baseUrl('openai')] : [join(here, 'gateway-server.js'), dir, ...(mode === 'core' ? ['--core'] : [])];
 const out = join(dir, 'cg.out');
@@ -53,6 +64,22 @@ child.stderr!.on('data', (c) => (stderr += c));
 const port = await listeningPort(child, (code) => `exited with ${code}: ${stderr.slice(-2000)}`);
 
 const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 1, pipelining: 1 });
+
+/** A management call with the admin key (idle mode's set-up). */
+async function manage(method: string, path: string, body?: unknown): Promise<any> {
+  const res = await pool.request({ method: method as 'GET', path, headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const text = await res.body.text();
+  if (res.statusCode >= 300) throw new Error(`${method} ${path}: HTTP ${res.statusCode} ${text}`);
+  return JSON.parse(text);
+}
+if (mode === 'idle') {
+  const keys = (await manage('GET', '/api/keys')).keys as { id: string; name: string }[];
+  const other = keys.find((k) => k.name === 'other')!.id;
+  await manage('POST', '/api/memory', { content: 'The other team deploys on Fridays.', apiKeyId: other });
+  await manage('POST', '/api/skills/install', { name: 'other-add', version: '1.0.0', description: 'adds', schema: {}, handlerCode: 'return { sum: 1 };', apiKeyId: other, mode: 'auto' });
+  await manage('POST', '/api/policies', { name: 'other-ceiling', apiKeyId: other, maxTokens: 1000 });
+  await manage('POST', '/api/webhooks', { url: 'https://hooks.example.com/ctl', events: ['budget.exceeded'] });
+}
 const path = mode === 'floor' ? '/v1/chat/completions' : '/v1/chat/completions';
 async function send(count: number): Promise<void> {
   for (let i = 0; i < count; i++) {

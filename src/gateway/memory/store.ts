@@ -192,11 +192,21 @@ function textMatch(dialect: Sql['dialect'], text: string): TextMatch | undefined
   return { words, from: 'memories_fts JOIN memories m ON m.rowid = memories_fts.rowid', cond: 'memories_fts MATCH ?', score: 'bm25(memories_fts)' };
 }
 
+/** A memory's owner as one string: its api key and session (either may be absent). */
+function ownerOf(apiKeyId: string | null | undefined, sessionId: string | null | undefined): string {
+  return `${apiKeyId == null ? '-' : `k${apiKeyId}`}\u0000${sessionId == null ? '-' : `s${sessionId}`}`;
+}
+const NO_OWNER = ownerOf(undefined, undefined);
+const OWNERS = 'SELECT DISTINCT api_key_id AS k, session_id AS s FROM memories';
+const ownerSet = (rows: { k: string | null; s: string | null }[]) => new Set(rows.map((r) => ownerOf(r.k, r.s)));
+
 type MemoryStats = { total: number; expired: number; byType: Record<string, number>; byScope: Record<string, number>; apiKeys: number; sessions: number; bytes: number };
 
 export class MemoryStore {
   /** Whether any memory exists (undefined: not known; then a lookup finds out). */
   private anyKnown: boolean | undefined;
+  /** The (api key, session) pairs memories are stored under (`ownerOf`), once read (undefined: not known). */
+  private owners: Set<string> | undefined;
   /** Tells the other gateways of a change (the shared database; nobody to tell otherwise). */
   private announce: () => Promise<void> = async () => {};
   private log?: Logger;
@@ -211,9 +221,9 @@ export class MemoryStore {
     await db.subscribe(
       CHANNEL,
       (from) => {
-        if (from !== daemonId) s.anyKnown = undefined;
+        if (from !== daemonId) s.forget();
       },
-      () => (s.anyKnown = undefined),
+      () => s.forget(),
     );
     await s.refreshAny();
     return s;
@@ -226,6 +236,44 @@ export class MemoryStore {
     if (this.sql instanceof SqliteSql) return (this.anyKnown = this.sql.getNow('SELECT 1 FROM memories LIMIT 1', []) !== undefined);
     void this.refreshAny();
     return true;
+  }
+
+  /**
+   * Whether a stored memory may reach this caller (an unkeyed one, one of its key, one of its
+   * session): false when every memory belongs to other keys or sessions, and the chat path skips
+   * the lookup. Answered from the owners read once (kept up to date by save; a delete reads them
+   * again); the shared database answers later (true meanwhile, the lookup finds out).
+   */
+  reaches(c: MemoryCaller): boolean {
+    let o = this.owners;
+    if (o === undefined) {
+      if (!(this.sql instanceof SqliteSql)) {
+        void this.refreshOwners();
+        return true;
+      }
+      o = this.owners = ownerSet(this.sql.allNow(OWNERS, []));
+    }
+    if (o.size === 0) return false;
+    if (o.has(NO_OWNER)) return true;
+    const k = c.apiKeyId;
+    const s = c.sessionId;
+    if (k !== undefined && o.has(ownerOf(k, undefined))) return true;
+    if (s === undefined) return false;
+    return o.has(ownerOf(undefined, s)) || (k !== undefined && o.has(ownerOf(k, s)));
+  }
+
+  private async refreshOwners(): Promise<void> {
+    try {
+      this.owners = ownerSet(await this.sql.all(OWNERS));
+    } catch (e) {
+      this.log?.debug({ err: e }, 'gateway: could not read the owners of shared memories');
+    }
+  }
+
+  /** What is known of the stored memories is stale (a delete here, a change elsewhere). */
+  private forget(): void {
+    this.anyKnown = undefined;
+    this.owners = undefined;
   }
 
   private async refreshAny(): Promise<void> {
@@ -261,12 +309,13 @@ export class MemoryStore {
       m.expiresAt ?? null,
     );
     this.anyKnown = true;
+    this.owners?.add(ownerOf(m.apiKeyId, m.sessionId));
     await this.announce();
   }
 
   async delete(id: string): Promise<boolean> {
     const gone = (await this.sql.run('DELETE FROM memories WHERE id = ?', id)) > 0;
-    this.anyKnown = undefined;
+    this.forget();
     await this.announce();
     return gone;
   }
@@ -322,14 +371,14 @@ export class MemoryStore {
   async clear(f: MemoryFilter): Promise<number> {
     const w = where(f);
     const n = await this.sql.run(`DELETE FROM memories AS m WHERE ${w.sql}`, ...w.args);
-    this.anyKnown = undefined;
+    this.forget();
     await this.announce();
     return n;
   }
 
   async deleteExpired(now: number): Promise<number> {
     const n = await this.sql.run('DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?', now);
-    this.anyKnown = undefined;
+    this.forget();
     await this.announce();
     return n;
   }

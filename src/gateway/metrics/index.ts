@@ -11,12 +11,27 @@ import type { RequestLogEntry } from '../request-log/store.js';
 const BREAKER_STATES = ['CLOSED', 'DEGRADED', 'HALF_OPEN', 'OPEN'];
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
+type Cell = { value: number };
+
+/** One provider and model's cells in the counters (each taken when it is first added to). */
+interface ModelSeries {
+  latencyLabels: Record<string, string>;
+  status: Map<number, Cell>;
+  tokensIn?: Cell;
+  tokensOut?: Cell;
+  tokensCached?: Cell;
+  tokensReasoning?: Cell;
+  cost?: Cell;
+}
+
 export class GatewayMetrics {
   private readonly requests = new LabeledCounts();
   private readonly tokens = new LabeledCounts();
   private readonly cost = new LabeledCounts();
   private readonly cache = new LabeledCounts();
   private readonly memorySkips = new LabeledCounts();
+  /** The counters' cells of each provider and model, taken as each is first counted. */
+  private readonly byProvider = new Map<string, Map<string, ModelSeries>>();
   private readonly latency: (labels: Record<string, string>, seconds: number) => void;
   readonly endpoint: ComponentMetrics;
 
@@ -64,13 +79,20 @@ export class GatewayMetrics {
   record(e: RequestLogEntry): void {
     const provider = e.provider ?? '';
     const model = e.model ?? e.requestedModel ?? '';
-    this.requests.add({ provider, model, status: String(e.status) });
-    if (e.tokensIn) this.tokens.add({ provider, model, type: 'in' }, e.tokensIn);
-    if (e.tokensOut) this.tokens.add({ provider, model, type: 'out' }, e.tokensOut);
-    if (e.tokensCached) this.tokens.add({ provider, model, type: 'cached' }, e.tokensCached);
-    if (e.tokensReasoning) this.tokens.add({ provider, model, type: 'reasoning' }, e.tokensReasoning);
-    if (e.cost > 0) this.cost.add({ provider, model }, e.cost);
+    // The series of this provider and model, kept: no label objects, keys or lookups per request.
+    let byModel = this.byProvider.get(provider);
+    if (!byModel) this.byProvider.set(provider, (byModel = new Map()));
+    let s = byModel.get(model);
+    if (!s) byModel.set(model, (s = { latencyLabels: { provider }, status: new Map() }));
+    let requests = s.status.get(e.status);
+    if (!requests) s.status.set(e.status, (requests = this.requests.cell({ provider, model, status: String(e.status) })));
+    requests.value++;
+    if (e.tokensIn) (s.tokensIn ??= this.tokens.cell({ provider, model, type: 'in' })).value += e.tokensIn;
+    if (e.tokensOut) (s.tokensOut ??= this.tokens.cell({ provider, model, type: 'out' })).value += e.tokensOut;
+    if (e.tokensCached) (s.tokensCached ??= this.tokens.cell({ provider, model, type: 'cached' })).value += e.tokensCached;
+    if (e.tokensReasoning) (s.tokensReasoning ??= this.tokens.cell({ provider, model, type: 'reasoning' })).value += e.tokensReasoning;
+    if (e.cost > 0) (s.cost ??= this.cost.cell({ provider, model })).value += e.cost;
     if (e.cache) this.cache.add({ result: e.cache });
-    this.latency({ provider }, e.latencyMs / 1000);
+    this.latency(s.latencyLabels, e.latencyMs / 1000);
   }
 }

@@ -56,6 +56,8 @@ const row = (r: Record<string, unknown>): Policy => ({
 export class Policies {
   /** Enabled policies, cached: every inference request reads them. */
   private active: Policy[] | undefined;
+  /** `applicable` of each key asked about, for the current `active`. */
+  private readonly byKey = new Map<string | undefined, Policy[]>();
 
   constructor(private readonly store: Store) {}
 
@@ -84,9 +86,24 @@ export class Policies {
     return this.store.prepare('DELETE FROM policies WHERE id = ?').run(id).changes > 0;
   }
 
+  /** The enabled policies that apply to a key (the unkeyed ones and its own), kept per key until a change. */
   private applicable(apiKeyId: string | undefined): Policy[] {
-    this.active ??= this.list().filter((p) => p.enabled);
-    return this.active.length === 0 ? this.active : this.active.filter((p) => p.apiKeyId === undefined || p.apiKeyId === apiKeyId);
+    if (this.active === undefined) {
+      this.active = this.list().filter((p) => p.enabled);
+      this.byKey.clear();
+    }
+    if (this.active.length === 0) return this.active;
+    let out = this.byKey.get(apiKeyId);
+    if (!out) {
+      if (this.byKey.size >= 10_000) this.byKey.clear();
+      this.byKey.set(apiKeyId, (out = this.active.filter((p) => p.apiKeyId === undefined || p.apiKeyId === apiKeyId)));
+    }
+    return out;
+  }
+
+  /** Whether any enabled policy applies to this key (callers skip building what the checks take otherwise). */
+  appliesTo(apiKeyId: string | undefined): boolean {
+    return this.applicable(apiKeyId).length > 0;
   }
 
   /** 403 when a policy refuses the model (asked for, or any target it resolves to). */

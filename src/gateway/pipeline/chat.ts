@@ -225,11 +225,19 @@ export function limitsStage(svc: LimitDeps & Pick<GatewayServices, 'state'>): Ch
   };
 }
 
+/** What the plan reads, when compression is off (it reads nothing then). */
+const NO_PLAN_INPUT = { header: undefined, routingCombo: undefined, cacheMarkers: () => false };
+
 /** The compression plan (`X-Gateway-Compression`, the combo's, the operator's). */
 export function compressionStage(svc: Pick<GatewayServices, 'compression'>): ChatStage {
   return {
     name: 'compression',
     run(f) {
+      // Off (the default): the same answer for every request, and no plan input built for it.
+      if (!svc.compression.settings.value.enabled) {
+        f.compressed = svc.compression.compress(f.request, NO_PLAN_INPUT);
+        return 'next';
+      }
       const header = f.ctx.req.headers['x-gateway-compression'];
       const body = f.body;
       f.compressed = svc.compression.compress(f.request, {

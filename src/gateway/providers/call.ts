@@ -12,6 +12,8 @@ export interface ChatCall {
   conn: ProviderConnection;
   url: string;
   headers: Record<string, string>;
+  /** The whole header set of a non-streaming call, when the kind keeps one (else `JSON_HEADERS` with `headers`). */
+  jsonHeaders?: Record<string, string> | undefined;
   body: unknown;
   stream: boolean;
   opts: CallOptions;
@@ -85,13 +87,18 @@ async function runStreamChat(c: ChatCall): Promise<UpstreamResult> {
   });
 }
 
+/** The headers of a non-streaming chat call: JSON both ways, then the kind's (which win). */
+export function jsonCallHeaders(headers: Record<string, string>): Record<string, string> {
+  return { 'content-type': 'application/json', accept: 'application/json', ...headers };
+}
+
 /** A non-streaming call: nothing here aborts it on its own, so the caller's signal is used as it is. */
 async function runJsonChat(c: ChatCall): Promise<UpstreamResult> {
   const now = c.opts.now ?? Date.now;
   const startedAt = now();
   const timeout = c.conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const res = await upstreamBuffered(c.url, {
-    headers: { 'content-type': 'application/json', accept: 'application/json', ...c.headers },
+    headers: c.jsonHeaders ?? jsonCallHeaders(c.headers),
     body: JSON.stringify(c.body),
     egress: c.opts.egress,
     dispatcher: c.opts.dispatcher,

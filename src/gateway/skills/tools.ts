@@ -8,11 +8,17 @@ import type { CanonicalRequest, Message, ToolDefinition, Usage } from '../canoni
 import type { SkillService } from './service.js';
 import type { SkillRecord } from './store.js';
 
+function reachesKey(all: readonly SkillRecord[], apiKeyId: string | undefined): boolean {
+  for (const s of all) if (s.apiKeyId === undefined || s.apiKeyId === apiKeyId) return true;
+  return false;
+}
+
 /** The auto skills a caller may use, minus names the client's own tools already take. */
 export function skillsToOffer(skills: SkillService, req: CanonicalRequest, apiKeyId: string | undefined): SkillRecord[] {
   if (req.stream || req.toolChoice === 'none') return [];
   const all = skills.store.auto();
-  if (all.length === 0) return [];
+  // Auto skills of other keys only: nothing to offer, and nothing built to find that out.
+  if (!reachesKey(all, apiKeyId)) return [];
   const taken = new Set((req.tools ?? []).map((t) => t.name));
   const byName = new Map<string, SkillRecord>();
   // A key's own skill wins over a shared one of the same name.

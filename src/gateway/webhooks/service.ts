@@ -74,10 +74,23 @@ export class WebhookService implements WebhookEmitter {
   refresh(): void {
     this.hooks = this.store.list();
     this.subscribed = this.hooks.some((h) => h.enabled);
+    this.wanted.clear();
   }
 
   /** Whether any webhook is enabled (callers skip building an event's data otherwise). */
   subscribed = false;
+  /** Whether an enabled webhook takes each event asked about, until the next refresh. */
+  private readonly wanted = new Map<string, boolean>();
+
+  /**
+   * Whether an enabled webhook takes `event` (callers skip building its data otherwise): webhooks
+   * that listen only to other events cost a request nothing.
+   */
+  wants(event: WebhookEvent): boolean {
+    let w = this.wanted.get(event);
+    if (w === undefined) this.wanted.set(event, (w = this.hooks.some((h) => h.enabled && (h.events.includes('*') || h.events.includes(event)))));
+    return w;
+  }
 
   emit(event: WebhookEvent, data: Record<string, unknown>): void {
     const subscribed = this.hooks.filter((h) => h.enabled && (h.events.includes('*') || h.events.includes(event)));

@@ -34,7 +34,10 @@ export function injectContext(svc: InjectDeps, headers: IncomingHttpHeaders, req
   if (injectionSkipped(headers)) return { request: req, skills: NONE };
   const cfg = svc.state.fileConfig.memory;
   if (!cfg.inject || !svc.memory.any()) return withOfferedSkills(svc, req, principal);
-  const memories = selectMemories(svc.memory, cfg, req, { apiKeyId: principal.key?.id, sessionId }, svc.clock.now());
+  const caller = { apiKeyId: principal.key?.id, sessionId };
+  // Memories only of other keys and sessions: no lookup.
+  if (svc.memory.reaches?.(caller) === false) return withOfferedSkills(svc, req, principal);
+  const memories = selectMemories(svc.memory, cfg, req, caller, svc.clock.now());
   if (!(memories instanceof Promise)) return withOfferedSkills(svc, withMemories(req, memories), principal);
   // Memories are an addition: the request never waits for them longer than MEMORY_DEADLINE_MS, and
   // while the shared database is away (or slow, or frozen) it goes on without them.
