@@ -142,11 +142,7 @@ export async function guardrailsFor(config: readonly GuardrailConfig[], slots: S
   } catch (e) {
     if (!(e instanceof OverBudget)) throw e;
   }
-  const run = await runOnLane(config, slots, disabled);
-  // The thread's copy of the blocking result: point it back at the one in `results`.
-  if (run.blockedBy) run.blockedBy = run.results.find((r) => r.name === run.blockedBy!.name);
-  if (!run.changed) run.slots = slots;
-  return run;
+  return runOnLane(config, slots, disabled);
 }
 
 /** A request a guardrail blocked: a 400 in the client's format, naming the guardrail. */
