@@ -1,4 +1,5 @@
 /** The request/response cycle every provider kind shares; kinds supply URL, headers, body and decoders. */
+import { stringifyInPieces } from '../../http/json-pieces.js';
 import type { CanonicalChunk, CanonicalResponse } from '../canonical.js';
 import { UpstreamError } from './errors.js';
 import { httpError, httpErrorOf, linkedController, NOT_ABORTED, parseJsonAnswer, readText, upstreamBuffered, upstreamRequest, type UpstreamBufferedResponse, type UpstreamForm, type UpstreamHttpResponse } from './http.js';
@@ -54,9 +55,11 @@ async function runStreamChat(c: ChatCall): Promise<UpstreamResult> {
   const timeout = c.conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   let res: UpstreamHttpResponse;
   try {
+    let body = stringifyInPieces(c.body);
+    if (typeof body !== 'string') body = await body;
     res = await upstreamRequest(c.url, {
       headers: { 'content-type': 'application/json', accept: 'text/event-stream, application/x-ndjson', ...c.headers },
-      body: JSON.stringify(c.body),
+      body,
       egress: c.opts.egress,
       dispatcher: c.opts.dispatcher,
       signal: controller.signal,
@@ -90,9 +93,12 @@ async function runJsonChat(c: ChatCall): Promise<UpstreamResult> {
   const now = c.opts.now ?? Date.now;
   const startedAt = now();
   const timeout = c.conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  // A long chat's body is stringified a slice per turn of the loop; a usual one at once.
+  let body = stringifyInPieces(c.body);
+  if (typeof body !== 'string') body = await body;
   const res = await upstreamBuffered(c.url, {
     headers: { 'content-type': 'application/json', accept: 'application/json', ...c.headers },
-    body: JSON.stringify(c.body),
+    body,
     egress: c.opts.egress,
     dispatcher: c.opts.dispatcher,
     signal: c.opts.signal,
