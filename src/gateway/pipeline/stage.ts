@@ -12,7 +12,7 @@
  * abandoned.
  */
 import type { RequestContext } from '../../http/context.js';
-import { yieldLoop } from '../../http/json-pieces.js';
+import { ownTurn } from '../../http/turns.js';
 import type { HttpError } from '../../http/errors.js';
 import type { RequestAbort } from '../abort.js';
 import type { Principal } from '../auth.js';
@@ -82,7 +82,8 @@ export class Flight {
   readonly undo: Undo[] = [];
   /**
    * A request whose stages each take milliseconds (a chat of thousands of messages; set by 'parse'):
-   * the loop is given back between its stages, so no turn of the loop holds more than one of them.
+   * the loop is given back between its stages (ownTurn), so no turn of the loop holds more than one
+   * of them, of this request or another.
    */
   heavy = false;
 
@@ -119,7 +120,7 @@ export async function fly<F extends Flight>(p: Pipeline<F>, f: F): Promise<void>
       let v = stages[i]!.run(f);
       if (v instanceof Promise) v = await v;
       if (v === 'answered') break;
-      if (f.heavy) await yieldLoop();
+      if (f.heavy) await ownTurn();
     }
   } catch (e) {
     throw f.recording ? p.fail(f, e) : e;
