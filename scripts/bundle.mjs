@@ -3,6 +3,7 @@
 // type-checks and emits dist/ for the tests; bin/ctl runs the bundle when it is there.
 // Packages loaded on first use through createRequire (src/http/lazy.ts) stay outside the bundle, as
 // does better-sqlite3 (a native addon).
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -69,6 +70,10 @@ function asciiOnly(dir) {
   }
 }
 asciiOnly('dist/bundle');
+
+// Every request schema as Ajv standalone code (scripts/precompile-validators.mjs; src/http/schema.ts
+// loads them), so no request compiles a schema on the event loop. Its own process: it imports dist/src.
+execFileSync(process.execPath, ['scripts/precompile-validators.mjs'], { stdio: 'inherit' });
 
 // The skill runner is a separate plain-JavaScript program the daemon forks (src/gateway/skills/sandbox/
 // pool.ts finds it beside the bundle); it imports isolated-vm from node_modules as it is.

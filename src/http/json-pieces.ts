@@ -19,7 +19,8 @@ const SLICE_MS = 4;
 /** Bytes decoded per turn (at most a few milliseconds, even for text that is all multi-byte). */
 const DECODE_BYTES = 512 * 1024;
 
-const yieldLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/** Give the event loop back for a turn (setImmediate: I/O callbacks run first). */
+export const yieldLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** `buf` as UTF-8 text (what `buf.toString('utf8')` gives), decoded a slice per turn of the loop. */
 export async function decodeInPieces(buf: Buffer): Promise<string> {
@@ -182,4 +183,64 @@ export async function parseInPieces(text: string, maxDepth: number): Promise<unk
       return result;
     }
   }
+}
+
+/** Arrays longer than this make stringifyInPieces work in pieces; shorter, it is JSON.stringify. */
+export const PIECES_ITEMS = 1000;
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return (proto === Object.prototype || proto === null) && typeof (v as { toJSON?: unknown }).toJSON !== 'function';
+}
+
+/**
+ * What JSON.stringify(value) gives, for an upstream body: a plain object whose top-level arrays
+ * (a long chat's messages) are stringified a slice of elements per turn of the loop, the slices
+ * giving it back every few milliseconds. Without such an array (or for anything but a plain
+ * object) it is JSON.stringify, synchronously: a string, not a promise.
+ */
+export function stringifyInPieces(value: unknown): string | Promise<string> {
+  return isPlainObject(value) && hasLongArray(value) ? stringifyObject(value) : JSON.stringify(value);
+}
+
+/** Whether an object has a top-level array longer than PIECES_ITEMS (a body worth handling in pieces). */
+export function hasLongArray(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  for (const k in value) {
+    const v = (value as Record<string, unknown>)[k];
+    if (Array.isArray(v) && v.length > PIECES_ITEMS) return true;
+  }
+  return false;
+}
+
+async function stringifyObject(value: Record<string, unknown>): Promise<string> {
+  const out: string[] = [];
+  let sliceStart = performance.now();
+  // Object.keys: own enumerable string keys in JSON.stringify's order.
+  for (const k of Object.keys(value)) {
+    const v = value[k];
+    if (!Array.isArray(v) || v.length <= PIECES_ITEMS || typeof (v as { toJSON?: unknown }).toJSON === 'function') {
+      const text = JSON.stringify(v);
+      // undefined, a function, a symbol: left out, as JSON.stringify leaves them out of an object.
+      if (text !== undefined) out.push(`${out.length > 0 ? ',' : ''}${JSON.stringify(k)}:${text}`);
+      continue;
+    }
+    // Each slice's elements joined at its end: one join of every element would hold the loop again.
+    const slices: string[] = [];
+    let items: string[] = [];
+    for (let i = 0; i < v.length; i++) {
+      // An element JSON.stringify has no text for (undefined, a function, a hole) is null in an array.
+      items.push(JSON.stringify(v[i]) ?? 'null');
+      if ((i & 255) === 255 && performance.now() - sliceStart > SLICE_MS) {
+        slices.push(items.join(','));
+        items = [];
+        await yieldLoop();
+        sliceStart = performance.now();
+      }
+    }
+    if (items.length > 0) slices.push(items.join(','));
+    out.push(`${out.length > 0 ? ',' : ''}${JSON.stringify(k)}:[${slices.join(',')}]`);
+  }
+  return `{${out.join('')}}`;
 }

@@ -30,12 +30,19 @@ const PROBE_BOUND_MS = 400;
 const hold = loopHoldEnv(5);
 
 let d: TestDaemon;
+/** The longest loop turn while the daemon's first management request (a body validated by a JSON Schema) ran. */
+let firstValidation = { heldMs: 0, seen: '' };
 beforeAll(async () => {
   d = await startDaemon({ env: hold.env });
   // A provider to resolve models against (count_tokens resolves the model first); nothing is sent to it.
+  // It is the daemon's first schema-validated body: that used to load Ajv and compile the schema on the loop.
+  await settled();
+  const from = Date.now();
   const p = await d.request('gateway', 'POST', '/api/providers', { id: 'up', kind: 'anthropic', base_url: 'http://127.0.0.1:9/', api_key: 'sk-up', models: ['m1'] });
   expect(p.status, p.text).toBe(201);
-}, 30_000);
+  const heldMs = maxHold(hold, from, Date.now());
+  firstValidation = { heldMs, seen: `loop held up to ${heldMs.toFixed(1)} ms of CPU in one turn` };
+}, 60_000);
 afterAll(async () => {
   await d?.stop();
 });
@@ -57,14 +64,14 @@ async function settled(): Promise<void> {
 }
 
 /** Run `send` `times` at once while probing the alert manager; the answers, the probe's worst latency and the longest loop turn. */
-async function hostile<T>(send: () => Promise<T>, times: number) {
+async function hostile<T>(send: () => Promise<T>, times: number, bound = HOLD_BOUND_MS) {
   await settled();
   const from = Date.now();
   const { result, probe } = await probeWhile(d.socket, 'alertmanager', '/api/v2/status', Promise.all(Array.from({ length: times }, send)));
   const heldMs = maxHold(hold, from, Date.now());
   const seen = `loop held up to ${heldMs.toFixed(1)} ms of CPU in one turn; slowest probe ${probe.worstMs.toFixed(1)} ms over ${probe.probes} probes`;
   expect(probe.probes, seen).toBeGreaterThan(0);
-  expect(heldMs, seen).toBeLessThan(HOLD_BOUND_MS);
+  expect(heldMs, seen).toBeLessThan(bound);
   expect(probe.worstMs, seen).toBeLessThan(PROBE_BOUND_MS);
   return result;
 }
@@ -101,3 +108,31 @@ describe('token counting of long texts keeps the loop free', () => {
   }, 300_000);
 });
 
+
+describe('request schemas are never compiled on the loop', () => {
+  // Measured (load 15): 163-219 ms in one turn when Ajv was loaded and the provider schema compiled
+  // on the first POST /api/providers; 12-22 ms with the build's precompiled validators.
+  it('the first POST /api/providers does not hold the loop', () => {
+    expect(firstValidation.heldMs, firstValidation.seen).toBeLessThan(HOLD_BOUND_MS);
+  });
+});
+
+describe('a chat of 60,000 messages keeps the loop free', () => {
+  const messages = Array.from({ length: 60_000 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `m ${i}` }));
+  const body = JSON.stringify({ model: 'up/m1', max_tokens: 5, messages });
+  const send = () => d.request('gateway', 'POST', '/v1/chat/completions', body);
+  // Measured (load 15-20): 80-190 ms in one turn (the parse, the guardrail slots cloned to their
+  // thread and back, the upstream body encoded and stringified, in one or two turns); now 25-55 ms,
+  // each stage in a turn of its own, the largest the parse and the encoding (about 20 ms each on a
+  // loaded machine, with the garbage collection of 60,000 messages' objects on top).
+  const CHAT_HOLD_BOUND_MS = 70;
+  it('parse, guardrails, limits and the upstream body: the loop is never held long', async () => {
+    // The first call to an upstream loads the HTTP client (once per daemon): not this test's subject.
+    const warm = await d.request('gateway', 'POST', '/v1/chat/completions', { model: 'up/m1', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
+    expect(warm.status, warm.text).toBe(502);
+    for (const r of await hostile(send, 1, CHAT_HOLD_BOUND_MS)) {
+      // The upstream (port 9) refuses: a 502 once everything before the call went through.
+      expect(r.status, r.text.slice(0, 200)).toBe(502);
+    }
+  }, 120_000);
+});

@@ -8,6 +8,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
+import { PIECES_ITEMS } from '../../http/json-pieces.js';
+import { ownTurn } from '../../http/turns.js';
 import type { CanonicalRequest, ContentPart, Message } from '../canonical.js';
 import type { GuardrailConfig, GuardrailName } from './config.js';
 import { INJECTION_RULES, OverBudget, PII_RULES, SECRET_RULES, redact, scan, type Budget, type Finding } from './detectors.js';
@@ -142,11 +144,9 @@ export async function guardrailsFor(config: readonly GuardrailConfig[], slots: S
   } catch (e) {
     if (!(e instanceof OverBudget)) throw e;
   }
-  const run = await runOnLane(config, slots, disabled);
-  // The thread's copy of the blocking result: point it back at the one in `results`.
-  if (run.blockedBy) run.blockedBy = run.results.find((r) => r.name === run.blockedBy!.name);
-  if (!run.changed) run.slots = slots;
-  return run;
+  // Thousands of slots: packing them for the thread is a step of its own, in a turn of its own.
+  if (slots.length > PIECES_ITEMS) await ownTurn();
+  return runOnLane(config, slots, disabled);
 }
 
 /** A request a guardrail blocked ('invalid': a 400 in the client's format), naming the guardrail. */

@@ -12,6 +12,7 @@
  * abandoned.
  */
 import type { RequestContext } from '../../http/context.js';
+import { ownTurn } from '../../http/turns.js';
 import type { HttpError } from '../../http/errors.js';
 import type { RequestAbort } from '../abort.js';
 import type { Principal } from '../auth.js';
@@ -79,6 +80,12 @@ export class Flight {
   kept: StoredAnswer | undefined = undefined;
   /** Run once, last first, on every exit (`settle`). */
   readonly undo: Undo[] = [];
+  /**
+   * A request whose stages each take milliseconds (a chat of thousands of messages; set by 'parse'):
+   * the loop is given back between its stages (ownTurn), so no turn of the loop holds more than one
+   * of them, of this request or another.
+   */
+  heavy = false;
 
   /** `providerScope`: the provider of a provider-scoped route (its model must resolve there). */
   constructor(
@@ -113,6 +120,7 @@ export async function fly<F extends Flight>(p: Pipeline<F>, f: F): Promise<void>
       let v = stages[i]!.run(f);
       if (v instanceof Promise) v = await v;
       if (v === 'answered') break;
+      if (f.heavy) await ownTurn();
     }
   } catch (e) {
     throw f.recording ? p.fail(f, e) : e;

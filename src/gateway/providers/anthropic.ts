@@ -50,11 +50,14 @@ function budgetFor(effort: string | undefined): number {
   }
 }
 
-function blocksOf(parts: ContentPart[]): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
+/** Not only white space (what `trim() !== ''` tells, without a trimmed copy of every text). */
+const NOT_BLANK = /\S/;
+
+/** The parts as Anthropic content blocks, appended to `out`. */
+function blocksOf(parts: ContentPart[], out: Record<string, unknown>[] = []): Record<string, unknown>[] {
   for (const p of parts) {
     if (p.type === 'text') {
-      if (p.text.trim() !== '') out.push({ type: 'text', text: p.text });
+      if (NOT_BLANK.test(p.text)) out.push({ type: 'text', text: p.text });
     } else if (p.source.type === 'base64') {
       out.push({ type: 'image', source: { type: 'base64', media_type: p.source.mediaType, data: p.source.data } });
     } else {
@@ -88,8 +91,8 @@ export function encodeAnthropicRequest(req: CanonicalRequest, defaultMaxTokens =
       case 'assistant': {
         const blocks: Record<string, unknown>[] = [];
         if (m.reasoning && m.reasoningSignature) blocks.push({ type: 'thinking', thinking: m.reasoning, signature: m.reasoningSignature });
-        blocks.push(...blocksOf(m.content));
-        for (const c of m.toolCalls ?? []) blocks.push({ type: 'tool_use', id: c.id, name: c.name, input: parseArguments(c.arguments) });
+        blocksOf(m.content, blocks);
+        if (m.toolCalls) for (const c of m.toolCalls) blocks.push({ type: 'tool_use', id: c.id, name: c.name, input: parseArguments(c.arguments) });
         push('assistant', blocks);
         break;
       }
@@ -103,10 +106,11 @@ export function encodeAnthropicRequest(req: CanonicalRequest, defaultMaxTokens =
     }
   }
   if (messages.length === 0 || messages[0]!.role !== 'user') messages.unshift({ role: 'user', content: [{ type: 'text', text: EMPTY_TEXT }] });
-  messages.forEach((m, i) => {
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
     // Empty messages are rejected; the final assistant message may be empty-ish (prefill) but not blockless.
     if (m.content.length === 0 && !(i === messages.length - 1 && m.role === 'assistant')) m.content.push({ type: 'text', text: EMPTY_TEXT });
-  });
+  }
   if (messages.length > 1 && messages[messages.length - 1]!.role === 'assistant' && messages[messages.length - 1]!.content.length === 0) messages.pop();
 
   if (req.responseFormat && req.responseFormat.type !== 'text') {

@@ -1,4 +1,6 @@
 /** The request/response cycle every provider kind shares; kinds supply URL, headers, body and decoders. */
+import { hasLongArray, stringifyInPieces } from '../../http/json-pieces.js';
+import { ownTurn } from '../../http/turns.js';
 import type { CanonicalChunk, CanonicalResponse } from '../canonical.js';
 import { UpstreamError } from './errors.js';
 import { httpError, httpErrorOf, linkedController, NOT_ABORTED, parseJsonAnswer, readText, upstreamBuffered, upstreamRequest, type UpstreamBufferedResponse, type UpstreamForm, type UpstreamHttpResponse } from './http.js';
@@ -56,9 +58,12 @@ async function runStreamChat(c: ChatCall): Promise<UpstreamResult> {
   const timeout = c.conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   let res: UpstreamHttpResponse;
   try {
+    if (hasLongArray(c.body)) await ownTurn();
+    let body = stringifyInPieces(c.body);
+    if (typeof body !== 'string') body = await body;
     res = await upstreamRequest(c.url, {
       headers: { 'content-type': 'application/json', accept: 'text/event-stream, application/x-ndjson', ...c.headers },
-      body: JSON.stringify(c.body),
+      body,
       egress: c.opts.egress,
       dispatcher: c.opts.dispatcher,
       signal: controller.signal,
@@ -97,9 +102,13 @@ async function runJsonChat(c: ChatCall): Promise<UpstreamResult> {
   const now = c.opts.now ?? Date.now;
   const startedAt = now();
   const timeout = c.conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  // A long chat's body is stringified a slice per turn of the loop, from a turn after its encoding; a usual one at once.
+  if (hasLongArray(c.body)) await ownTurn();
+  let body = stringifyInPieces(c.body);
+  if (typeof body !== 'string') body = await body;
   const res = await upstreamBuffered(c.url, {
     headers: c.jsonHeaders ?? jsonCallHeaders(c.headers),
-    body: JSON.stringify(c.body),
+    body,
     egress: c.opts.egress,
     dispatcher: c.opts.dispatcher,
     signal: c.opts.signal,

@@ -189,32 +189,39 @@ export function parseOpenAIThinking(body: Record<string, unknown>): ThinkingConf
   return undefined;
 }
 
+/** Message i's content; the common case, a string, needs no path (the errors are about the other shapes). */
+function messageContent(content: unknown, i: number): ContentPart[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
+  return parseOpenAIContent(content, `body/messages/${i}/content`);
+}
+
 function parseMessages(v: unknown): { system?: string; messages: Message[] } {
   if (!Array.isArray(v)) throw invalid('body/messages', 'must be an array');
   if (v.length === 0) throw invalid('body/messages', 'must contain at least one message');
   const messages: Message[] = [];
   const leadingSystem: string[] = [];
   let seenOther = false;
-  v.forEach((m, i) => {
-    const mp = `body/messages/${i}`;
-    if (!isObject(m)) throw invalid(mp, 'must be an object');
+  // A plain loop, the paths made only for an error: 60,000 messages are one pass of the event loop.
+  for (let i = 0; i < v.length; i++) {
+    const m: unknown = v[i];
+    if (!isObject(m)) throw invalid(`body/messages/${i}`, 'must be an object');
     const role = m.role;
     switch (role) {
       case 'system':
       case 'developer': {
-        const text = textOf(parseOpenAIContent(m.content, `${mp}/content`));
+        const text = textOf(messageContent(m.content, i));
         if (!seenOther) leadingSystem.push(text);
         else messages.push({ role: 'system', content: [{ type: 'text', text }] });
         break;
       }
       case 'user':
         seenOther = true;
-        messages.push({ role: 'user', content: parseOpenAIContent(m.content, `${mp}/content`) });
+        messages.push({ role: 'user', content: messageContent(m.content, i) });
         break;
       case 'assistant': {
         seenOther = true;
-        const a: AssistantMessage = { role: 'assistant', content: parseOpenAIContent(m.content, `${mp}/content`) };
-        const calls = parseToolCalls(m.tool_calls, `${mp}/tool_calls`);
+        const a: AssistantMessage = { role: 'assistant', content: messageContent(m.content, i) };
+        const calls = m.tool_calls === undefined || m.tool_calls === null ? undefined : parseToolCalls(m.tool_calls, `body/messages/${i}/tool_calls`);
         if (calls && calls.length > 0) a.toolCalls = calls;
         if (isObject(m.function_call) && typeof m.function_call.name === 'string') {
           a.toolCalls = [{ id: '', name: m.function_call.name, arguments: argumentsText(m.function_call.arguments) }];
@@ -228,16 +235,16 @@ function parseMessages(v: unknown): { system?: string; messages: Message[] } {
       case 'function': {
         seenOther = true;
         const id = role === 'tool' ? m.tool_call_id : m.name;
-        if (typeof id !== 'string' || id === '') throw invalid(`${mp}/tool_call_id`, 'is required on tool messages');
-        const t: Message = { role: 'tool', toolCallId: id, content: parseOpenAIContent(m.content, `${mp}/content`) };
+        if (typeof id !== 'string' || id === '') throw invalid(`body/messages/${i}/tool_call_id`, 'is required on tool messages');
+        const t: Message = { role: 'tool', toolCallId: id, content: messageContent(m.content, i) };
         if (typeof m.name === 'string') t.name = m.name;
         messages.push(t);
         break;
       }
       default:
-        throw invalid(`${mp}/role`, 'must be one of system, developer, user, assistant, tool');
+        throw invalid(`body/messages/${i}/role`, 'must be one of system, developer, user, assistant, tool');
     }
-  });
+  }
   // Legacy function_call turns: give the call ids and pair results by name.
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;

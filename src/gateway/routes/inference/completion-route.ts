@@ -17,6 +17,8 @@ import type { RequestContext } from '../../../http/context.js';
 import { badRequest } from '../../../http/errors.js';
 import { gatewayHttpError } from '../errors.js';
 import { readJson } from '../../../http/body.js';
+import { hasLongArray } from '../../../http/json-pieces.js';
+import { ownTurn } from '../../../http/turns.js';
 import type { CanonicalResponse, ClientFormat, Usage } from '../../canonical.js';
 import { mergeUsage } from '../../canonical.js';
 import { ResponseAssembler, type StoredAnswer } from '../../cache/answer.js';
@@ -102,7 +104,12 @@ function parseStage(svc: Pick<GatewayServices, 'clock'>): Stage<ChatFlight> {
   return {
     name: 'parse',
     run: (f) =>
-      readInferenceBody(f.ctx).then((body) => {
+      readInferenceBody(f.ctx).then(async (body) => {
+        // Thousands of messages: every stage from here is its own turn of the loop (fly), and so is this one.
+        if (hasLongArray(body)) {
+          f.heavy = true;
+          await ownTurn();
+        }
         const route = f.route;
         const parsed = parseRequest(route.format, body, route.parse ?? {});
         f.body = body;
