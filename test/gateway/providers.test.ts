@@ -369,8 +369,8 @@ describe('request encoding details', () => {
   it('image URLs are fetched for providers that need inline data, under the media policy', async () => {
     const r = req({ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'http://127.0.0.1:1/x.png' } }] }] });
     // http and loopback are refused by the SSRF policy: a clear 400 before any upstream call.
-    const e = (await callUpstream(conn('gemini'), account, r, { egress }).catch((x: unknown) => x)) as { status: number; message: string };
-    expect(e.status).toBe(400);
+    const e = (await callUpstream(conn('gemini'), account, r, { egress }).catch((x: unknown) => x)) as { kind: string; message: string };
+    expect(e.kind).toBe('invalid');
     expect(e.message).toMatch(/^media URL is not allowed or not reachable: (scheme http: is not https|private address 127\.0\.0\.1 is not in egress\.allow)/);
   });
 });
