@@ -57,12 +57,27 @@ export class AcpAgents {
   custom(): AcpAgentSpec[] {
     const raw = this.db.getSetting(SETTING);
     if (!raw) return [];
+    let list: unknown;
     try {
-      // Only the spec's fields: a `versionCommand` stored by an earlier version is dropped, never run.
-      return (JSON.parse(raw) as AcpAgentSpec[]).map((a) => ({ id: a.id, name: a.name, binary: a.binary, providerAlias: a.providerAlias ?? null, spawnArgs: a.spawnArgs ?? [], protocol: a.protocol ?? 'acp' }));
+      list = JSON.parse(raw);
     } catch {
       return [];
     }
+    // The setting can come from an imported or restored database: only entries of the spec's shape
+    // are kept, and only the spec's fields (a `versionCommand` stored by an earlier version is
+    // dropped, never run). A binary that is not a string is kept as '' and reported, never run.
+    if (!Array.isArray(list)) return [];
+    const str = (v: unknown): v is string => typeof v === 'string';
+    return list
+      .filter((a): a is Record<string, unknown> => a !== null && typeof a === 'object' && !Array.isArray(a) && str(a.id))
+      .map((a) => ({
+        id: a.id as string,
+        name: str(a.name) ? a.name : (a.id as string),
+        binary: str(a.binary) ? a.binary : '',
+        providerAlias: str(a.providerAlias) ? a.providerAlias : null,
+        spawnArgs: Array.isArray(a.spawnArgs) ? a.spawnArgs.filter(str) : [],
+        protocol: str(a.protocol) ? a.protocol : 'acp',
+      }));
   }
 
   saveCustom(a: AcpAgentSpec): { created: boolean } {

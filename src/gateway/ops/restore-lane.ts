@@ -5,7 +5,8 @@
  * - `prepare`: on a staged copy of the candidate (never the file the caller gave), the integrity
  *   check, the schema version (1 to this build's newest), this build's migrations from that version
  *   on, and a comparison with the schema those migrations make from nothing: every table and column
- *   the gateway uses must be there. What fails is answered as a reason; nothing is swapped.
+ *   the gateway uses must be there, and its views and triggers become exactly this build's (others
+ *   are dropped). What fails is answered as a reason; nothing is swapped.
  * - `carryAudit`: the audit log is the gateway's own history, not restorable data: the live
  *   database's whole trail (the restore request itself included) replaces the candidate's.
  */
@@ -22,6 +23,10 @@ function columns(db, schema) {
     out.set(name, new Set(db.prepare('SELECT name FROM pragma_table_info(?, ?)').all(name, schema).map((c) => c.name)));
   }
   return out;
+}
+
+function definitions(db, type) {
+  return new Map(db.prepare("SELECT name, sql FROM main.sqlite_master WHERE type = ? AND sql IS NOT NULL").all(type).map((r) => [r.name, r.sql]));
 }
 
 function prepare({ path, migrations }) {
@@ -63,6 +68,20 @@ function prepare({ path, migrations }) {
         if (missing.length >= 5) break;
       }
       if (missing.length) return { reason: 'not a gateway database of schema version ' + version + ' (missing ' + missing.join(', ') + ')' };
+      // Views and triggers are code that runs on the gateway's data (a trigger could empty the audit
+      // log at every entry, or drop its append-only guard): only this build's are kept, as it makes them.
+      try {
+        for (const type of ['view', 'trigger']) {
+          const mine = definitions(want, type);
+          const theirs = definitions(db, type);
+          db.transaction(() => {
+            for (const [name, sql] of theirs) if (mine.get(name) !== sql) db.exec('DROP ' + type.toUpperCase() + ' IF EXISTS main."' + name.replace(/"/g, '""') + '"');
+            for (const [name, sql] of mine) if (theirs.get(name) !== sql) db.exec(sql);
+          })();
+        }
+      } catch (e) {
+        return { reason: 'not a gateway database of schema version ' + version + ' (its views and triggers cannot be replaced: ' + e.message + ')' };
+      }
     } finally {
       want.close();
     }

@@ -5,10 +5,11 @@
  * Nothing of the handler code ever runs in the daemon's process.
  *
  * Runners start with WebAssembly off (its memory is outside the isolate's limit) and, when the daemon
- * runs as root, as the unprivileged RUNNER_ID user and group with no supplementary groups.
+ * runs as root, as the unprivileged RUNNER_ID user and group with no supplementary groups (unless
+ * RUNNER_ID is not mapped in the daemon's user namespace: that root is an unprivileged user outside).
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +30,31 @@ export type RunOutcome =
 
 /** nobody/nogroup on Debian and most distributions: who runners run as when the daemon is root. */
 export const RUNNER_ID = 65534;
+
+/**
+ * Whether this process can switch to `id` as uid and gid: it must be mapped in this user namespace
+ * (`unshare -r` maps only root, and setuid to an unmapped id fails with EINVAL). A root that cannot
+ * switch is the unprivileged user that made the namespace: its runners run as it, as a non-root
+ * daemon's do.
+ */
+export function canBecome(id: number, maps: { uid: string; gid: string } | undefined = readIdMaps()): boolean {
+  if (!maps) return true;
+  const mapped = (text: string) =>
+    text
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/).map(Number))
+      .some(([inside, , count]) => inside !== undefined && count !== undefined && id >= inside && id < inside + count);
+  return mapped(maps.uid) && mapped(maps.gid);
+}
+
+function readIdMaps(): { uid: string; gid: string } | undefined {
+  try {
+    return { uid: readFileSync('/proc/self/uid_map', 'utf8'), gid: readFileSync('/proc/self/gid_map', 'utf8') };
+  } catch {
+    // No /proc (not Linux): no user namespaces to allow for.
+    return undefined;
+  }
+}
 
 interface Job {
   id: number;
@@ -69,7 +95,7 @@ class Runner {
   constructor(private readonly onDone: (r: Runner) => void) {
     // An empty environment and working directory; --no-node-snapshot is what isolated-vm needs on Node 20+.
     // libuv drops the supplementary groups when it sets the uid.
-    const asRoot = process.getuid?.() === 0;
+    const asRoot = process.getuid?.() === 0 && canBecome(RUNNER_ID);
     this.child = fork(runnerPath(), [], {
       execPath: process.execPath,
       execArgv: ['--no-node-snapshot', '--no-expose-wasm', '--max-old-space-size=256'],
