@@ -45,6 +45,12 @@ receivers:
   - name: other
 `;
 
+/**
+ * A connection per request: a kept-alive one the daemon closed as idle (5 s; the test spends
+ * longer than that building a batch or checking an answer) fails the next request with EPIPE.
+ */
+const CLOSE = { Connection: 'close' };
+
 /** GET over the control socket, counting the bytes of the answer. */
 function getBytes(socket: string, path: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -63,7 +69,7 @@ const journalFiles = (d: TestDaemon) => readdirSync(join(d.dir, 'database')).fil
 async function waitQuiet(d: TestDaemon, hold: ReturnType<typeof loopHoldEnv>): Promise<void> {
   let until = Date.now() + 120_000;
   for (;;) {
-    const m = await d.request('alertmanager', 'GET', '/metrics');
+    const m = await d.request('alertmanager', 'GET', '/metrics', undefined, CLOSE);
     if (/^alertmanager_dispatcher_aggregation_groups 10001$/m.test(m.text)) break;
     if (Date.now() > until) throw new Error(`the dispatcher never grouped the alerts:\n${m.text.split('\n').filter((l) => l.startsWith('alertmanager_dispatcher')).join('\n')}`);
     await new Promise((r) => setTimeout(r, 200));
@@ -87,10 +93,15 @@ async function postAlerts(d: TestDaemon, batchSize: number): Promise<void> {
       labels: { alertname: 'Stall', kind: n % 2 === 0 ? 'one' : 'many', instance: `host-${n}`, job: `job-${n % 7}`, shard: `s-${Math.floor(n / 2) % SHARDS}` },
       endsAt,
     }));
-    const r = await d.request('alertmanager', 'POST', '/api/v2/alerts', batch).catch((e: Error) => {
-      throw new Error(`batch ${b}: ${e.message}; the daemon's log:\n${d.log.slice(-4000)}`);
-    });
-    expect(r.status, r.text).toBe(200);
+    // Posting again is harmless (the same states).
+    let r: Awaited<ReturnType<TestDaemon['request']>> | undefined;
+    for (let attempt = 1; !r; attempt++) {
+      r = await d.request('alertmanager', 'POST', '/api/v2/alerts', batch, CLOSE).catch((e: Error) => {
+        if (attempt === 3) throw new Error(`batch ${b}: ${e.message}; the daemon's log:\n${d.log.slice(-4000)}`);
+        return undefined;
+      });
+    }
+    expect(r!.status, r!.text).toBe(200);
   }
 }
 
@@ -132,13 +143,15 @@ describe.skipIf(process.platform !== 'linux')('the alert journal folded after 20
 
 describe.skipIf(process.platform !== 'linux')('GET /api/v2/alerts/groups on a store of 200,000 alerts', () => {
   /**
-   * Measured: 
+   * Measured (HOLD_BOUND_MS): under 40 ms of CPU per turn at load 16-30, the groups and the
+   * alerts of each sorted a few hundred comparisons at a time. Sorted in one go before: 888 ms
+   * (this store), 2.9 s with 100,000 groups of one.
    */
   const hold = loopHoldEnv(5);
   let d: TestDaemon;
   beforeAll(async () => {
     d = await startDaemon({ env: hold.env, files: { 'alertmanager.yml': CONFIG } });
-    await postAlerts(d, ALERTS / 2);
+    await postAlerts(d, 10_000);
     // Measured here is reading: restart on the folded store (a stop folds the journal), let the
     // dispatcher group the alerts again and wait until the loop has been quiet for a second.
     await d.stop();
@@ -152,7 +165,7 @@ describe.skipIf(process.platform !== 'linux')('GET /api/v2/alerts/groups on a st
   it('never holds the loop long while the groups are made, put in order and sent', async () => {
     for (let round = 0; round < 2; round++) {
       const from = Date.now();
-      const r = await d.request('alertmanager', 'GET', '/api/v2/alerts/groups').catch((e: Error) => {
+      const r = await d.request('alertmanager', 'GET', '/api/v2/alerts/groups', undefined, CLOSE).catch((e: Error) => {
         throw new Error(`round ${round}: ${e.message}; the daemon's log:\n${d.log.slice(-4000)}`);
       });
       expect(r.status).toBe(200);
