@@ -125,6 +125,11 @@ describe.skipIf(process.platform !== 'linux')('the alert journal folded after 20
     // Two POSTs, within the 10 s after the first write that the fold waits (each holds the loop
     // while its 100,000 alerts are stored and grouped: not measured here).
     await postAlerts(d, ALERTS / 2);
+    // A turn is logged when the next one starts, after its answer may have arrived: start the
+    // window later, or the last POST's own turn (2 s at load 30) counts. The fold starts a second
+    // after the last write and runs for tens of seconds; the old one held the loop in most of its
+    // steps and at its end.
+    await new Promise((r) => setTimeout(r, 3000));
     const from = Date.now();
     expect(journalFiles(d).length).toBeGreaterThan(0);
     const until = Date.now() + 120_000;
