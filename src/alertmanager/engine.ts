@@ -16,6 +16,7 @@ import type { AlertmanagerPersistence } from './persist.js';
 import { formatTime, formatTimeIn, goQuote } from './timefmt.js';
 import { goJsonLabelSet, goJsonString } from './api/json.js';
 import type { PostableAlert } from './api/bodies.js';
+import { sortInSteps } from './sort-steps.js';
 
 export interface AlertQuery {
   filter: Matcher[];
@@ -106,6 +107,12 @@ class PieceBuffer {
     this.chars = 0;
     return text;
   }
+}
+
+/** Groups of /alerts/groups in 0.25's order: by label set, then receiver name. */
+function compareGroups(x: { labels: LabelSet; route: RouteNode }, y: { labels: LabelSet; route: RouteNode }): number {
+  if (labelSetsEqual(x.labels, y.labels)) return x.route.receiver < y.route.receiver ? -1 : x.route.receiver > y.route.receiver ? 1 : 0;
+  return compareLabelSets(x.labels, y.labels);
 }
 
 /** The aggregation group of an alert under a route: route id + fingerprint of its group labels. */
@@ -448,7 +455,8 @@ export class Engine {
   /**
    * GET /api/v2/alerts/groups as JSON, rendered piece by piece. The groups are made as the answer
    * starts being sent; the sender may give the event loop back (PAUSE) every PAUSE_EVERY alerts
-   * looked at. With `page` (ctl's paging of the answer, for the web console's first render): only
+   * looked at, and every PAUSE_EVERY comparisons or so while the groups, and the alerts of each,
+   * are put in order (sortInSteps). With `page` (ctl's paging of the answer, for the web console's first render): only
    * the first `page.groups` groups, each with its first `page.alertsPerGroup` alerts and their
    * number before the cut (`ctlAlertsTotal`); `page.onTotals` is told the groups and alerts of the
    * whole answer before its first piece is rendered.
@@ -503,10 +511,9 @@ export class Engine {
           const p = partial.get(a);
           return p ? receiversJson(p) : a.cache!.set.sortedReceiversJson;
         };
-        const sorted = [...groups.values()].sort((x, y) => {
-          if (labelSetsEqual(x.labels, y.labels)) return x.route.receiver < y.route.receiver ? -1 : x.route.receiver > y.route.receiver ? 1 : 0;
-          return compareLabelSets(x.labels, y.labels);
-        });
+        // Put in order a bounded number of comparisons at a time (sortInSteps: the order
+        // Array.prototype.sort gives): 100,000 groups held the loop 1.8 s in one sort.
+        const sorted = yield* sortInSteps([...groups.values()], compareGroups, PAUSE, PAUSE_EVERY);
         if (page?.onTotals) {
           let alerts = 0;
           for (const g of sorted) alerts += g.alerts.length;
@@ -518,7 +525,13 @@ export class Engine {
         out.push('[');
         for (let i = 0; i < groupCount; i++) {
           const g = sorted[i]!;
-          const order = g.alerts.map((_, j) => j).sort((x, y) => compareAlertOrder(g.alerts[x]!.labels, g.alerts[y]!.labels));
+          const alerts = g.alerts;
+          const order = yield* sortInSteps(
+            alerts.map((_, j) => j),
+            (x, y) => compareAlertOrder(alerts[x]!.labels, alerts[y]!.labels),
+            PAUSE,
+            PAUSE_EVERY,
+          );
           out.push(i > 0 ? ',{"alerts":[' : '{"alerts":[');
           const shown = perGroup === undefined ? order.length : Math.min(perGroup, order.length);
           for (let n = 0; n < shown; n++) {

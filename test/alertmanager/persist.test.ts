@@ -117,8 +117,10 @@ describe('alert journal', () => {
       p.write({ alerts: [a] });
     };
     for (let i = 0; i < 10; i++) put(alert(`x${i}`, 1));
-    // one chunk of a compaction, then new writes, then "crash" before the journal is trimmed
-    expect(p.compactStep((fp) => mem.get(fp), 3)).toBe(true);
+    // one chunk of a compaction (after its start and the sorting of its fingerprints), then new
+    // writes, then "crash" before the journal is trimmed
+    for (let i = 0; i < 3; i++) expect(p.compactStep((fp) => mem.get(fp), 3)).toBe(true);
+    expect((store.prepare('SELECT COUNT(*) AS n FROM alerts').get() as { n: number }).n).toBe(3);
     put(alert('x0', 5));
     put(alert('x9', 6));
     const loaded = new SqlitePersistence(store).loadAlerts();
