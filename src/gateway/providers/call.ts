@@ -14,8 +14,6 @@ export interface ChatCall {
   conn: ProviderConnection;
   url: string;
   headers: Record<string, string>;
-  /** The whole header set of a non-streaming call, when the kind keeps one (else `JSON_HEADERS` with `headers`). */
-  jsonHeaders?: Record<string, string> | undefined;
   body: unknown;
   stream: boolean;
   opts: CallOptions;
@@ -107,7 +105,7 @@ async function runJsonChat(c: ChatCall): Promise<UpstreamResult> {
   let body = stringifyInPieces(c.body);
   if (typeof body !== 'string') body = await body;
   const res = await upstreamBuffered(c.url, {
-    headers: c.jsonHeaders ?? jsonCallHeaders(c.headers),
+    headers: jsonCallHeaders(c.headers),
     body,
     egress: c.opts.egress,
     dispatcher: c.opts.dispatcher,

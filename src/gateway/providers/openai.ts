@@ -16,7 +16,7 @@ import { estimateTokens } from '../translate/tokens.js';
 import { argumentsText, isObject, newId, nowSeconds, stopFromOpenAI } from '../translate/common.js';
 import { openAIContent } from '../translate/openai-chat.js';
 import { openaiCapabilities } from './capabilities.js';
-import { getJson, jsonCallHeaders, postForm, postJson, postJsonForStream, runChat } from './call.js';
+import { getJson, postForm, postJson, postJsonForStream, runChat } from './call.js';
 import { encodeEmbeddingItemsModalityKeyed } from './embedding-items.js';
 import { UpstreamError } from './errors.js';
 import { errorInfo, joinUrl, type UpstreamHttpResponse } from './http.js';
@@ -24,7 +24,6 @@ import { parseEventJson, sseEvents } from './stream.js';
 import type { CallOptions, ProviderAccount, ProviderAdapter, ProviderConnection, UpstreamModel } from './types.js';
 
 const DEFAULT_BASE = 'https://api.openai.com/v1';
-const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 function baseUrl(conn: ProviderConnection): string {
   return conn.baseUrl || DEFAULT_BASE;
@@ -33,23 +32,6 @@ function baseUrl(conn: ProviderConnection): string {
 function authHeaders(conn: ProviderConnection, account: ProviderAccount): Record<string, string> {
   const h: Record<string, string> = { ...(conn.headers ?? {}) };
   if (account.apiKey) h.authorization = `Bearer ${account.apiKey}`;
-  return h;
-}
-
-/**
- * The headers of a non-streaming chat call, built once per connection and API key (a catalog
- * change makes new connections): not two objects and a string per request. Callers never change them.
- */
-const chatHeaders = new WeakMap<ProviderConnection, Map<string, Record<string, string>>>();
-function jsonChatHeaders(conn: ProviderConnection, account: ProviderAccount): Record<string, string> {
-  let byKey = chatHeaders.get(conn);
-  if (!byKey) chatHeaders.set(conn, (byKey = new Map()));
-  const key = account.apiKey ?? '';
-  let h = byKey.get(key);
-  if (!h) {
-    if (byKey.size >= 64) byKey.clear();
-    byKey.set(key, (h = Object.freeze(jsonCallHeaders(authHeaders(conn, account))) as Record<string, string>));
-  }
   return h;
 }
 
@@ -324,8 +306,7 @@ export const openaiProvider: ProviderAdapter = {
     runChat({
       conn,
       url: joinUrl(baseUrl(conn), '/chat/completions'),
-      headers: req.stream ? authHeaders(conn, account) : NO_HEADERS,
-      jsonHeaders: req.stream ? undefined : jsonChatHeaders(conn, account),
+      headers: authHeaders(conn, account),
       body: encodeOpenAIRequest(req),
       stream: req.stream,
       opts,
