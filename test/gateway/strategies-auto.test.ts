@@ -14,7 +14,7 @@ let gw: GatewayHarness;
 beforeAll(async () => {
   ma = await startLlmUpstream({ defaults: { text: 'from a' } });
   mb = await startLlmUpstream({ defaults: { text: 'from b' } });
-  slow = await startLlmUpstream({ defaults: { text: 'from slow', latencyMs: 150 } });
+  slow = await startLlmUpstream({ defaults: { text: 'from slow', latencyMs: 600 } });
   gw = await startGateway({
     yaml: `providers:
   - {id: a, kind: openai, base_url: "${ma.baseUrl('openai')}", api_key: k, models: [m]}
@@ -27,7 +27,7 @@ combos:
     rules:
       - {when: {hasTools: true}, prefer: [b/m]}
       - {when: {minPromptTokens: 200}, prefer: [b/m]}
-  - {name: steady, strategy: sla-aware, targets: [slow/m, a/m], sla: {maxLatencyMs: 100}}
+  - {name: steady, strategy: sla-aware, targets: [slow/m, a/m], sla: {maxLatencyMs: 400}}
   - {name: sticky, strategy: lkgp, targets: [a/m, b/m]}
 `,
   });
@@ -55,7 +55,7 @@ describe('auto-routing strategies', () => {
 
   it('sla-aware: a target outside the SLA goes after the ones within it, once measured', async () => {
     expect((await ask('steady')).text).toBe('from slow'); // unmeasured counts as within
-    expect((await ask('steady')).text).toBe('from a'); // p95 150 ms > 100 ms
+    expect((await ask('steady')).text).toBe('from a'); // p95 600 ms > 400 ms (a, measured in the rules case, stays under 400 even on a loaded machine)
     expect((await ask('steady')).text).toBe('from a');
   });
 
